@@ -1,0 +1,163 @@
+//! [`Area`]: memory owned by the library on behalf of one process, the safe
+//! target of registration, puts and gets.
+
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use bytemuck::Pod;
+
+use crate::Bsp;
+
+/// The storage of an area, shared with the registrations and pending gets
+/// that must keep it alive.
+pub(crate) struct Storage<T> {
+    cells: Box<[UnsafeCell<T>]>,
+}
+
+impl<T> Storage<T> {
+    #[inline]
+    pub(crate) fn addr(&self) -> usize {
+        self.cells.as_ptr() as usize
+    }
+}
+
+/// A contiguous array of `T` in the local memory of one BSP process, which
+/// other processes may read and write through BSPlib operations.
+///
+/// Safe Rust cannot hand the library a `&mut [T]` to write into "at the next
+/// sync", so registered memory and get destinations are `Area`s: the library
+/// keeps their storage alive for as long as a registration or pending get
+/// refers to it (dropping the `Area` early is fine), and the local contents
+/// are reached through [`as_slice`](Area::as_slice) /
+/// [`as_mut_slice`](Area::as_mut_slice), which borrow the [`Bsp`] handle.
+/// Since [`Bsp::sync`] takes `&mut Bsp`, no such view can be alive while a
+/// sync writes into the area or other processes read it: the borrow checker
+/// enforces BSPlib's superstep discipline.
+///
+/// An `Area` is neither `Send` nor `Sync`: it belongs to its process.
+///
+/// # Examples
+///
+/// ```
+/// let sums = bsplib::run(3, |bsp| {
+///     let mut x = bsplib::Area::<u32>::new(bsp, 1);
+///     x.as_mut_slice(bsp)[0] = bsp.pid() as u32 + 1;
+///     bsp.push_reg(&x)?;
+///     bsp.sync()?;
+///     let right = (bsp.pid() + 1) % bsp.nprocs();
+///     let mine = x.as_slice(bsp)[0];
+///     bsp.put(right, &[mine], &x, 0)?;
+///     bsp.sync()?;
+///     Ok(x.as_slice(bsp)[0])
+/// })?;
+/// assert_eq!(sums, vec![3, 1, 2]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub struct Area<T: Pod> {
+    storage: Rc<Storage<T>>,
+    // An `Area` must not leave its process's thread.
+    _not_send: PhantomData<*mut T>,
+}
+
+impl<T: Pod> Area<T> {
+    /// A new area of `len` zeroed elements.
+    pub fn new(bsp: &Bsp, len: usize) -> Self {
+        let _ = bsp;
+        Self::from_vec(bsp, vec![T::zeroed(); len])
+    }
+
+    /// A new area holding `values`.
+    pub fn from_vec(bsp: &Bsp, values: Vec<T>) -> Self {
+        let _ = bsp;
+        let cells: Box<[UnsafeCell<T>]> = values.into_iter().map(UnsafeCell::new).collect();
+        Area {
+            storage: Rc::new(Storage { cells }),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// A new area holding a copy of `values`.
+    pub fn from_slice(bsp: &Bsp, values: &[T]) -> Self {
+        Self::from_vec(bsp, values.to_vec())
+    }
+
+    /// Number of elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.storage.cells.len()
+    }
+
+    /// True when the area has no elements.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.storage.cells.is_empty()
+    }
+
+    /// Size in bytes.
+    #[inline]
+    pub fn size_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.storage.cells)
+    }
+
+    /// The local contents, valid until the handle is used mutably (by
+    /// [`Bsp::sync`]).
+    #[inline]
+    pub fn as_slice<'a>(&'a self, bsp: &'a Bsp) -> &'a [T] {
+        let _ = bsp;
+        // SAFETY: other processes and the sync only touch this memory
+        // inside `Bsp::sync`, which needs `&mut Bsp` and so cannot run while
+        // the returned borrow of `bsp` lives (the unsafe hp operations
+        // aside, whose callers promise not to race). `UnsafeCell<T>` has the
+        // layout of `T`.
+        unsafe { std::slice::from_raw_parts(self.storage.cells.as_ptr().cast(), self.len()) }
+    }
+
+    /// The local contents, mutably.
+    #[inline]
+    pub fn as_mut_slice<'a>(&'a mut self, bsp: &'a Bsp) -> &'a mut [T] {
+        let _ = bsp;
+        // SAFETY: as in `as_slice`; `&mut self` excludes other local views
+        // of this area (clones of the storage `Rc` are held only by the
+        // library, which touches it only inside `Bsp::sync`).
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                UnsafeCell::raw_get(self.storage.cells.as_ptr()),
+                self.len(),
+            )
+        }
+    }
+
+    /// A copy of the local contents.
+    pub fn to_vec(&self, bsp: &Bsp) -> Vec<T> {
+        self.as_slice(bsp).to_vec()
+    }
+
+    /// Address of the first element: the area's identity for registration.
+    #[inline]
+    pub(crate) fn addr(&self) -> usize {
+        self.storage.addr()
+    }
+
+    /// Pointer for the library's writes at the sync.
+    #[inline]
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        UnsafeCell::raw_get(self.storage.cells.as_ptr()).cast()
+    }
+
+    /// A keepalive for the storage.
+    #[inline]
+    pub(crate) fn keepalive(&self) -> Rc<dyn std::any::Any> {
+        self.storage.clone()
+    }
+}
+
+impl<T: Pod> fmt::Debug for Area<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Area")
+            .field("addr", &format_args!("{:#x}", self.addr()))
+            .field("len", &self.len())
+            .finish()
+    }
+}

@@ -1,0 +1,161 @@
+//! Bulk synchronous message passing: tag sizes, send, and the queue of the
+//! messages sent to this process in the previous superstep.
+//!
+//! The queue is an index into the senders' published buffers (no copy at
+//! the sync): those stay untouched until the first barrier of the next sync,
+//! which is exactly the lifetime BSPlib gives a message (and `bsp_hpmove`
+//! pointers).
+
+use crate::error::{Error, ErrorKind};
+use crate::mailbox::{DATA, REG};
+use crate::mem::{self, pad8, AlignedBuf};
+use crate::process::{Loc, Process};
+
+/// A message in the queue: pointers into the sender's published buffer.
+#[derive(Clone, Copy)]
+pub(crate) struct Msg {
+    pub(crate) tag: *const u8,
+    pub(crate) tag_len: usize,
+    pub(crate) payload: *const u8,
+    pub(crate) len: usize,
+}
+
+/// The messages delivered at the last sync, not yet moved.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    msgs: Vec<Msg>,
+    head: usize,
+    bytes: usize,
+}
+
+impl Inbox {
+    pub(crate) fn clear(&mut self) {
+        self.msgs.clear();
+        self.head = 0;
+        self.bytes = 0;
+    }
+
+    /// Indexes the records of one sender's buffer for this process.
+    ///
+    /// # Safety
+    ///
+    /// `buf` must stay allocated and unchanged until the next `clear`.
+    pub(crate) unsafe fn collect(&mut self, buf: &AlignedBuf) {
+        let base = buf.as_ptr();
+        let mut at = 0;
+        while at < buf.len() {
+            let tag_len = buf.word(at);
+            let len = buf.word(at + 8);
+            at += 16;
+            // SAFETY: the record layout written by `send` puts the tag and
+            // then the payload, each padded to 8, inside `buf`.
+            let (tag, payload) = unsafe { (base.add(at), base.add(at + pad8(tag_len))) };
+            at += pad8(tag_len) + pad8(len);
+            self.msgs.push(Msg {
+                tag,
+                tag_len,
+                payload,
+                len,
+            });
+            self.bytes += len;
+        }
+    }
+
+    /// The first message, if any.
+    #[inline]
+    pub(crate) fn front(&self) -> Option<Msg> {
+        self.msgs.get(self.head).copied()
+    }
+
+    /// Removes the first message.
+    #[inline]
+    pub(crate) fn advance(&mut self) {
+        if let Some(m) = self.front() {
+            self.head += 1;
+            self.bytes -= m.len;
+        }
+    }
+
+    /// `(messages, payload bytes)` still in the queue.
+    #[inline]
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.msgs.len() - self.head, self.bytes)
+    }
+}
+
+impl Process {
+    /// `bsp_set_tagsize`: returns the previous value given (C).
+    pub(crate) fn set_tagsize(&mut self, size: i64, loc: Loc) -> Result<usize, Error> {
+        let size = self.check_nonneg(size, "tag size", "bsp_set_tagsize", loc)?;
+        let prev = self.tags.next;
+        self.tags.next = size;
+        let t = &mut self.out().tag;
+        t.calls += 1;
+        t.last = size;
+        t.location = loc;
+        self.flags |= REG;
+        Ok(prev)
+    }
+
+    /// The tag size of messages sent in this superstep (B).
+    #[inline]
+    pub(crate) fn send_tag_size(&self) -> usize {
+        self.tags.send
+    }
+
+    /// `bsp_send`: copies `tag` (the tag size in force) and the payload now.
+    ///
+    /// # Safety
+    ///
+    /// `tag` must be readable for the tag size in force and `payload` for
+    /// `nbytes` bytes.
+    pub(crate) unsafe fn send(
+        &mut self,
+        pid: i64,
+        tag: *const u8,
+        payload: *const u8,
+        nbytes: i64,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_send";
+        self.check_running(CALL, loc)?;
+        let pid = self.check_pid(pid, CALL, loc)?;
+        let len = self.check_nonneg(nbytes, "payload nbytes", CALL, loc)?;
+        let tag_len = self.tags.send;
+        let buf = &mut self.out().sends[pid];
+        buf.push_word(tag_len);
+        buf.push_word(len);
+        // SAFETY: the caller guarantees both ranges are readable.
+        unsafe {
+            buf.push_raw(tag, tag_len);
+            buf.push_raw(payload, len);
+        }
+        self.flags |= DATA;
+        Ok(())
+    }
+
+    /// `bsp_move`: copies at most `max` bytes of the first message's payload
+    /// to `dst` and removes the message; returns the bytes copied.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be writable for `min(max, payload length)` bytes.
+    pub(crate) unsafe fn move_payload(
+        &mut self,
+        dst: *mut u8,
+        max: i64,
+        loc: Loc,
+    ) -> Result<usize, Error> {
+        const CALL: &str = "bsp_move";
+        let max = self.check_nonneg(max, "reception nbytes", CALL, loc)?;
+        let Some(m) = self.inbox.front() else {
+            return Err(self.fail(ErrorKind::EmptyQueue, CALL, loc));
+        };
+        let n = m.len.min(max);
+        // SAFETY: `m.payload` is readable for `m.len` bytes until the next
+        // sync (Inbox docs); the caller vouches for `dst`.
+        unsafe { mem::copy(m.payload, dst, n) };
+        self.inbox.advance();
+        Ok(n)
+    }
+}

@@ -1,0 +1,186 @@
+//! Direct remote memory access: registration, put, get and their
+//! unbuffered variants. Checks happen here, once, for every front door.
+
+use crate::error::{Error, ErrorKind};
+use crate::mailbox::{HpPut, DATA, GET, HPPUT, REG};
+use crate::process::{GetReq, Keepalive, Loc, Process};
+use crate::registration::{RegOp, RegOpKind};
+
+impl Process {
+    /// `bsp_push_reg(addr, size)`; `addr == 0` registers `NULL`.
+    pub(crate) fn push_reg(
+        &mut self,
+        addr: usize,
+        size: i64,
+        keep: Option<Keepalive>,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_push_reg";
+        self.check_running(CALL, loc)?;
+        let size = self.check_nonneg(size, "size", CALL, loc)?;
+        self.out().reg_ops.push(RegOp {
+            kind: RegOpKind::Push { addr, size },
+            location: loc,
+        });
+        self.pending_keep.push(keep);
+        self.flags |= REG;
+        Ok(())
+    }
+
+    /// `bsp_pop_reg(addr)`.
+    pub(crate) fn pop_reg(&mut self, addr: usize, loc: Loc) -> Result<(), Error> {
+        self.check_running("bsp_pop_reg", loc)?;
+        self.out().reg_ops.push(RegOp {
+            kind: RegOpKind::Pop { addr },
+            location: loc,
+        });
+        self.flags |= REG;
+        Ok(())
+    }
+
+    /// Resolves the local registered address `local` to the absolute address
+    /// of byte `offset` of the corresponding area on `pid`, checking that
+    /// `offset + nbytes` lies inside that area.
+    #[inline]
+    fn resolve(
+        &self,
+        pid: usize,
+        local: usize,
+        offset: usize,
+        nbytes: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<usize, Error> {
+        let Some(slot) = self.reg.lookup(local) else {
+            return Err(self.fail(ErrorKind::NotRegistered { addr: local }, call, loc));
+        };
+        let remote = slot.entry(pid);
+        if remote.addr == 0 {
+            return Err(self.fail(ErrorKind::RemoteNull { remote: pid }, call, loc));
+        }
+        match offset.checked_add(nbytes) {
+            Some(end) if end <= remote.size => Ok(remote.addr + offset),
+            _ => Err(self.fail(
+                ErrorKind::OutOfBounds {
+                    remote: pid,
+                    offset,
+                    nbytes,
+                    extent: remote.size,
+                },
+                call,
+                loc,
+            )),
+        }
+    }
+
+    /// Checks the common arguments of a transfer; `None` for a transfer of
+    /// zero bytes, which does nothing.
+    #[inline]
+    fn transfer_args(
+        &self,
+        pid: i64,
+        offset: i64,
+        nbytes: i64,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<Option<(usize, usize, usize)>, Error> {
+        self.check_running(call, loc)?;
+        let pid = self.check_pid(pid, call, loc)?;
+        let offset = self.check_nonneg(offset, "offset", call, loc)?;
+        let nbytes = self.check_nonneg(nbytes, "nbytes", call, loc)?;
+        Ok((nbytes != 0).then_some((pid, offset, nbytes)))
+    }
+
+    /// `bsp_put`: copies the source now, writes it at the sync.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    pub(crate) unsafe fn put(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        dst: usize,
+        offset: i64,
+        nbytes: i64,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_put";
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)? else {
+            return Ok(());
+        };
+        let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        let buf = &mut self.out().puts[pid];
+        buf.push_word(remote);
+        buf.push_word(nbytes);
+        // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+        unsafe { buf.push_raw(src, nbytes) };
+        self.flags |= DATA;
+        Ok(())
+    }
+
+    /// `bsp_hpput`: the receiver copies from `src` during the sync.
+    ///
+    /// # Safety
+    ///
+    /// `src` must stay readable and unchanged for `nbytes` bytes until the
+    /// end of the next sync.
+    pub(crate) unsafe fn hpput(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        dst: usize,
+        offset: i64,
+        nbytes: i64,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_hpput";
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)? else {
+            return Ok(());
+        };
+        let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        self.out().hpputs[pid].push(HpPut {
+            src,
+            dst: remote,
+            len: nbytes,
+        });
+        self.flags |= DATA | HPPUT;
+        Ok(())
+    }
+
+    /// `bsp_get` (`hp == false`) and `bsp_hpget` (`hp == true`).
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be writable for `nbytes` bytes until the end of the next
+    /// sync, and (for `hp`) not accessed by anyone else until then.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn get(
+        &mut self,
+        pid: i64,
+        src: usize,
+        offset: i64,
+        dst: *mut u8,
+        nbytes: i64,
+        hp: bool,
+        keep: Option<Keepalive>,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let call = if hp { "bsp_hpget" } else { "bsp_get" };
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, call, loc)? else {
+            return Ok(());
+        };
+        let remote = self.resolve(pid, src, offset, nbytes, call, loc)?;
+        self.gets.push(GetReq {
+            src: remote,
+            dst,
+            len: nbytes,
+            hp,
+        });
+        if let Some(k) = keep {
+            self.get_keep.push(k);
+        }
+        self.flags |= GET;
+        Ok(())
+    }
+}

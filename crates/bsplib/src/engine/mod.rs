@@ -1,0 +1,138 @@
+//! The engine contract: what the superstep core needs from a backend.
+//!
+//! Semantics and argument checks live in the core (`process`, `drma`, `bsmp`,
+//! `superstep`); an engine only synchronises and gives access to the other
+//! processes' published state. The contract is small:
+//!
+//! - [`World::barrier`]: every process arrives with a word of flags and leaves
+//!   with the OR of all of them (so "did anyone communicate or register?"
+//!   travels with the arrival and an empty superstep costs one barrier); it
+//!   returns an [`Interrupt`] instead when the run was stopped or a process
+//!   ended while others wait.
+//! - [`World::mailbox`]: direct memory access to each process's published
+//!   outgoing state ([`Mailbox`]), and, through the addresses in the
+//!   registration slots, to its registered memory. The `serial` and
+//!   `threads` engines share one address space, so this is plain memory; an
+//!   engine without shared memory (MPI, planned) replaces it by one total
+//!   exchange per superstep.
+//! - [`World::fail`] / [`World::ended`]: stop every process, record the
+//!   error of the run (the first one wins), and wake anyone waiting.
+//!
+//! Dispatch is a closed enum, not a trait object: the barrier is on the hot
+//! path of every sync.
+
+pub(crate) mod serial;
+pub(crate) mod threads;
+
+use std::sync::Mutex;
+
+use crossbeam_utils::CachePadded;
+
+use crate::error::Error;
+use crate::mailbox::Mailbox;
+
+/// Why a barrier did not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Interrupt {
+    /// The run was stopped (an error, a panic or `bsp_abort` somewhere).
+    Stopped,
+    /// Process `0` returned from the SPMD function and will never arrive.
+    Ended(usize),
+}
+
+/// The synchronisation half of an engine.
+enum Sync {
+    Serial(serial::Sync),
+    Threads(threads::Barrier),
+}
+
+/// The state one run shares between its processes.
+pub(crate) struct World {
+    mailboxes: Box<[CachePadded<Mailbox>]>,
+    failure: Mutex<Option<Error>>,
+    sync: Sync,
+}
+
+impl World {
+    /// A world for the `serial` engine (one process).
+    pub(crate) fn serial() -> Self {
+        Self::with(1, Sync::Serial(serial::Sync::new()))
+    }
+
+    /// A world for the `threads` engine with `nprocs` processes.
+    pub(crate) fn threads(nprocs: usize) -> Self {
+        Self::with(nprocs, Sync::Threads(threads::Barrier::new(nprocs)))
+    }
+
+    fn with(nprocs: usize, sync: Sync) -> Self {
+        World {
+            mailboxes: (0..nprocs)
+                .map(|_| CachePadded::new(Mailbox::new(nprocs)))
+                .collect(),
+            failure: Mutex::new(None),
+            sync,
+        }
+    }
+
+    /// Number of processes.
+    #[inline]
+    pub(crate) fn nprocs(&self) -> usize {
+        self.mailboxes.len()
+    }
+
+    /// The published state of process `pid`.
+    #[inline]
+    pub(crate) fn mailbox(&self, pid: usize) -> &Mailbox {
+        &self.mailboxes[pid]
+    }
+
+    /// Waits until every process has arrived; returns the OR of the flags
+    /// they arrived with.
+    #[inline]
+    pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
+        match &self.sync {
+            Sync::Serial(s) => s.barrier(flags),
+            Sync::Threads(b) => b.wait(flags),
+        }
+    }
+
+    /// Records `err` as the error of the run unless one is recorded already,
+    /// and stops every process.
+    pub(crate) fn fail(&self, err: Error) {
+        {
+            let mut first = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+            if first.is_none() {
+                *first = Some(err);
+            }
+        }
+        match &self.sync {
+            Sync::Serial(s) => s.stop(),
+            Sync::Threads(b) => b.stop(),
+        }
+    }
+
+    /// Process `pid` returned from the SPMD function.
+    pub(crate) fn ended(&self, pid: usize) {
+        match &self.sync {
+            Sync::Serial(_) => {}
+            Sync::Threads(b) => b.ended(pid),
+        }
+    }
+
+    /// True once the run was stopped.
+    #[inline]
+    pub(crate) fn is_stopped(&self) -> bool {
+        match &self.sync {
+            Sync::Serial(s) => s.is_stopped(),
+            Sync::Threads(b) => b.is_stopped(),
+        }
+    }
+
+    /// The error of the run, if any.
+    pub(crate) fn failure(&self) -> Option<Error> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}

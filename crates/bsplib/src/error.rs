@@ -1,0 +1,260 @@
+//! Errors: every misuse BSPlib calls an error, as a value.
+//!
+//! An [`Error`] names the BSPlib call that failed (`bsp_put`, `bsp_sync`, ...),
+//! the process that made it, the superstep it was made in and, where the call
+//! came from Rust, the caller's source location. Its [`ErrorKind`] says what
+//! went wrong. The C interface turns the same value into an abort message.
+
+use std::fmt;
+use std::panic::Location;
+
+/// What went wrong. Carried inside an [`Error`], which adds where and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A process id outside `0..nprocs`.
+    PidOutOfRange {
+        /// The pid that was given.
+        pid: i64,
+        /// The number of processes.
+        nprocs: usize,
+    },
+    /// A size, offset or count that must not be negative was negative.
+    Negative {
+        /// Which argument (`nbytes`, `offset`, `size`, ...).
+        what: &'static str,
+        /// The value given.
+        value: i64,
+    },
+    /// An offset or length so large that it does not fit the address space.
+    Overflow {
+        /// Which argument.
+        what: &'static str,
+    },
+    /// The local address named by a put, get or pop has no live registration
+    /// slot on this process.
+    NotRegistered {
+        /// The local address, as an integer.
+        addr: usize,
+    },
+    /// The registration slot exists, but the remote process registered `NULL`
+    /// in it (or a zero-size area that the transfer does not fit).
+    RemoteNull {
+        /// The remote process.
+        remote: usize,
+    },
+    /// `offset + nbytes` exceeds the extent the remote process registered.
+    OutOfBounds {
+        /// The remote process whose area is too small.
+        remote: usize,
+        /// Offset of the transfer, in bytes.
+        offset: usize,
+        /// Length of the transfer, in bytes.
+        nbytes: usize,
+        /// Extent registered on `remote`, in bytes.
+        extent: usize,
+    },
+    /// A local buffer handed to a typed call is too small for the transfer.
+    LocalBounds {
+        /// What the buffer is (`destination`, `tag`, ...).
+        what: &'static str,
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        available: usize,
+    },
+    /// The processes did not make the same sequence of collective
+    /// registration calls (`bsp_push_reg` / `bsp_pop_reg`) in a superstep.
+    RegistrationMismatch {
+        /// A sentence saying how the sequences differ.
+        detail: String,
+    },
+    /// The processes did not call `bsp_set_tagsize` alike in a superstep.
+    TagSizeMismatch {
+        /// A sentence saying how the calls differ.
+        detail: String,
+    },
+    /// `bsp_send` was given a tag whose length is not the tag size in force.
+    TagLength {
+        /// Length of the tag given.
+        given: usize,
+        /// Tag size in force for messages sent in this superstep.
+        expected: usize,
+    },
+    /// `bsp_move` (or a typed receive) on an empty message queue.
+    EmptyQueue,
+    /// `bsp_begin` asked for zero processes, or the engine cannot give any.
+    NoProcesses,
+    /// A BSPlib run was started inside another run (nested parallelism is
+    /// not part of BSPlib).
+    Nested,
+    /// The engine could not be started (e.g. threads could not be spawned).
+    Startup {
+        /// What failed.
+        detail: String,
+    },
+    /// The user called `bsp_abort`.
+    Aborted {
+        /// The user's message.
+        message: String,
+    },
+    /// A process panicked.
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
+    /// A process returned from its SPMD function while other processes were
+    /// waiting for it in `bsp_sync`.
+    ProcessEnded {
+        /// The process that ended.
+        ended: usize,
+    },
+    /// This process was stopped because another process failed; the error
+    /// of the run is the other process's.
+    Stopped,
+}
+
+/// A BSPlib error: what went wrong, in which call, on which process, in which
+/// superstep, and (for calls made from Rust) at which source line.
+///
+/// Supersteps are numbered from 0: the code before the first `sync` is
+/// superstep 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    call: &'static str,
+    pid: usize,
+    superstep: u64,
+    location: Option<&'static Location<'static>>,
+}
+
+impl Error {
+    pub(crate) fn new(
+        kind: ErrorKind,
+        call: &'static str,
+        pid: usize,
+        superstep: u64,
+        location: Option<&'static Location<'static>>,
+    ) -> Self {
+        Error {
+            kind,
+            call,
+            pid,
+            superstep,
+            location,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The BSPlib call that reported the error, by its C name (`bsp_put`).
+    pub fn call(&self) -> &'static str {
+        self.call
+    }
+
+    /// The process that made the call.
+    pub fn pid(&self) -> usize {
+        self.pid
+    }
+
+    /// The superstep the call was made in (the first superstep is 0).
+    pub fn superstep(&self) -> u64 {
+        self.superstep
+    }
+
+    /// Where the call was made, for calls made from Rust.
+    pub fn location(&self) -> Option<&'static Location<'static>> {
+        self.location
+    }
+
+    /// True for the secondary error a process gets when the run was stopped
+    /// by a failure elsewhere.
+    pub fn is_stopped(&self) -> bool {
+        matches!(self.kind, ErrorKind::Stopped)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (process {}, superstep {}",
+            self.call, self.pid, self.superstep
+        )?;
+        if let Some(loc) = self.location {
+            write!(f, ", {}:{}:{}", loc.file(), loc.line(), loc.column())?;
+        }
+        write!(f, "): {}", self.kind)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::PidOutOfRange { pid, nprocs } => write!(
+                f,
+                "process id {pid} is out of range (there are {nprocs} processes, 0..{})",
+                nprocs.saturating_sub(1)
+            ),
+            ErrorKind::Negative { what, value } => {
+                write!(f, "{what} is negative ({value})")
+            }
+            ErrorKind::Overflow { what } => write!(f, "{what} overflows the address space"),
+            ErrorKind::NotRegistered { addr } => write!(
+                f,
+                "address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)"
+            ),
+            ErrorKind::RemoteNull { remote } => write!(
+                f,
+                "process {remote} registered NULL in this registration slot: its area is unregistered"
+            ),
+            ErrorKind::OutOfBounds {
+                remote,
+                offset,
+                nbytes,
+                extent,
+            } => write!(
+                f,
+                "offset {offset} + nbytes {nbytes} = {} exceeds the {extent} bytes registered on process {remote}",
+                offset.saturating_add(*nbytes)
+            ),
+            ErrorKind::LocalBounds {
+                what,
+                needed,
+                available,
+            } => write!(
+                f,
+                "the {what} has {available} bytes, the transfer needs {needed}"
+            ),
+            ErrorKind::RegistrationMismatch { detail } => {
+                write!(f, "registration calls differ between processes: {detail}")
+            }
+            ErrorKind::TagSizeMismatch { detail } => {
+                write!(f, "bsp_set_tagsize calls differ between processes: {detail}")
+            }
+            ErrorKind::TagLength { given, expected } => write!(
+                f,
+                "the tag has {given} bytes but the tag size for messages sent in this superstep is {expected}"
+            ),
+            ErrorKind::EmptyQueue => write!(f, "the message queue is empty"),
+            ErrorKind::NoProcesses => write!(f, "at least one process is needed"),
+            ErrorKind::Nested => write!(
+                f,
+                "a BSPlib run cannot be started inside another (one bsp_begin/bsp_end pair per program)"
+            ),
+            ErrorKind::Startup { detail } => write!(f, "the engine could not start: {detail}"),
+            ErrorKind::Aborted { message } => write!(f, "aborted: {message}"),
+            ErrorKind::Panicked { message } => write!(f, "panicked: {message}"),
+            ErrorKind::ProcessEnded { ended } => write!(
+                f,
+                "process {ended} returned from the SPMD function (bsp_end) while this process waits in bsp_sync"
+            ),
+            ErrorKind::Stopped => write!(f, "the run was stopped by an error on another process"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,85 @@
+//! BSPlib, the Bulk Synchronous Parallel programming library, in Rust.
+//!
+//! A BSP program is SPMD: [`run`] starts `p` processes running the same
+//! function, each with a [`Bsp`] handle. The computation advances in
+//! *supersteps* separated by [`Bsp::sync`]; communication issued in a
+//! superstep takes effect at the sync that ends it. Two styles:
+//!
+//! - **DRMA**: memory is registered collectively ([`Bsp::push_reg`]), then
+//!   written with [`Bsp::put`] and read with [`Bsp::get`]; a registered
+//!   [`Area`] is identified by its *local* address, as in BSPlib.
+//! - **BSMP**: [`Bsp::send`] tagged messages, read in the next superstep with
+//!   [`Bsp::qsize`], [`Bsp::get_tag`], [`Bsp::move_payload`] and
+//!   [`Bsp::hpmove`].
+//!
+//! The semantics are those of the BSPlib paper (Hill, McColl et al., 1997)
+//! and its manual pages, corners included: puts copy their source at the
+//! call; gets read the remote value at the end of the superstep and are
+//! written before puts; registration slots shadow by address and may be
+//! popped out of order; tag sizes change one superstep later; messages live
+//! for one superstep. Every misuse is an [`Error`] naming the call, the
+//! process, the superstep and the source line, and it stops the run.
+//!
+//! The safe API is sound: local views of registered memory borrow the
+//! handle, and `sync` needs it mutably. The unbuffered operations
+//! ([`Bsp::hpput`], [`Bsp::hpget`]) are `unsafe fn`s, and [`Bsp::raw`] gives
+//! BSPlib's pointer API, on which the C interface sits.
+//!
+//! # Examples
+//!
+//! The paper's `bsp_allsums`: running sums in `log p` supersteps.
+//!
+//! ```
+//! let sums = bsplib::run(4, |bsp| {
+//!     let (pid, p) = (bsp.pid(), bsp.nprocs());
+//!     let x = pid as i64 + 1;
+//!     let left = bsplib::Area::<i64>::new(bsp, 1);
+//!     let mut right = bsplib::Area::<i64>::new(bsp, 1);
+//!     bsp.push_reg(&right)?;
+//!     bsp.sync()?;
+//!     right.as_mut_slice(bsp)[0] = x;
+//!     let mut i = 1;
+//!     while i < p {
+//!         if pid >= i {
+//!             bsp.get(pid - i, &right, 0, &left, 0, 1)?;
+//!         }
+//!         bsp.sync()?;
+//!         if pid >= i {
+//!             let l = left.as_slice(bsp)[0];
+//!             right.as_mut_slice(bsp)[0] += l;
+//!         }
+//!         i *= 2;
+//!     }
+//!     bsp.pop_reg(&right)?;
+//!     Ok(right.as_slice(bsp)[0])
+//! })?;
+//! assert_eq!(sums, vec![1, 3, 6, 10]);
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
+//! # Engines
+//!
+//! [`Engine::Threads`] (default): processes are threads; [`Engine::Serial`]:
+//! one process, the reference. Each engine's protocol is documented in the
+//! README of its folder in the source tree.
+
+#![warn(missing_docs)]
+
+mod area;
+mod bsmp;
+mod bsp;
+mod drma;
+mod engine;
+mod error;
+mod mailbox;
+mod mem;
+mod process;
+pub mod raw;
+mod registration;
+mod runtime;
+mod superstep;
+
+pub use area::Area;
+pub use bsp::{Bsp, Message};
+pub use error::{Error, ErrorKind};
+pub use runtime::{available_processes, run, Engine, Runtime};

@@ -1,0 +1,135 @@
+//! The outgoing side of a superstep: what a process publishes to the others
+//! at `bsp_sync`.
+//!
+//! Each process owns one [`Mailbox`] with two [`Outgoing`] halves, used in
+//! alternate supersteps (superstep parity). During superstep `s` the owner
+//! appends to half `s % 2` and nobody else touches it. From the first barrier
+//! of the sync ending superstep `s` until the first barrier of the next sync,
+//! the other processes read half `s % 2` (puts, messages, registration calls);
+//! the owner meanwhile writes only half `(s + 1) % 2`, and clears it just
+//! after that first barrier of sync `s`, when every reader of superstep
+//! `s - 1` has finished. Two halves therefore make a third barrier
+//! unnecessary (see `engine/threads/README.md`).
+
+use std::cell::UnsafeCell;
+use std::panic::Location;
+
+use crate::mem::AlignedBuf;
+use crate::registration::RegOp;
+
+/// Flag: some process made a registration or `bsp_set_tagsize` call.
+pub(crate) const REG: u32 = 1;
+/// Flag: some process issued a put, an hpput or a send.
+pub(crate) const DATA: u32 = 2;
+/// Flag: some process issued a get or an hpget.
+pub(crate) const GET: u32 = 4;
+/// Flag: some process issued an hpput (its source must stay readable until
+/// every receiver has copied it, so the sync closes with a barrier).
+pub(crate) const HPPUT: u32 = 8;
+
+/// An unbuffered put: the receiver copies straight from the sender's source.
+#[derive(Clone, Copy)]
+pub(crate) struct HpPut {
+    pub(crate) src: *const u8,
+    pub(crate) dst: usize,
+    pub(crate) len: usize,
+}
+
+/// The `bsp_set_tagsize` calls of one superstep on one process.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct TagCalls {
+    pub(crate) calls: u32,
+    pub(crate) last: usize,
+    pub(crate) location: Option<&'static Location<'static>>,
+}
+
+/// Everything one process sends in one superstep.
+pub(crate) struct Outgoing {
+    /// Per destination: records `[dst address][len][payload, padded to 8]`.
+    pub(crate) puts: Box<[AlignedBuf]>,
+    /// Per destination: unbuffered puts.
+    pub(crate) hpputs: Box<[Vec<HpPut>]>,
+    /// Per destination: records `[tag len][payload len][tag][payload]`,
+    /// tag and payload each padded to 8 so both start aligned.
+    pub(crate) sends: Box<[AlignedBuf]>,
+    /// Registration calls in call order.
+    pub(crate) reg_ops: Vec<RegOp>,
+    /// Tag-size calls.
+    pub(crate) tag: TagCalls,
+}
+
+impl Outgoing {
+    fn new(nprocs: usize) -> Self {
+        Outgoing {
+            puts: (0..nprocs).map(|_| AlignedBuf::default()).collect(),
+            hpputs: (0..nprocs).map(|_| Vec::new()).collect(),
+            sends: (0..nprocs).map(|_| AlignedBuf::default()).collect(),
+            reg_ops: Vec::new(),
+            tag: TagCalls::default(),
+        }
+    }
+
+    /// Empties every list, keeping capacities.
+    pub(crate) fn clear(&mut self) {
+        self.puts.iter_mut().for_each(AlignedBuf::clear);
+        self.hpputs.iter_mut().for_each(Vec::clear);
+        self.sends.iter_mut().for_each(AlignedBuf::clear);
+        self.reg_ops.clear();
+        self.tag = TagCalls::default();
+    }
+}
+
+/// The two halves of one process's outgoing state.
+pub(crate) struct Mailbox {
+    halves: [UnsafeCell<Outgoing>; 2],
+}
+
+// SAFETY: a `Mailbox` is shared between the threads of a run, and its halves
+// are accessed under the superstep discipline stated in the module docs:
+// during a superstep only the owner touches the half of that superstep's
+// parity, and only the owner (clearing) or readers (between the barriers
+// named above) touch the other; the barriers order these accesses with
+// acquire/release. The raw pointers inside (`HpPut::src`) are only
+// dereferenced by receivers within the sync whose closing barrier keeps the
+// source alive.
+unsafe impl Sync for Mailbox {}
+// SAFETY: as above; a `Mailbox` holds no thread-affine data.
+unsafe impl Send for Mailbox {}
+
+impl Mailbox {
+    pub(crate) fn new(nprocs: usize) -> Self {
+        Mailbox {
+            halves: [
+                UnsafeCell::new(Outgoing::new(nprocs)),
+                UnsafeCell::new(Outgoing::new(nprocs)),
+            ],
+        }
+    }
+
+    /// The owner's mutable view of half `parity`.
+    ///
+    /// # Safety
+    ///
+    /// Only the owning process may call this, for the half of its current
+    /// superstep (or, inside a sync after the first barrier, the half of the
+    /// next superstep), and must not hold two views at once.
+    #[allow(clippy::mut_from_ref)]
+    #[inline]
+    pub(crate) unsafe fn owner(&self, parity: usize) -> &mut Outgoing {
+        // SAFETY: the caller is the only one accessing this half now.
+        unsafe { &mut *self.halves[parity].get() }
+    }
+
+    /// A reader's view of half `parity`.
+    ///
+    /// # Safety
+    ///
+    /// Only between the first barrier of the sync ending the superstep of
+    /// that parity and the first barrier of the following sync, during which
+    /// the owner does not write it.
+    #[inline]
+    pub(crate) unsafe fn reader(&self, parity: usize) -> &Outgoing {
+        // SAFETY: the caller is inside the window in which no one writes.
+        unsafe { &*self.halves[parity].get() }
+    }
+}

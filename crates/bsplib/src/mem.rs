@@ -1,0 +1,131 @@
+//! Every raw byte copy of the library goes through this module.
+//!
+//! The callers discharge the obligations listed on each function; this
+//! module keeps the `unsafe` copies in one place so they can be audited.
+
+use std::ptr;
+
+/// Copies `len` bytes from `src` to `dst`.
+///
+/// # Safety
+///
+/// `src` must be valid for reads and `dst` valid for writes of `len` bytes,
+/// and no other thread may write either range during the copy. The ranges
+/// may overlap (the copy is a `memmove`). `len == 0` is always allowed, with
+/// any pointers.
+#[inline]
+pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    if len == 0 {
+        return;
+    }
+    // SAFETY: the caller guarantees both ranges are valid for `len` bytes and
+    // not written concurrently; `ptr::copy` allows overlap.
+    unsafe { ptr::copy(src, dst, len) }
+}
+
+/// A growable byte buffer whose start is 8-byte aligned and whose records
+/// are each padded to 8 bytes, so that a payload stored in it can be handed
+/// out as an aligned pointer (`bsp_hpmove`). Cleared buffers keep their
+/// capacity: steady-state supersteps allocate nothing.
+#[derive(Default)]
+pub(crate) struct AlignedBuf {
+    words: Vec<u64>,
+    len: usize,
+}
+
+/// Rounds `n` up to a multiple of 8.
+#[inline]
+pub(crate) fn pad8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+impl AlignedBuf {
+    /// Bytes in use.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing is stored.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets the contents, keeps the capacity.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Reserves `n` bytes (rounded up to 8) at the end and returns the offset
+    /// of the first.
+    #[inline]
+    pub(crate) fn reserve_record(&mut self, n: usize) -> usize {
+        let at = self.len;
+        let new_len = at + pad8(n);
+        let words = new_len / 8;
+        if words > self.words.len() {
+            self.words.resize(words.max(self.words.len() * 2), 0);
+        }
+        self.len = new_len;
+        at
+    }
+
+    /// Appends a `usize` as 8 bytes.
+    #[inline]
+    pub(crate) fn push_word(&mut self, w: usize) {
+        let at = self.reserve_record(8);
+        self.words[at / 8] = w as u64;
+    }
+
+    /// Reads back the 8-byte word at byte offset `at` (a multiple of 8).
+    #[inline]
+    pub(crate) fn word(&self, at: usize) -> usize {
+        self.words[at / 8] as usize
+    }
+
+    /// Appends `len` bytes read from `src`, padded to 8.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads of `len` bytes (any pointer if `len` is 0).
+    #[inline]
+    pub(crate) unsafe fn push_raw(&mut self, src: *const u8, len: usize) {
+        let at = self.reserve_record(len);
+        // SAFETY: `reserve_record` made bytes `at..at+len` part of `words`;
+        // the caller guarantees `src` is readable for `len` bytes, and `src`
+        // cannot alias `words`, which this `&mut self` owns.
+        unsafe { copy(src, self.as_mut_ptr().add(at), len) }
+    }
+
+    /// Pointer to the first byte.
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.words.as_ptr().cast()
+    }
+
+    #[inline]
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_padded_and_aligned() {
+        let mut b = AlignedBuf::default();
+        b.push_word(7);
+        let bytes = [1u8, 2, 3];
+        // SAFETY: `bytes` is a live array of 3 bytes.
+        unsafe { b.push_raw(bytes.as_ptr(), 3) };
+        assert_eq!(b.len(), 16);
+        assert_eq!(b.word(0), 7);
+        assert_eq!(b.as_ptr() as usize % 8, 0);
+        b.clear();
+        assert!(b.is_empty());
+    }
+}

@@ -1,0 +1,175 @@
+//! The per-process core: the state one BSP process keeps between calls, and
+//! the checks shared by every front door (safe Rust API, raw layer, C ABI).
+//!
+//! The primitives are split by family: `drma.rs` (registration, put, get),
+//! `bsmp.rs` (messages), `superstep.rs` (the sync protocol).
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::Location;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::bsmp::Inbox;
+use crate::engine::{Interrupt, World};
+use crate::error::{Error, ErrorKind};
+use crate::mailbox::Outgoing;
+use crate::mem::AlignedBuf;
+use crate::registration::Registry;
+
+/// Keeps the memory behind a registration or a pending get alive while the
+/// library may still touch it (safe API only; raw callers keep their own).
+pub(crate) type Keepalive = Rc<dyn Any>;
+
+/// A source location, when the call came from Rust.
+pub(crate) type Loc = Option<&'static Location<'static>>;
+
+/// A get request, executed at the sync by the requesting process.
+#[derive(Clone, Copy)]
+pub(crate) struct GetReq {
+    /// Absolute address of the source on the remote process.
+    pub(crate) src: usize,
+    /// Local destination.
+    pub(crate) dst: *mut u8,
+    pub(crate) len: usize,
+    /// Unbuffered (`bsp_hpget`): copied straight to `dst`.
+    pub(crate) hp: bool,
+}
+
+/// Tag sizes `(A, B, C)` of the paper's BSMP rule: A for the queue being
+/// read, B for messages sent now, C the last value given.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct TagSizes {
+    pub(crate) queue: usize,
+    pub(crate) send: usize,
+    pub(crate) next: usize,
+}
+
+/// One BSP process's private state.
+pub(crate) struct Process {
+    pub(crate) pid: usize,
+    pub(crate) nprocs: usize,
+    pub(crate) superstep: u64,
+    pub(crate) start: Instant,
+    pub(crate) world: Arc<World>,
+    /// Parity of the current superstep: which mailbox half we write.
+    pub(crate) parity: usize,
+    /// Flags (see `mailbox`) for the barrier that ends this superstep.
+    pub(crate) flags: u32,
+    pub(crate) reg: Registry,
+    /// Keepalives of this superstep's pushes, one per push in call order
+    /// (None for raw pushes).
+    pub(crate) pending_keep: Vec<Option<Keepalive>>,
+    /// Keepalives of live slots, by slot.
+    pub(crate) keep: HashMap<u64, Keepalive>,
+    pub(crate) gets: Vec<GetReq>,
+    pub(crate) get_keep: Vec<Keepalive>,
+    pub(crate) getbuf: AlignedBuf,
+    pub(crate) inbox: Inbox,
+    pub(crate) tags: TagSizes,
+}
+
+impl Process {
+    pub(crate) fn new(pid: usize, world: Arc<World>, start: Instant) -> Self {
+        let nprocs = world.nprocs();
+        Process {
+            pid,
+            nprocs,
+            superstep: 0,
+            start,
+            world,
+            parity: 0,
+            flags: 0,
+            reg: Registry::new(pid, nprocs),
+            pending_keep: Vec::new(),
+            keep: HashMap::new(),
+            gets: Vec::new(),
+            get_keep: Vec::new(),
+            getbuf: AlignedBuf::default(),
+            inbox: Inbox::default(),
+            tags: TagSizes::default(),
+        }
+    }
+
+    /// This process's outgoing half for the current superstep.
+    #[inline]
+    pub(crate) fn out(&mut self) -> &mut Outgoing {
+        // SAFETY: we are the owner, and outside a sync the half of the
+        // current parity is ours alone (mailbox module docs); `&mut self`
+        // prevents two views at once.
+        unsafe { self.world.mailbox(self.pid).owner(self.parity) }
+    }
+
+    /// Builds an error of this process, records it as the error of the run
+    /// (unless one is recorded already) and stops every process.
+    #[cold]
+    pub(crate) fn fail(&self, kind: ErrorKind, call: &'static str, loc: Loc) -> Error {
+        let err = Error::new(kind, call, self.pid, self.superstep, loc);
+        self.world.fail(err.clone());
+        err
+    }
+
+    /// Turns a barrier interruption into the error this process reports.
+    #[cold]
+    pub(crate) fn interrupted(&self, why: Interrupt, call: &'static str, loc: Loc) -> Error {
+        match why {
+            Interrupt::Stopped => Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc),
+            Interrupt::Ended(ended) => self.fail(ErrorKind::ProcessEnded { ended }, call, loc),
+        }
+    }
+
+    /// Checks a destination/source process id.
+    #[inline]
+    pub(crate) fn check_pid(&self, pid: i64, call: &'static str, loc: Loc) -> Result<usize, Error> {
+        if pid >= 0 && (pid as u64) < self.nprocs as u64 {
+            Ok(pid as usize)
+        } else {
+            Err(self.fail(
+                ErrorKind::PidOutOfRange {
+                    pid,
+                    nprocs: self.nprocs,
+                },
+                call,
+                loc,
+            ))
+        }
+    }
+
+    /// Checks that a size or offset is not negative.
+    #[inline]
+    pub(crate) fn check_nonneg(
+        &self,
+        value: i64,
+        what: &'static str,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<usize, Error> {
+        if value >= 0 {
+            usize::try_from(value).map_err(|_| self.fail(ErrorKind::Overflow { what }, call, loc))
+        } else {
+            Err(self.fail(ErrorKind::Negative { what, value }, call, loc))
+        }
+    }
+
+    /// Fails the run if it was stopped elsewhere.
+    #[inline]
+    pub(crate) fn check_running(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.world.is_stopped() {
+            Err(Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `bsp_time`: seconds since the start of the run, this process's clock.
+    pub(crate) fn time(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// `bsp_abort`: records the user's message as the error of the run and
+    /// stops every process, without a barrier.
+    pub(crate) fn abort(&self, message: String, loc: Loc) -> Error {
+        self.fail(ErrorKind::Aborted { message }, "bsp_abort", loc)
+    }
+}

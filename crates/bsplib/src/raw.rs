@@ -1,0 +1,310 @@
+//! The raw layer: BSPlib's pointer API over the same core, for the C
+//! interface and for Rust callers that manage registered memory themselves.
+//!
+//! Arguments are the C ones widened to `i64`, so that the core's checks
+//! (negative sizes, pid range) are the same for every front door.
+
+use std::ffi::c_void;
+use std::panic::Location;
+
+use crate::error::Error;
+use crate::Bsp;
+
+/// BSPlib's pointer API; see [`Bsp::raw`].
+///
+/// Every method is the C function of the same name, with the same
+/// semantics; errors are returned (and stop the run) rather than aborting.
+/// `bsp_sync` is [`Bsp::sync`] itself: it needs `&mut Bsp`, which is what
+/// keeps the safe API sound.
+///
+/// # Examples
+///
+/// ```
+/// let r = bsplib::run(2, |bsp| {
+///     let mut x: i32 = bsp.pid() as i32;
+///     let px = &mut x as *mut i32 as *mut std::ffi::c_void;
+///     // SAFETY: `x` outlives its registration (popped before return) and
+///     // is not touched by Rust code while the syncs write it.
+///     unsafe {
+///         bsp.raw().push_reg(px, 4)?;
+///         bsp.sync()?;
+///         let other = 1 - bsp.pid() as i64;
+///         bsp.raw().put(other, px, px, 0, 4)?;
+///         bsp.sync()?;
+///         bsp.raw().pop_reg(px)?;
+///         bsp.sync()?;
+///     }
+///     Ok(x)
+/// })?;
+/// assert_eq!(r, vec![1, 0]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct Raw<'a> {
+    bsp: &'a Bsp,
+}
+
+type Res<T = ()> = Result<T, Error>;
+
+impl<'a> Raw<'a> {
+    pub(crate) fn new(bsp: &'a Bsp) -> Self {
+        Raw { bsp }
+    }
+
+    /// `bsp_push_reg(ident, size)`; `ident` may be null.
+    ///
+    /// # Safety
+    ///
+    /// While the registration is live (until the sync after its pop), the
+    /// `size` bytes at `ident` must stay allocated, and must not be read or
+    /// written by this process while a sync runs (other processes' puts are
+    /// written into them, and their gets read them, during syncs).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Negative`](crate::ErrorKind::Negative) for `size < 0`;
+    /// mismatches are reported by the next sync.
+    #[track_caller]
+    pub unsafe fn push_reg(&self, ident: *const c_void, size: i64) -> Res {
+        self.bsp
+            .process()
+            .push_reg(ident as usize, size, None, Some(Location::caller()))
+    }
+
+    /// `bsp_pop_reg(ident)`.
+    ///
+    /// # Safety
+    ///
+    /// None beyond [`push_reg`](Raw::push_reg)'s; marked unsafe for
+    /// symmetry with the rest of the pointer API.
+    ///
+    /// # Errors
+    ///
+    /// Reported by the next sync.
+    #[track_caller]
+    pub unsafe fn pop_reg(&self, ident: *const c_void) -> Res {
+        self.bsp
+            .process()
+            .pop_reg(ident as usize, Some(Location::caller()))
+    }
+
+    /// `bsp_put(pid, src, dst, offset, nbytes)`.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes during the call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::put`], plus negative `offset` or `nbytes`.
+    #[track_caller]
+    pub unsafe fn put(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        dst: *mut c_void,
+        offset: i64,
+        nbytes: i64,
+    ) -> Res {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp
+                .process()
+                .put(pid, src.cast(), dst as usize, offset, nbytes, loc)
+        }
+    }
+
+    /// `bsp_hpput(pid, src, dst, offset, nbytes)`.
+    ///
+    /// # Safety
+    ///
+    /// `src` must stay readable and unchanged for `nbytes` bytes until the
+    /// end of the next sync, and the destination range on `pid` must not be
+    /// accessed by anything else until then (see [`Bsp::hpput`]).
+    ///
+    /// # Errors
+    ///
+    /// As for [`put`](Raw::put).
+    #[track_caller]
+    pub unsafe fn hpput(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        dst: *mut c_void,
+        offset: i64,
+        nbytes: i64,
+    ) -> Res {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp
+                .process()
+                .hpput(pid, src.cast(), dst as usize, offset, nbytes, loc)
+        }
+    }
+
+    /// `bsp_get(pid, src, offset, dst, nbytes)`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must stay writable for `nbytes` bytes until the end of the next
+    /// sync and must not be accessed by this process while the sync runs.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::get`], plus negative `offset` or `nbytes`.
+    #[track_caller]
+    pub unsafe fn get(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        offset: i64,
+        dst: *mut c_void,
+        nbytes: i64,
+    ) -> Res {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().get(
+                pid,
+                src as usize,
+                offset,
+                dst.cast(),
+                nbytes,
+                false,
+                None,
+                loc,
+            )
+        }
+    }
+
+    /// `bsp_hpget(pid, src, offset, dst, nbytes)`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`get`](Raw::get), and the source range on `pid` must not be
+    /// written, nor `dst` accessed by anything else, until the end of the
+    /// next sync (see [`Bsp::hpget`]).
+    ///
+    /// # Errors
+    ///
+    /// As for [`get`](Raw::get).
+    #[track_caller]
+    pub unsafe fn hpget(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        offset: i64,
+        dst: *mut c_void,
+        nbytes: i64,
+    ) -> Res {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().get(
+                pid,
+                src as usize,
+                offset,
+                dst.cast(),
+                nbytes,
+                true,
+                None,
+                loc,
+            )
+        }
+    }
+
+    /// `bsp_set_tagsize`: returns the previous value (C writes it back
+    /// through its pointer argument).
+    ///
+    /// # Errors
+    ///
+    /// A negative size; mismatches are reported by the next sync.
+    #[track_caller]
+    pub fn set_tagsize(&self, nbytes: i64) -> Res<i64> {
+        self.bsp
+            .process()
+            .set_tagsize(nbytes, Some(Location::caller()))
+            .map(|prev| prev as i64)
+    }
+
+    /// `bsp_send(pid, tag, payload, nbytes)`; the tag has the tag size in
+    /// force for this superstep.
+    ///
+    /// # Safety
+    ///
+    /// `tag` must be readable for the tag size in force, `payload` for
+    /// `nbytes` bytes (either may be null when its size is 0).
+    ///
+    /// # Errors
+    ///
+    /// Pid out of range, negative `nbytes`.
+    #[track_caller]
+    pub unsafe fn send(
+        &self,
+        pid: i64,
+        tag: *const c_void,
+        payload: *const c_void,
+        nbytes: i64,
+    ) -> Res {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp
+                .process()
+                .send(pid, tag.cast(), payload.cast(), nbytes, loc)
+        }
+    }
+
+    /// `bsp_qsize`: `(messages, payload bytes)` in the queue.
+    pub fn qsize(&self) -> (usize, usize) {
+        self.bsp.qsize()
+    }
+
+    /// `bsp_get_tag`: `None` (status -1) on an empty queue; otherwise copies
+    /// the tag (the queue's tag size) to `tag` and returns the payload
+    /// length.
+    ///
+    /// # Safety
+    ///
+    /// `tag` must be writable for the queue's tag size.
+    pub unsafe fn get_tag(&self, tag: *mut c_void) -> Option<usize> {
+        let p = self.bsp.process();
+        let m = p.inbox.front()?;
+        // SAFETY: the message is readable until the next sync; the caller
+        // vouches for `tag`.
+        unsafe { crate::mem::copy(m.tag, tag.cast(), m.tag_len) };
+        Some(m.len)
+    }
+
+    /// `bsp_move(payload, reception_nbytes)`: returns the bytes copied.
+    ///
+    /// # Safety
+    ///
+    /// `payload` must be writable for `reception_nbytes` bytes.
+    ///
+    /// # Errors
+    ///
+    /// An empty queue; a negative `reception_nbytes`.
+    #[track_caller]
+    pub unsafe fn move_payload(&self, payload: *mut c_void, reception_nbytes: i64) -> Res<usize> {
+        let loc = Some(Location::caller());
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp
+                .process()
+                .move_payload(payload.cast(), reception_nbytes, loc)
+        }
+    }
+
+    /// `bsp_hpmove`: `None` (-1) on an empty queue; otherwise removes the
+    /// first message and returns pointers to its tag and payload, valid
+    /// until the end of the superstep, and the payload length.
+    pub fn hpmove(&self) -> Option<(*const c_void, *const c_void, usize)> {
+        let mut p = self.bsp.process();
+        let m = p.inbox.front()?;
+        p.inbox.advance();
+        Some((m.tag.cast(), m.payload.cast(), m.len))
+    }
+}

@@ -1,0 +1,307 @@
+//! Registration slots (`bsp_push_reg` / `bsp_pop_reg`).
+//!
+//! The paper's model: a sequence of slots, each holding one `(address,
+//! extent)` pair per process. `bsp_push_reg` adds a slot at the front at the
+//! next sync; a put or get names a *local* address, which is resolved through
+//! the most recent slot holding that address in the caller's column, and the
+//! slot gives the remote address and extent. `bsp_pop_reg` removes the most
+//! recent slot holding the address, at the next sync; any live slot may be
+//! popped (it is not a stack), but every process must name the same slot.
+//!
+//! Every process keeps a full replica of the table. The calls of a superstep
+//! are published to all processes at the sync, and every process applies the
+//! same calls in the same order, so the replicas stay identical and every
+//! process detects a mismatch alike.
+
+use std::collections::HashMap;
+use std::panic::Location;
+
+use crate::error::ErrorKind;
+
+/// One process's part of a slot. `addr == 0` is a `NULL` registration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) addr: usize,
+    pub(crate) size: usize,
+}
+
+/// A registration slot: one entry per process.
+pub(crate) struct Slot {
+    /// Position in push order; slots are identified by it on every process.
+    seq: u64,
+    entries: Box<[Entry]>,
+}
+
+impl Slot {
+    /// The entry of process `pid`.
+    #[inline]
+    pub(crate) fn entry(&self, pid: usize) -> Entry {
+        self.entries[pid]
+    }
+}
+
+/// A registration call made in the current superstep, published at the sync.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RegOp {
+    pub(crate) kind: RegOpKind,
+    pub(crate) location: Option<&'static Location<'static>>,
+}
+
+/// Which call, with its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegOpKind {
+    Push { addr: usize, size: usize },
+    Pop { addr: usize },
+}
+
+/// A registration error found at the sync: the error, and the process and
+/// call it is attributed to.
+pub(crate) struct RegError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) pid: usize,
+    pub(crate) call: &'static str,
+    pub(crate) location: Option<&'static Location<'static>>,
+}
+
+/// What applying a superstep's registration calls changed on this process.
+#[derive(Default)]
+pub(crate) struct Applied {
+    /// The slots created, in call order.
+    pub(crate) pushed: Vec<u64>,
+    /// The slots removed.
+    pub(crate) popped: Vec<u64>,
+}
+
+/// The replicated slot table of one process.
+pub(crate) struct Registry {
+    me: usize,
+    nprocs: usize,
+    /// Live slots in push order (oldest first); `seq` increases along it.
+    slots: Vec<Slot>,
+    /// This process's non-NULL addresses → the slots holding them, oldest first.
+    mine: HashMap<usize, Vec<u64>>,
+    next_seq: u64,
+}
+
+impl Registry {
+    pub(crate) fn new(me: usize, nprocs: usize) -> Self {
+        Registry {
+            me,
+            nprocs,
+            slots: Vec::new(),
+            mine: HashMap::new(),
+            next_seq: 0,
+        }
+    }
+
+    /// The most recent live slot in which this process registered `addr`.
+    #[inline]
+    pub(crate) fn lookup(&self, addr: usize) -> Option<&Slot> {
+        let seq = *self.mine.get(&addr)?.last()?;
+        self.slot(seq)
+    }
+
+    fn slot(&self, seq: u64) -> Option<&Slot> {
+        self.slots
+            .binary_search_by_key(&seq, |s| s.seq)
+            .ok()
+            .map(|i| &self.slots[i])
+    }
+
+    /// Number of live slots.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The most recent live slot whose entry for `pid` holds `addr`.
+    fn resolve_in_column(&self, pid: usize, addr: usize) -> Option<u64> {
+        self.slots
+            .iter()
+            .rev()
+            .find(|s| s.entries[pid].addr == addr)
+            .map(|s| s.seq)
+    }
+
+    /// Applies the registration calls of one superstep, `ops[pid]` being the
+    /// calls of process `pid` in call order. All processes call this with the
+    /// same `ops` and reach the same result.
+    pub(crate) fn apply(&mut self, ops: &[&[RegOp]]) -> Result<Applied, RegError> {
+        debug_assert_eq!(ops.len(), self.nprocs);
+        let n = ops[0].len();
+        if let Some((pid, o)) = ops.iter().enumerate().find(|(_, o)| o.len() != n) {
+            let (call, location) = match o.get(n).or(ops[0].get(o.len())) {
+                Some(op) => (op.kind.call(), op.location),
+                None => ("bsp_sync", None),
+            };
+            return Err(RegError {
+                kind: ErrorKind::RegistrationMismatch {
+                    detail: format!(
+                        "process {pid} made {} bsp_push_reg/bsp_pop_reg calls in this superstep, process 0 made {n}",
+                        o.len()
+                    ),
+                },
+                pid,
+                call,
+                location,
+            });
+        }
+        let mut applied = Applied::default();
+        for j in 0..n {
+            match ops[0][j].kind {
+                RegOpKind::Push { .. } => {
+                    let mut entries = Vec::with_capacity(self.nprocs);
+                    for (pid, o) in ops.iter().enumerate() {
+                        match o[j].kind {
+                            RegOpKind::Push { addr, size } => entries.push(Entry { addr, size }),
+                            RegOpKind::Pop { .. } => return Err(kind_mismatch(j, pid, &o[j])),
+                        }
+                    }
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    let my_addr = entries[self.me].addr;
+                    if my_addr != 0 {
+                        self.mine.entry(my_addr).or_default().push(seq);
+                    }
+                    self.slots.push(Slot {
+                        seq,
+                        entries: entries.into_boxed_slice(),
+                    });
+                    applied.pushed.push(seq);
+                }
+                RegOpKind::Pop { .. } => {
+                    let mut target: Option<u64> = None;
+                    for (pid, o) in ops.iter().enumerate() {
+                        let addr = match o[j].kind {
+                            RegOpKind::Pop { addr } => addr,
+                            RegOpKind::Push { .. } => return Err(kind_mismatch(j, pid, &o[j])),
+                        };
+                        let Some(seq) = self.resolve_in_column(pid, addr) else {
+                            return Err(RegError {
+                                kind: ErrorKind::NotRegistered { addr },
+                                pid,
+                                call: "bsp_pop_reg",
+                                location: o[j].location,
+                            });
+                        };
+                        match target {
+                            None => target = Some(seq),
+                            Some(t) if t == seq => {}
+                            Some(_) => {
+                                return Err(RegError {
+                                    kind: ErrorKind::RegistrationMismatch {
+                                        detail: format!(
+                                            "bsp_pop_reg call {} of this superstep names a different registration slot on process {pid} than on process 0",
+                                            j + 1
+                                        ),
+                                    },
+                                    pid,
+                                    call: "bsp_pop_reg",
+                                    location: o[j].location,
+                                })
+                            }
+                        }
+                    }
+                    let seq = target.expect("nprocs >= 1");
+                    self.remove(seq);
+                    applied.popped.push(seq);
+                }
+            }
+        }
+        Ok(applied)
+    }
+
+    fn remove(&mut self, seq: u64) {
+        let i = self
+            .slots
+            .binary_search_by_key(&seq, |s| s.seq)
+            .expect("a resolved slot is live");
+        let slot = self.slots.remove(i);
+        let my_addr = slot.entries[self.me].addr;
+        if my_addr != 0 {
+            if let Some(v) = self.mine.get_mut(&my_addr) {
+                v.retain(|&s| s != seq);
+                if v.is_empty() {
+                    self.mine.remove(&my_addr);
+                }
+            }
+        }
+    }
+}
+
+impl RegOpKind {
+    fn call(&self) -> &'static str {
+        match self {
+            RegOpKind::Push { .. } => "bsp_push_reg",
+            RegOpKind::Pop { .. } => "bsp_pop_reg",
+        }
+    }
+}
+
+fn kind_mismatch(j: usize, pid: usize, op: &RegOp) -> RegError {
+    let (other, this) = match op.kind {
+        RegOpKind::Push { .. } => ("bsp_pop_reg", "bsp_push_reg"),
+        RegOpKind::Pop { .. } => ("bsp_push_reg", "bsp_pop_reg"),
+    };
+    RegError {
+        kind: ErrorKind::RegistrationMismatch {
+            detail: format!(
+                "registration call {} of this superstep is {this} on process {pid} but {other} on process 0",
+                j + 1
+            ),
+        },
+        pid,
+        call: this,
+        location: op.location,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(addr: usize, size: usize) -> RegOp {
+        RegOp {
+            kind: RegOpKind::Push { addr, size },
+            location: None,
+        }
+    }
+    fn pop(addr: usize) -> RegOp {
+        RegOp {
+            kind: RegOpKind::Pop { addr },
+            location: None,
+        }
+    }
+
+    #[test]
+    fn newer_slot_shadows_and_older_can_be_popped_out_of_order() {
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(100, 8)], &[push(200, 8)]]).ok().unwrap();
+        r.apply(&[&[push(100, 4)], &[push(300, 4)]]).ok().unwrap();
+        assert_eq!(r.lookup(100).unwrap().entry(1).addr, 300);
+        // Process 1 pops its older area 200; process 0 names 100, whose most
+        // recent slot is the newer one: different slots, an error.
+        let e = r.apply(&[&[pop(100)], &[pop(200)]]).err().unwrap();
+        assert!(matches!(e.kind, ErrorKind::RegistrationMismatch { .. }));
+    }
+
+    #[test]
+    fn pop_removes_most_recent_and_uncovers_older() {
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(100, 8), push(100, 4)], &[push(200, 8), push(300, 4)]])
+            .ok()
+            .unwrap();
+        r.apply(&[&[pop(100)], &[pop(300)]]).ok().unwrap();
+        assert_eq!(r.lookup(100).unwrap().entry(1), Entry { addr: 200, size: 8 });
+        assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn null_registrations_are_not_looked_up_but_can_be_popped() {
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(0, 0)], &[push(200, 8)]]).ok().unwrap();
+        assert!(r.lookup(0).is_none());
+        r.apply(&[&[pop(0)], &[pop(200)]]).ok().unwrap();
+        assert_eq!(r.len(), 0);
+    }
+}
