@@ -41,6 +41,9 @@ pub(crate) enum Interrupt {
 }
 
 /// The synchronisation half of an engine.
+// One per run, inside an `Arc`: the size difference costs nothing, and
+// boxing would add an indirection to every barrier.
+#[allow(clippy::large_enum_variant)]
 enum Sync {
     Serial(serial::Sync),
     Threads(threads::Barrier),

@@ -3,7 +3,7 @@
 //!
 //! - Arrival: OR the flags into `acc`, then `count.fetch_add` (AcqRel). The
 //!   last arriver takes `acc`, publishes it in `result`, resets `count`, and
-//!   bumps `epoch` (SeqCst, which includes Release). Waiters leave when they
+//!   bumps `epoch` (Release). Waiters leave when they
 //!   load a new `epoch` (Acquire), so everything every process wrote before
 //!   arriving happens-before everything every process does after leaving.
 //! - Interruption: `stopped` (the run failed) and `ended` (a process returned
@@ -12,11 +12,15 @@
 //!   waiter of that same barrier: the waiter re-reads `epoch` after seeing
 //!   `ended`, and the ending process read the new `epoch` before storing
 //!   `ended` (Release/Acquire), so the re-read sees the barrier complete.
-//! - Parking: a waiter registers in `sleepers` (SeqCst) and then checks the
-//!   wake conditions under `lock`; a waker changes the condition (SeqCst) and
-//!   then reads `sleepers`, taking `lock` to notify if it is non-zero. In the
-//!   single total order of SeqCst operations one of the two sees the other,
-//!   so no wake-up is lost.
+//! - Parking: a waiter registers with a read-modify-write on `sleepers`
+//!   (AcqRel) and then checks the wake conditions under `lock`; a waker
+//!   changes the condition and then reads `sleepers` with a read-modify-write
+//!   too (`fetch_add(0)`, AcqRel), taking `lock` to notify if it is non-zero.
+//!   The two RMWs are ordered in `sleepers`' modification order: if the
+//!   waker's comes second it sees the waiter and notifies under the lock
+//!   (the waiter is then either before its check or inside `wait`); if the
+//!   waiter's comes second it synchronises with the waker's and so sees the
+//!   changed condition. No wake-up is lost, without relying on SeqCst.
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -73,7 +77,7 @@ pub(crate) struct Barrier {
     result: AtomicU32,
     stopped: AtomicBool,
     ended: AtomicUsize,
-    sleepers: AtomicUsize,
+    sleepers: CachePadded<AtomicUsize>,
     lock: Mutex<()>,
     cv: Condvar,
 }
@@ -89,7 +93,7 @@ impl Barrier {
             result: AtomicU32::new(0),
             stopped: AtomicBool::new(false),
             ended: AtomicUsize::new(NONE),
-            sleepers: AtomicUsize::new(0),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
             lock: Mutex::new(()),
             cv: Condvar::new(),
         }
@@ -110,7 +114,7 @@ impl Barrier {
             let all = self.acc.swap(0, Ordering::Relaxed);
             self.result.store(all, Ordering::Relaxed);
             self.count.store(0, Ordering::Relaxed);
-            self.epoch.store(e.wrapping_add(1), Ordering::SeqCst);
+            self.epoch.store(e.wrapping_add(1), Ordering::Release);
             self.wake_sleepers();
             return Ok(all);
         }
@@ -150,21 +154,21 @@ impl Barrier {
 
     /// Sleeps until `epoch` moves past `e` or the wait is interrupted.
     fn park(&self, e: usize) {
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        self.sleepers.fetch_add(1, Ordering::AcqRel);
         {
             let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-            while self.epoch.load(Ordering::SeqCst) == e
-                && !self.stopped.load(Ordering::SeqCst)
-                && self.ended.load(Ordering::SeqCst) == NONE
+            while self.epoch.load(Ordering::Acquire) == e
+                && !self.stopped.load(Ordering::Acquire)
+                && self.ended.load(Ordering::Acquire) == NONE
             {
                 guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner());
             }
         }
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        self.sleepers.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn wake_sleepers(&self) {
-        if self.sleepers.load(Ordering::SeqCst) != 0 {
+        if self.sleepers.fetch_add(0, Ordering::AcqRel) != 0 {
             drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
             self.cv.notify_all();
         }
@@ -173,7 +177,7 @@ impl Barrier {
     /// Stops the run: every current and future wait returns
     /// [`Interrupt::Stopped`].
     pub(crate) fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
+        self.stopped.store(true, Ordering::Release);
         self.wake_sleepers();
     }
 
@@ -182,7 +186,7 @@ impl Barrier {
     pub(crate) fn ended(&self, pid: usize) {
         let _ = self
             .ended
-            .compare_exchange(NONE, pid, Ordering::SeqCst, Ordering::SeqCst);
+            .compare_exchange(NONE, pid, Ordering::AcqRel, Ordering::Acquire);
         self.wake_sleepers();
     }
 
@@ -230,6 +234,28 @@ mod loom_tests {
             assert_eq!(data.load(Ordering::Relaxed), 7);
             assert_eq!(b.wait(0).unwrap(), 0);
             t.join().unwrap();
+        });
+    }
+
+    /// Three processes: every one leaves with the OR of all flags, and the
+    /// parked ones are woken.
+    #[test]
+    fn loom_three_processes_reduce() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            let b = Arc::new(Barrier::new(3));
+            let ts: Vec<_> = [1u32, 2]
+                .into_iter()
+                .map(|f| {
+                    let b = b.clone();
+                    thread::spawn(move || b.wait(f).unwrap())
+                })
+                .collect();
+            assert_eq!(b.wait(4).unwrap(), 7);
+            for t in ts {
+                assert_eq!(t.join().unwrap(), 7);
+            }
         });
     }
 

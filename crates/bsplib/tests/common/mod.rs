@@ -1,0 +1,138 @@
+//! The scenario harness: every scenario is written once, as a function of a
+//! [`Bsp`] handle, and run on every engine for every process count.
+//!
+//! A scenario returns `Result<T, bsplib::Error>`; assertions inside it use
+//! [`check!`], which reports the process and superstep that failed.
+#![allow(dead_code)]
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use bsplib::{Bsp, Engine, Error, Runtime};
+
+/// Process counts every scenario runs with on the `threads` engine.
+pub const PROCS: [usize; 5] = [1, 2, 3, 4, 7];
+
+/// How long a run may take before the harness calls it a hang.
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// Every (engine, requested p) pair a scenario runs on.
+pub fn configurations() -> Vec<(Engine, usize)> {
+    let mut v = vec![(Engine::Serial, 1)];
+    v.extend(PROCS.iter().map(|&p| (Engine::Threads, p)));
+    v
+}
+
+/// Runs `spmd` on `engine` with `p` processes, failing the test (instead of
+/// hanging it) if the run does not finish within [`HANG`].
+pub fn run_on<R, F>(engine: Engine, p: usize, spmd: F) -> Result<Vec<R>, Error>
+where
+    F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
+    R: Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let r = Runtime::new(p).engine(engine).run(spmd);
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(HANG) {
+        Ok(r) => r,
+        Err(_) => panic!(
+            "run on {} with p={p} did not finish within {:?}: a hang",
+            engine.name(),
+            HANG
+        ),
+    }
+}
+
+/// Runs `spmd` on every configuration; it must succeed; `verify` checks the
+/// per-process results (in pid order) of each configuration.
+pub fn for_each_engine<R, F, V>(spmd: F, verify: V)
+where
+    F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + Clone + 'static,
+    R: Send + 'static + std::fmt::Debug,
+    V: Fn(usize, &[R]),
+{
+    for (engine, p) in configurations() {
+        let got = run_on(engine, p, spmd.clone()).unwrap_or_else(|e| {
+            panic!("run on {} with p={p} failed: {e}", engine.name())
+        });
+        let n = Runtime::new(p).engine(engine).nprocs();
+        assert_eq!(got.len(), n, "{} p={p}: one result per process", engine.name());
+        verify(n, &got);
+    }
+}
+
+/// Like [`for_each_engine`] with no per-process result to check (the
+/// scenario asserts with [`check!`] inside).
+pub fn scenario<F>(spmd: F)
+where
+    F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
+{
+    for_each_engine(spmd, |_, _| {});
+}
+
+/// Runs `spmd` on every configuration whose process count is at least
+/// `min_p`, expecting the run to fail; `verify` checks the error.
+pub fn expect_error<F, V>(min_p: usize, spmd: F, verify: V)
+where
+    F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
+    V: Fn(usize, &Error),
+{
+    let mut ran = false;
+    for (engine, p) in configurations() {
+        let n = Runtime::new(p).engine(engine).nprocs();
+        if n < min_p {
+            continue;
+        }
+        ran = true;
+        match run_on(engine, p, spmd.clone()) {
+            Ok(_) => panic!("run on {} with p={p} succeeded; an error was expected", engine.name()),
+            Err(e) => {
+                assert!(
+                    !e.is_stopped(),
+                    "{} p={p}: the run's error must be the original one, got: {e}",
+                    engine.name()
+                );
+                verify(n, &e)
+            }
+        }
+    }
+    assert!(ran, "no configuration has p >= {min_p}");
+}
+
+/// Asserts inside a scenario, naming the process and superstep on failure.
+#[macro_export]
+macro_rules! check {
+    ($bsp:expr, $cond:expr) => {
+        $crate::check!($bsp, $cond, "{}", stringify!($cond))
+    };
+    ($bsp:expr, $cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            panic!(
+                "process {} of {}, superstep {}: check failed: {}",
+                $bsp.pid(),
+                $bsp.nprocs(),
+                $bsp.superstep(),
+                format!($($fmt)+)
+            );
+        }
+    };
+}
+
+/// Asserts equality inside a scenario, naming the process and superstep.
+#[macro_export]
+macro_rules! check_eq {
+    ($bsp:expr, $left:expr, $right:expr) => {{
+        let (l, r) = (&$left, &$right);
+        $crate::check!(
+            $bsp,
+            l == r,
+            "{} == {}: left {:?}, right {:?}",
+            stringify!($left),
+            stringify!($right),
+            l,
+            r
+        );
+    }};
+}
