@@ -110,11 +110,8 @@ impl Process {
             return Ok(());
         };
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
-        let buf = &mut self.out().puts[pid];
-        buf.push_word(remote);
-        buf.push_word(nbytes);
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-        unsafe { buf.push_raw(src, nbytes) };
+        unsafe { self.out().puts[pid].push_record([remote, nbytes], src, nbytes) };
         self.flags |= DATA;
         Ok(())
     }

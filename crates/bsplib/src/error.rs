@@ -9,10 +9,11 @@ use std::fmt;
 use std::panic::Location;
 
 /// What went wrong. Carried inside an [`Error`], which adds where and when.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// A process id outside `0..nprocs`.
+    #[error("process id {pid} is out of range (there are {nprocs} processes, 0..{})", .nprocs.saturating_sub(1))]
     PidOutOfRange {
         /// The pid that was given.
         pid: i64,
@@ -20,6 +21,7 @@ pub enum ErrorKind {
         nprocs: usize,
     },
     /// A size, offset or count that must not be negative was negative.
+    #[error("{what} is negative ({value})")]
     Negative {
         /// Which argument (`nbytes`, `offset`, `size`, ...).
         what: &'static str,
@@ -27,23 +29,27 @@ pub enum ErrorKind {
         value: i64,
     },
     /// An offset or length so large that it does not fit the address space.
+    #[error("{what} overflows the address space")]
     Overflow {
         /// Which argument.
         what: &'static str,
     },
     /// The local address named by a put, get or pop has no live registration
     /// slot on this process.
+    #[error("address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)")]
     NotRegistered {
         /// The local address, as an integer.
         addr: usize,
     },
     /// The registration slot exists, but the remote process registered `NULL`
     /// in it (or a zero-size area that the transfer does not fit).
+    #[error("process {remote} registered NULL in this registration slot: its area is unregistered")]
     RemoteNull {
         /// The remote process.
         remote: usize,
     },
     /// `offset + nbytes` exceeds the extent the remote process registered.
+    #[error("offset {offset} + nbytes {nbytes} = {} exceeds the {extent} bytes registered on process {remote}", .offset.saturating_add(*.nbytes))]
     OutOfBounds {
         /// The remote process whose area is too small.
         remote: usize,
@@ -55,6 +61,7 @@ pub enum ErrorKind {
         extent: usize,
     },
     /// A local buffer handed to a typed call is too small for the transfer.
+    #[error("the {what} has {available} bytes, the transfer needs {needed}")]
     LocalBounds {
         /// What the buffer is (`destination`, `tag`, ...).
         what: &'static str,
@@ -65,16 +72,19 @@ pub enum ErrorKind {
     },
     /// The processes did not make the same sequence of collective
     /// registration calls (`bsp_push_reg` / `bsp_pop_reg`) in a superstep.
+    #[error("registration calls differ between processes: {detail}")]
     RegistrationMismatch {
         /// A sentence saying how the sequences differ.
         detail: String,
     },
     /// The processes did not call `bsp_set_tagsize` alike in a superstep.
+    #[error("bsp_set_tagsize calls differ between processes: {detail}")]
     TagSizeMismatch {
         /// A sentence saying how the calls differ.
         detail: String,
     },
     /// `bsp_send` was given a tag whose length is not the tag size in force.
+    #[error("the tag has {given} bytes but the tag size for messages sent in this superstep is {expected}")]
     TagLength {
         /// Length of the tag given.
         given: usize,
@@ -82,35 +92,43 @@ pub enum ErrorKind {
         expected: usize,
     },
     /// `bsp_move` (or a typed receive) on an empty message queue.
+    #[error("the message queue is empty")]
     EmptyQueue,
     /// `bsp_begin` asked for zero processes, or the engine cannot give any.
+    #[error("at least one process is needed")]
     NoProcesses,
     /// A BSPlib run was started inside another run (nested parallelism is
     /// not part of BSPlib).
+    #[error("a BSPlib run cannot be started inside another (one bsp_begin/bsp_end pair per program)")]
     Nested,
     /// The engine could not be started (e.g. threads could not be spawned).
+    #[error("the engine could not start: {detail}")]
     Startup {
         /// What failed.
         detail: String,
     },
     /// The user called `bsp_abort`.
+    #[error("aborted: {message}")]
     Aborted {
         /// The user's message.
         message: String,
     },
     /// A process panicked.
+    #[error("panicked: {message}")]
     Panicked {
         /// The panic message.
         message: String,
     },
     /// A process returned from its SPMD function while other processes were
     /// waiting for it in `bsp_sync`.
+    #[error("process {ended} returned from the SPMD function (bsp_end) while this process waits in bsp_sync")]
     ProcessEnded {
         /// The process that ended.
         ended: usize,
     },
     /// This process was stopped because another process failed; the error
     /// of the run is the other process's.
+    #[error("the run was stopped by an error on another process")]
     Stopped,
 }
 
@@ -188,72 +206,6 @@ impl fmt::Display for Error {
             write!(f, ", {}:{}:{}", loc.file(), loc.line(), loc.column())?;
         }
         write!(f, "): {}", self.kind)
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ErrorKind::PidOutOfRange { pid, nprocs } => write!(
-                f,
-                "process id {pid} is out of range (there are {nprocs} processes, 0..{})",
-                nprocs.saturating_sub(1)
-            ),
-            ErrorKind::Negative { what, value } => {
-                write!(f, "{what} is negative ({value})")
-            }
-            ErrorKind::Overflow { what } => write!(f, "{what} overflows the address space"),
-            ErrorKind::NotRegistered { addr } => write!(
-                f,
-                "address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)"
-            ),
-            ErrorKind::RemoteNull { remote } => write!(
-                f,
-                "process {remote} registered NULL in this registration slot: its area is unregistered"
-            ),
-            ErrorKind::OutOfBounds {
-                remote,
-                offset,
-                nbytes,
-                extent,
-            } => write!(
-                f,
-                "offset {offset} + nbytes {nbytes} = {} exceeds the {extent} bytes registered on process {remote}",
-                offset.saturating_add(*nbytes)
-            ),
-            ErrorKind::LocalBounds {
-                what,
-                needed,
-                available,
-            } => write!(
-                f,
-                "the {what} has {available} bytes, the transfer needs {needed}"
-            ),
-            ErrorKind::RegistrationMismatch { detail } => {
-                write!(f, "registration calls differ between processes: {detail}")
-            }
-            ErrorKind::TagSizeMismatch { detail } => {
-                write!(f, "bsp_set_tagsize calls differ between processes: {detail}")
-            }
-            ErrorKind::TagLength { given, expected } => write!(
-                f,
-                "the tag has {given} bytes but the tag size for messages sent in this superstep is {expected}"
-            ),
-            ErrorKind::EmptyQueue => write!(f, "the message queue is empty"),
-            ErrorKind::NoProcesses => write!(f, "at least one process is needed"),
-            ErrorKind::Nested => write!(
-                f,
-                "a BSPlib run cannot be started inside another (one bsp_begin/bsp_end pair per program)"
-            ),
-            ErrorKind::Startup { detail } => write!(f, "the engine could not start: {detail}"),
-            ErrorKind::Aborted { message } => write!(f, "aborted: {message}"),
-            ErrorKind::Panicked { message } => write!(f, "panicked: {message}"),
-            ErrorKind::ProcessEnded { ended } => write!(
-                f,
-                "process {ended} returned from the SPMD function (bsp_end) while this process waits in bsp_sync"
-            ),
-            ErrorKind::Stopped => write!(f, "the run was stopped by an error on another process"),
-        }
     }
 }
 

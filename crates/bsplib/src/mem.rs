@@ -79,6 +79,23 @@ impl AlignedBuf {
         self.words[at / 8] = w as u64;
     }
 
+    /// Appends a record: two header words, then `len` bytes read from
+    /// `src`, padded to 8. One capacity check for the whole record.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads of `len` bytes (any pointer if `len` is 0).
+    #[inline]
+    pub(crate) unsafe fn push_record(&mut self, header: [usize; 2], src: *const u8, len: usize) {
+        let at = self.reserve_record(16 + len);
+        self.words[at / 8] = header[0] as u64;
+        self.words[at / 8 + 1] = header[1] as u64;
+        // SAFETY: `reserve_record` made bytes `at+16..at+16+len` part of
+        // `words`; the caller guarantees `src` is readable for `len` bytes,
+        // and `src` cannot alias `words`, which this `&mut self` owns.
+        unsafe { copy(src, self.as_mut_ptr().add(at + 16), len) }
+    }
+
     /// Reads back the 8-byte word at byte offset `at` (a multiple of 8).
     #[inline]
     pub(crate) fn word(&self, at: usize) -> usize {

@@ -13,6 +13,7 @@
 //! same calls in the same order, so the replicas stay identical and every
 //! process detects a mismatch alike.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::panic::Location;
 
@@ -81,6 +82,10 @@ pub(crate) struct Registry {
     /// This process's non-NULL addresses → the slots holding them, oldest first.
     mine: HashMap<usize, Vec<u64>>,
     next_seq: u64,
+    /// The last successful lookup: `(address, index into slots)`. Programs
+    /// put into the same area many times in a row; this skips the hash.
+    /// Reset whenever the table changes.
+    last: Cell<Option<(usize, usize)>>,
 }
 
 impl Registry {
@@ -91,21 +96,22 @@ impl Registry {
             slots: Vec::new(),
             mine: HashMap::new(),
             next_seq: 0,
+            last: Cell::new(None),
         }
     }
 
     /// The most recent live slot in which this process registered `addr`.
     #[inline]
     pub(crate) fn lookup(&self, addr: usize) -> Option<&Slot> {
+        if let Some((a, i)) = self.last.get() {
+            if a == addr {
+                return Some(&self.slots[i]);
+            }
+        }
         let seq = *self.mine.get(&addr)?.last()?;
-        self.slot(seq)
-    }
-
-    fn slot(&self, seq: u64) -> Option<&Slot> {
-        self.slots
-            .binary_search_by_key(&seq, |s| s.seq)
-            .ok()
-            .map(|i| &self.slots[i])
+        let i = self.slots.binary_search_by_key(&seq, |s| s.seq).ok()?;
+        self.last.set(Some((addr, i)));
+        Some(&self.slots[i])
     }
 
     /// Number of live slots.
@@ -146,6 +152,7 @@ impl Registry {
                 location,
             });
         }
+        self.last.set(None);
         let mut applied = Applied::default();
         for j in 0..n {
             match ops[0][j].kind {
