@@ -14,12 +14,27 @@ use crate::Bsp;
 /// that must keep it alive.
 pub(crate) struct Storage<T> {
     cells: Box<[UnsafeCell<T>]>,
+    /// For an area of zero bytes, whose element pointer is a placeholder
+    /// shared by every empty allocation: one real byte whose address is the
+    /// area's identity, so that distinct empty areas are distinct
+    /// registrations (nothing is ever written there: every transfer into a
+    /// zero-byte registration is out of bounds or does nothing).
+    anchor: Option<Box<u8>>,
 }
 
 impl<T> Storage<T> {
+    fn new(cells: Box<[UnsafeCell<T>]>) -> Self {
+        let anchor = (std::mem::size_of_val(&*cells) == 0).then(|| Box::new(0u8));
+        Storage { cells, anchor }
+    }
+
+    /// The address that identifies the area (its first byte, or the anchor).
     #[inline]
     pub(crate) fn addr(&self) -> usize {
-        self.cells.as_ptr() as usize
+        match &self.anchor {
+            Some(a) => &**a as *const u8 as usize,
+            None => self.cells.as_ptr() as usize,
+        }
     }
 }
 
@@ -73,7 +88,7 @@ impl<T: Pod> Area<T> {
         let _ = bsp;
         let cells: Box<[UnsafeCell<T>]> = values.into_iter().map(UnsafeCell::new).collect();
         Area {
-            storage: Rc::new(Storage { cells }),
+            storage: Rc::new(Storage::new(cells)),
             _not_send: PhantomData,
         }
     }
@@ -140,7 +155,8 @@ impl<T: Pod> Area<T> {
         self.storage.addr()
     }
 
-    /// Pointer for the library's writes at the sync.
+    /// Pointer for the library's writes at the sync (never dereferenced
+    /// for an area of zero bytes).
     #[inline]
     pub(crate) fn ptr(&self) -> *mut u8 {
         UnsafeCell::raw_get(self.storage.cells.as_ptr()).cast()

@@ -202,7 +202,8 @@ impl Bsp {
     /// through the slot are errors.
     #[track_caller]
     pub fn push_reg_null(&self) -> Result<(), Error> {
-        self.process().push_reg(0, 0, None, Some(Location::caller()))
+        self.process()
+            .push_reg(0, 0, None, Some(Location::caller()))
     }
 
     /// `bsp_pop_reg`: removes the most recent slot in which this process
@@ -216,7 +217,8 @@ impl Bsp {
     /// ([`ErrorKind::RegistrationMismatch`]).
     #[track_caller]
     pub fn pop_reg<T: Pod>(&self, area: &Area<T>) -> Result<(), Error> {
-        self.process().pop_reg(area.addr(), Some(Location::caller()))
+        self.process()
+            .pop_reg(area.addr(), Some(Location::caller()))
     }
 
     /// `bsp_pop_reg(NULL)`: pops the slot in which this process registered
@@ -432,7 +434,10 @@ impl Bsp {
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
         let mut p = self.process();
-        if dst_offset.checked_add(len).is_none_or(|end| end > dst.len()) {
+        if dst_offset
+            .checked_add(len)
+            .is_none_or(|end| end > dst.len())
+        {
             let size = std::mem::size_of::<T>();
             return Err(p.fail(
                 ErrorKind::LocalBounds {
@@ -495,8 +500,13 @@ impl Bsp {
     pub fn set_tagsize(&self, nbytes: usize) -> Result<usize, Error> {
         let loc = Some(Location::caller());
         let mut p = self.process();
-        let n = i64::try_from(nbytes)
-            .map_err(|_| p.fail(ErrorKind::Overflow { what: "tag size" }, "bsp_set_tagsize", loc))?;
+        let n = i64::try_from(nbytes).map_err(|_| {
+            p.fail(
+                ErrorKind::Overflow { what: "tag size" },
+                "bsp_set_tagsize",
+                loc,
+            )
+        })?;
         p.set_tagsize(n, loc)
     }
 
@@ -557,11 +567,7 @@ impl Bsp {
         tag: &Tag,
         payload: &[T],
     ) -> Result<(), Error> {
-        self.send(
-            pid,
-            bytemuck::bytes_of(tag),
-            bytemuck::cast_slice(payload),
-        )
+        self.send(pid, bytemuck::bytes_of(tag), bytemuck::cast_slice(payload))
     }
 
     /// `bsp_qsize`: `(messages, payload bytes)` still in the queue.

@@ -106,7 +106,8 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_put";
-        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)? else {
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)?
+        else {
             return Ok(());
         };
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
@@ -132,7 +133,8 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_hpput";
-        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)? else {
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)?
+        else {
             return Ok(());
         };
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
@@ -164,7 +166,8 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
-        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, call, loc)? else {
+        let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, call, loc)?
+        else {
             return Ok(());
         };
         let remote = self.resolve(pid, src, offset, nbytes, call, loc)?;

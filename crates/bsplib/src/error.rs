@@ -36,14 +36,18 @@ pub enum ErrorKind {
     },
     /// The local address named by a put, get or pop has no live registration
     /// slot on this process.
-    #[error("address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)")]
+    #[error(
+        "address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)"
+    )]
     NotRegistered {
         /// The local address, as an integer.
         addr: usize,
     },
     /// The registration slot exists, but the remote process registered `NULL`
     /// in it (or a zero-size area that the transfer does not fit).
-    #[error("process {remote} registered NULL in this registration slot: its area is unregistered")]
+    #[error(
+        "process {remote} registered NULL in this registration slot: its area is unregistered"
+    )]
     RemoteNull {
         /// The remote process.
         remote: usize,
@@ -99,7 +103,9 @@ pub enum ErrorKind {
     NoProcesses,
     /// A BSPlib run was started inside another run (nested parallelism is
     /// not part of BSPlib).
-    #[error("a BSPlib run cannot be started inside another (one bsp_begin/bsp_end pair per program)")]
+    #[error(
+        "a BSPlib run cannot be started inside another (one bsp_begin/bsp_end pair per program)"
+    )]
     Nested,
     /// The engine could not be started (e.g. threads could not be spawned).
     #[error("the engine could not start: {detail}")]

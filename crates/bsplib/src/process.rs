@@ -37,11 +37,12 @@ pub(crate) struct GetReq {
     pub(crate) hp: bool,
 }
 
-/// Tag sizes `(A, B, C)` of the paper's BSMP rule: A for the queue being
-/// read, B for messages sent now, C the last value given.
+/// Tag sizes of the paper's BSMP rule `(A, B, C)`: B for messages sent now
+/// (`send`), C the last value given (`next`). A, the tag size of the queue
+/// being read, is the B of the previous superstep; every message carries its
+/// tag length, so A needs no field of its own.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct TagSizes {
-    pub(crate) queue: usize,
     pub(crate) send: usize,
     pub(crate) next: usize,
 }
@@ -114,7 +115,9 @@ impl Process {
     #[cold]
     pub(crate) fn interrupted(&self, why: Interrupt, call: &'static str, loc: Loc) -> Error {
         match why {
-            Interrupt::Stopped => Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc),
+            Interrupt::Stopped => {
+                Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
+            }
             Interrupt::Ended(ended) => self.fail(ErrorKind::ProcessEnded { ended }, call, loc),
         }
     }
@@ -156,7 +159,13 @@ impl Process {
     #[inline]
     pub(crate) fn check_running(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
         if self.world.is_stopped() {
-            Err(Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc))
+            Err(Error::new(
+                ErrorKind::Stopped,
+                call,
+                self.pid,
+                self.superstep,
+                loc,
+            ))
         } else {
             Ok(())
         }

@@ -299,7 +299,10 @@ mod tests {
             .ok()
             .unwrap();
         r.apply(&[&[pop(100)], &[pop(300)]]).ok().unwrap();
-        assert_eq!(r.lookup(100).unwrap().entry(1), Entry { addr: 200, size: 8 });
+        assert_eq!(
+            r.lookup(100).unwrap().entry(1),
+            Entry { addr: 200, size: 8 }
+        );
         assert_eq!(r.len(), 1);
     }
 

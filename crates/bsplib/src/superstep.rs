@@ -72,7 +72,7 @@ impl Process {
             self.receive(q);
         }
 
-        self.tags.queue = self.tags.send;
+        // (A, B, C) := (B, C, C); A lives in the messages just indexed.
         self.tags.send = self.tags.next;
         if let Some(applied) = applied {
             self.settle_registrations(applied);
@@ -88,7 +88,6 @@ impl Process {
         self.flags = 0;
         Ok(())
     }
-
 
     /// Step 3: registration and tag-size calls must match on every process.
     fn apply_collectives(&mut self, q: usize, loc: Loc) -> Result<Applied, Error> {

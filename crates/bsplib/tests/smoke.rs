@@ -1,3 +1,5 @@
+//! The scenario harness itself: every configuration runs.
+
 mod common;
 
 use common::*;

@@ -54,11 +54,15 @@ where
     V: Fn(usize, &[R]),
 {
     for (engine, p) in configurations() {
-        let got = run_on(engine, p, spmd.clone()).unwrap_or_else(|e| {
-            panic!("run on {} with p={p} failed: {e}", engine.name())
-        });
+        let got = run_on(engine, p, spmd.clone())
+            .unwrap_or_else(|e| panic!("run on {} with p={p} failed: {e}", engine.name()));
         let n = Runtime::new(p).engine(engine).nprocs();
-        assert_eq!(got.len(), n, "{} p={p}: one result per process", engine.name());
+        assert_eq!(
+            got.len(),
+            n,
+            "{} p={p}: one result per process",
+            engine.name()
+        );
         verify(n, &got);
     }
 }
@@ -87,7 +91,10 @@ where
         }
         ran = true;
         match run_on(engine, p, spmd.clone()) {
-            Ok(_) => panic!("run on {} with p={p} succeeded; an error was expected", engine.name()),
+            Ok(_) => panic!(
+                "run on {} with p={p} succeeded; an error was expected",
+                engine.name()
+            ),
             Err(e) => {
                 assert!(
                     !e.is_stopped(),
@@ -108,7 +115,8 @@ macro_rules! check {
         $crate::check!($bsp, $cond, "{}", stringify!($cond))
     };
     ($bsp:expr, $cond:expr, $($fmt:tt)+) => {
-        if !$cond {
+        let ok: bool = $cond;
+        if !ok {
             panic!(
                 "process {} of {}, superstep {}: check failed: {}",
                 $bsp.pid(),
@@ -136,3 +144,19 @@ macro_rules! check_eq {
         );
     }};
 }
+
+/// The process to the right on the ring.
+pub fn right(bsp: &Bsp) -> usize {
+    (bsp.pid() + 1) % bsp.nprocs()
+}
+
+/// The process to the left on the ring.
+pub fn left(bsp: &Bsp) -> usize {
+    (bsp.pid() + bsp.nprocs() - 1) % bsp.nprocs()
+}
+
+/// `(pid, left, right)` as `u64` values, for building test data.
+pub fn ids(bsp: &Bsp) -> (u64, u64, u64) {
+    (bsp.pid() as u64, left(bsp) as u64, right(bsp) as u64)
+}
+
