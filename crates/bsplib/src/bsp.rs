@@ -117,7 +117,10 @@ impl Bsp {
     #[track_caller]
     pub fn sync(&mut self) -> Result<(), Error> {
         let loc = Location::caller();
-        self.process.get_mut().sync(Some(loc))
+        let p = self.process.get_mut();
+        p.sync(Some(loc))?;
+        crate::runtime::note_superstep(p.superstep);
+        Ok(())
     }
 
     /// `bsp_abort`: stops every process of the run, without a barrier. The

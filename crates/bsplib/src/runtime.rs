@@ -1,6 +1,7 @@
 //! Starting a run: the Rust counterpart of `bsp_begin` / `bsp_end`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
@@ -102,19 +103,21 @@ impl Runtime {
     /// # Errors
     ///
     /// The error that stopped the run; [`ErrorKind::NoProcesses`] for
-    /// `nprocs == 0`; [`ErrorKind::Nested`] inside another run.
+    /// `nprocs == 0`; [`ErrorKind::Nested`] inside another run (which it
+    /// also stops, naming the calling process and its superstep).
+    #[track_caller]
     pub fn run<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
     where
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Send,
     {
-        let setup = |kind| Err(Error::new(kind, "bsp_begin", 0, 0, None));
+        let loc = Some(Location::caller());
+        if let Some(err) = nested_error(loc) {
+            return Err(err);
+        }
         let n = self.nprocs();
         if n == 0 {
-            return setup(ErrorKind::NoProcesses);
-        }
-        if IN_RUN.with(Cell::get) {
-            return setup(ErrorKind::Nested);
+            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
         }
         let world = Arc::new(match self.engine {
             Engine::Serial => World::serial(),
@@ -178,6 +181,7 @@ impl Runtime {
 /// assert_eq!(hello[3], "3 of 4");
 /// # Ok::<(), bsplib::Error>(())
 /// ```
+#[track_caller]
 pub fn run<R, F>(nprocs: usize, spmd: F) -> Result<Vec<R>, Error>
 where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
@@ -186,23 +190,62 @@ where
     Runtime::new(nprocs).run(spmd)
 }
 
+/// The BSP process the current thread runs, if any.
+struct Current {
+    pid: usize,
+    world: Arc<World>,
+}
+
 thread_local! {
-    static IN_RUN: Cell<bool> = const { Cell::new(false) };
+    static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
+    /// The superstep of the current thread's process, kept by `Bsp::sync`
+    /// for errors raised outside a `Bsp` method (a nested run).
+    static SUPERSTEP: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Records that the current thread's process entered superstep `s`.
+#[inline]
+pub(crate) fn note_superstep(s: u64) {
+    SUPERSTEP.with(|c| c.set(s));
+}
+
+/// The error of a run started inside a BSP process: BSPlib has one
+/// `bsp_begin`/`bsp_end` pair per program. It also stops the outer run.
+fn nested_error(loc: Option<&'static Location<'static>>) -> Option<Error> {
+    CURRENT.with(|c| {
+        let c = c.borrow();
+        let outer = c.as_ref()?;
+        let err = Error::new(
+            ErrorKind::Nested,
+            "bsp_begin",
+            outer.pid,
+            SUPERSTEP.with(Cell::get),
+            loc,
+        );
+        outer.world.fail(err.clone());
+        Some(err)
+    })
 }
 
 /// Marks the current thread as running a BSP process.
 struct InRun;
 
 impl InRun {
-    fn enter() -> Self {
-        IN_RUN.with(|c| c.set(true));
+    fn enter(pid: usize, world: &Arc<World>) -> Self {
+        CURRENT.with(|c| {
+            *c.borrow_mut() = Some(Current {
+                pid,
+                world: Arc::clone(world),
+            })
+        });
+        note_superstep(0);
         InRun
     }
 }
 
 impl Drop for InRun {
     fn drop(&mut self) {
-        IN_RUN.with(|c| c.set(false));
+        CURRENT.with(|c| *c.borrow_mut() = None);
     }
 }
 
@@ -212,7 +255,7 @@ fn process_main<R, F>(pid: usize, world: &Arc<World>, start: Instant, spmd: &F) 
 where
     F: Fn(&mut Bsp) -> Result<R, Error>,
 {
-    let _in_run = InRun::enter();
+    let _in_run = InRun::enter(pid, world);
     let mut bsp = Bsp::new(Process::new(pid, Arc::clone(world), start));
     let outcome = catch_unwind(AssertUnwindSafe(|| spmd(&mut bsp)));
     match outcome {

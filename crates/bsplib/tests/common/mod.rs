@@ -159,4 +159,3 @@ pub fn left(bsp: &Bsp) -> usize {
 pub fn ids(bsp: &Bsp) -> (u64, u64, u64) {
     (bsp.pid() as u64, left(bsp) as u64, right(bsp) as u64)
 }
-

@@ -8,10 +8,11 @@
 //!   arriving happens-before everything every process does after leaving.
 //! - Interruption: `stopped` (the run failed) and `ended` (a process returned
 //!   and will never arrive) end the wait with an [`Interrupt`]. A process
-//!   that ends after leaving a barrier may be seen as ended by a slower
-//!   waiter of that same barrier: the waiter re-reads `epoch` after seeing
-//!   `ended`, and the ending process read the new `epoch` before storing
-//!   `ended` (Release/Acquire), so the re-read sees the barrier complete.
+//!   that ends (or fails) after leaving a barrier may be seen as ended (or
+//!   the run as stopped) by a slower waiter of that same barrier: the waiter
+//!   re-reads `epoch` after seeing the flag, and the process that set it
+//!   read the new `epoch` before storing the flag (Release/Acquire), so the
+//!   re-read sees the barrier complete and the waiter leaves it normally.
 //! - Parking: a waiter registers with a read-modify-write on `sleepers`
 //!   (AcqRel) and then checks the wake conditions under `lock`; a waker
 //!   changes the condition and then reads `sleepers` with a read-modify-write
@@ -134,6 +135,12 @@ impl Barrier {
                 return Ok(());
             }
             if self.stopped.load(Ordering::Acquire) {
+                // The barrier may have completed before the stop: then this
+                // sync completes like everyone else's, and the stop is seen
+                // at the next one.
+                if self.epoch.load(Ordering::Acquire) != e {
+                    return Ok(());
+                }
                 return Err(Interrupt::Stopped);
             }
             let ended = self.ended.load(Ordering::Acquire);
@@ -271,6 +278,23 @@ mod loom_tests {
             let t = thread::spawn(move || b2.wait(0));
             b.stop();
             assert_eq!(t.join().unwrap(), Err(Interrupt::Stopped));
+        });
+    }
+
+    /// A stop right after a barrier completes does not fail a slower
+    /// waiter of that barrier; its next wait fails.
+    #[test]
+    fn loom_stop_after_barrier_is_seen_at_the_next() {
+        loom::model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let b2 = b.clone();
+            let t = thread::spawn(move || {
+                b2.wait(0).unwrap();
+                b2.stop();
+            });
+            assert_eq!(b.wait(0), Ok(0));
+            assert_eq!(b.wait(0), Err(Interrupt::Stopped));
+            t.join().unwrap();
         });
     }
 
