@@ -54,6 +54,8 @@ pub(crate) struct Process {
     pub(crate) superstep: u64,
     pub(crate) start: Instant,
     pub(crate) world: Arc<World>,
+    /// Barriers this process passed (the engine's episode count).
+    pub(crate) episode: u64,
     /// Parity of the current superstep: which mailbox half we write.
     pub(crate) parity: usize,
     /// Flags (see `mailbox`) for the barrier that ends this superstep.
@@ -80,6 +82,7 @@ impl Process {
             superstep: 0,
             start,
             world,
+            episode: 0,
             parity: 0,
             flags: 0,
             reg: Registry::new(pid, nprocs),

@@ -46,7 +46,7 @@ impl Process {
         let q = self.parity;
         let all = self
             .world
-            .barrier(self.flags)
+            .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
         // SAFETY: after barrier A nobody reads half `1 - q` any more (it was
         // read from barrier A of the previous sync until now), and we are
@@ -62,7 +62,7 @@ impl Process {
         if all & GET != 0 {
             self.read_gets();
             self.world
-                .barrier(0)
+                .barrier(&mut self.episode, 0)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
         }
         self.write_gets();
@@ -80,7 +80,7 @@ impl Process {
 
         if all & HPPUT != 0 {
             self.world
-                .barrier(0)
+                .barrier(&mut self.episode, 0)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
         }
         self.superstep += 1;

@@ -90,12 +90,13 @@ impl World {
     }
 
     /// Waits until every process has arrived; returns the OR of the flags
-    /// they arrived with.
+    /// they arrived with. `episode` counts the barriers the calling process
+    /// passed (the engine may use it; it is incremented on success).
     #[inline]
-    pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
+    pub(crate) fn barrier(&self, episode: &mut u64, flags: u32) -> Result<u32, Interrupt> {
         match &self.sync {
             Sync::Serial(s) => s.barrier(flags),
-            Sync::Threads(b) => b.wait(flags),
+            Sync::Threads(b) => b.wait(episode, flags),
         }
     }
 

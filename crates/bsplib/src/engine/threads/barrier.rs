@@ -1,34 +1,49 @@
-//! A reducing, interruptible, sense-reversing barrier that spins briefly,
-//! then yields, then parks.
+//! A reducing, interruptible barrier that costs one atomic read-modify-write
+//! per arrival, and waits by spinning briefly, then yielding, then parking.
 //!
-//! - Arrival: OR the flags into `acc`, then `count.fetch_add` (AcqRel). The
-//!   last arriver takes `acc`, publishes it in `result`, resets `count`, and
-//!   bumps `epoch` (Release). Waiters leave when they
-//!   load a new `epoch` (Acquire), so everything every process wrote before
-//!   arriving happens-before everything every process does after leaving.
-//! - Interruption: `stopped` (the run failed) and `ended` (a process returned
-//!   and will never arrive) end the wait with an [`Interrupt`]. A process
-//!   that ends (or fails) after leaving a barrier may be seen as ended (or
-//!   the run as stopped) by a slower waiter of that same barrier: the waiter
-//!   re-reads `epoch` after seeing the flag, and the process that set it
-//!   read the new `epoch` before storing the flag (Release/Acquire), so the
-//!   re-read sees the barrier complete and the waiter leaves it normally.
-//! - Parking: a waiter registers with a read-modify-write on `sleepers`
-//!   (AcqRel) and then checks the wake conditions under `lock`; a waker
-//!   changes the condition and then reads `sleepers` with a read-modify-write
-//!   too (`fetch_add(0)`, AcqRel), taking `lock` to notify if it is non-zero.
-//!   The two RMWs are ordered in `sleepers`' modification order: if the
-//!   waker's comes second it sees the waiter and notifies under the lock
-//!   (the waiter is then either before its check or inside `wait`); if the
-//!   waiter's comes second it synchronises with the waker's and so sees the
-//!   changed condition. No wake-up is lost, without relying on SeqCst.
+//! - **Arrivals** are counted by one ever-increasing word, `arrivals`, in
+//!   units of 4 (its two low bits are the `PARKED` flags below). Every
+//!   process counts the episodes it has passed (`episode`, kept by the
+//!   caller), so episode `e` is complete exactly when `arrivals >= (e+1)·p`:
+//!   no division, and no reset, hence no second write by the last arriver.
+//!   Arrival is one `fetch_add` (AcqRel); waiters acquire-load the word.
+//!   All arrivals' RMWs form one release sequence, so everything any process
+//!   wrote before arriving happens-before everything every process does
+//!   after leaving.
+//! - **Flags** (the OR that tells every process whether anyone communicated)
+//!   accumulate in `acc[e % 3]` by `fetch_or`, before the arrival's
+//!   `fetch_add`, and are read after completion. Before arriving at episode
+//!   `e`, a process clears `acc[(e+1) % 3]` if it is non-zero: every process
+//!   read that accumulator (episode `e-2`) before arriving at `e-1`, and
+//!   nobody ORs into it for episode `e+1` before `e` is complete. Three
+//!   accumulators make this safe without any extra synchronisation.
+//! - **Interruption**: `stopped` (the run failed) and `ended` (a process
+//!   returned and will never arrive), on a separate, read-mostly line, end
+//!   the wait with an [`Interrupt`]. A process that ends (or fails) after
+//!   leaving a barrier may be seen as ended (or the run as stopped) by a
+//!   slower waiter of that same barrier: the waiter re-reads `arrivals`
+//!   after seeing the flag, and the process that set it had acquired the
+//!   completed count before storing the flag (Release/Acquire), so the
+//!   re-read shows the barrier complete and the waiter leaves it normally.
+//! - **Parking**: under `lock`, a waiter of episode `e` re-checks the count
+//!   and sets `PARKED[e % 2]` with a compare-exchange that fails if the
+//!   count changed, then waits on `cv`. The arrival that completes the
+//!   episode gets the old word from its `fetch_add`: if it has the flag, it
+//!   clears it and notifies under `lock`. Either the exchange precedes that
+//!   `fetch_add` in the word's modification order (the arriver sees the
+//!   flag and notifies after the waiter released `lock` in `wait`), or it
+//!   follows it and fails (the waiter then sees the episode complete).
+//!   Waiters of episode `e+2`, the next users of the same flag, cannot park
+//!   before the arriver cleared it (they wait for `e+1`, which needs the
+//!   arriver's next arrival). `stop` and `ended` always notify under `lock`.
+//!   No wake-up is lost, and the common path pays nothing for parking.
 
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 #[cfg(loom)]
 use loom::sync::{Condvar, Mutex};
 #[cfg(not(loom))]
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 use std::sync::{Condvar, Mutex};
 
@@ -37,6 +52,15 @@ use crossbeam_utils::CachePadded;
 use crate::engine::Interrupt;
 
 const NONE: usize = usize::MAX;
+
+/// One arrival in `arrivals`.
+const ONE: u64 = 4;
+
+/// The flag a parked waiter of episode `e` sets.
+#[inline]
+fn parked(e: u64) -> u64 {
+    1 << (e & 1)
+}
 
 /// How long a waiter busy-waits before yielding and before parking.
 #[derive(Clone, Copy, Debug)]
@@ -48,10 +72,7 @@ struct Patience {
 impl Patience {
     fn for_procs(nprocs: usize) -> Self {
         if cfg!(loom) {
-            return Patience {
-                spins: 0,
-                yields: 1,
-            };
+            return Patience { spins: 0, yields: 1 };
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         if nprocs <= cores {
@@ -73,82 +94,74 @@ impl Patience {
 
 /// See the module documentation.
 pub(crate) struct Barrier {
-    nprocs: usize,
+    arrivals: CachePadded<AtomicU64>,
+    acc: CachePadded<[AtomicU32; 3]>,
+    nprocs: u64,
     patience: Patience,
-    count: CachePadded<AtomicUsize>,
-    epoch: CachePadded<AtomicUsize>,
-    acc: CachePadded<AtomicU32>,
-    result: AtomicU32,
     stopped: AtomicBool,
     ended: AtomicUsize,
-    sleepers: CachePadded<AtomicUsize>,
     lock: Mutex<()>,
     cv: Condvar,
 }
 
 impl Barrier {
+    /// A barrier for `nprocs >= 1` processes.
     pub(crate) fn new(nprocs: usize) -> Self {
+        assert!(nprocs >= 1, "a barrier needs a process");
         Barrier {
-            nprocs,
+            arrivals: CachePadded::new(AtomicU64::new(0)),
+            acc: CachePadded::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]),
+            nprocs: nprocs as u64,
             patience: Patience::for_procs(nprocs),
-            count: CachePadded::new(AtomicUsize::new(0)),
-            epoch: CachePadded::new(AtomicUsize::new(0)),
-            acc: CachePadded::new(AtomicU32::new(0)),
-            result: AtomicU32::new(0),
             stopped: AtomicBool::new(false),
             ended: AtomicUsize::new(NONE),
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
             lock: Mutex::new(()),
             cv: Condvar::new(),
         }
     }
 
-    /// Arrives with `flags`; returns the OR of every process's flags once all
-    /// have arrived.
-    pub(crate) fn wait(&self, flags: u32) -> Result<u32, Interrupt> {
+    /// Arrives at the barrier `*episode` (the number of barriers this process
+    /// passed, which this increments) with `flags`; returns the OR of every
+    /// process's flags once all have arrived.
+    pub(crate) fn wait(&self, episode: &mut u64, flags: u32) -> Result<u32, Interrupt> {
         if self.stopped.load(Ordering::Acquire) {
             return Err(Interrupt::Stopped);
         }
-        let e = self.epoch.load(Ordering::Acquire);
+        let e = *episode;
+        let stale = &self.acc[((e + 1) % 3) as usize];
+        if stale.load(Ordering::Relaxed) != 0 {
+            stale.store(0, Ordering::Relaxed);
+        }
         if flags != 0 {
-            // Ordered before our release `fetch_add` below.
-            self.acc.fetch_or(flags, Ordering::Relaxed);
+            self.acc[(e % 3) as usize].fetch_or(flags, Ordering::Relaxed);
         }
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.nprocs {
-            let all = self.acc.swap(0, Ordering::Relaxed);
-            self.result.store(all, Ordering::Relaxed);
-            self.count.store(0, Ordering::Relaxed);
-            self.epoch.store(e.wrapping_add(1), Ordering::Release);
-            self.wake_sleepers();
-            return Ok(all);
+        // Episode `e` completes when the count reaches `target`.
+        let target = (e + 1) * self.nprocs * ONE;
+        let old = self.arrivals.fetch_add(ONE, Ordering::AcqRel);
+        if (old & !3) + ONE == target {
+            if old & parked(e) != 0 {
+                self.arrivals.fetch_and(!parked(e), Ordering::Relaxed);
+                self.notify();
+            }
+        } else {
+            self.await_count(e, target)?;
         }
-        self.await_epoch(e)?;
-        Ok(self.result.load(Ordering::Relaxed))
+        *episode = e + 1;
+        Ok(self.acc[(e % 3) as usize].load(Ordering::Acquire))
     }
 
-    /// Returns once `epoch` moved past `e`, or with the reason it never will.
-    fn await_epoch(&self, e: usize) -> Result<(), Interrupt> {
+    /// Returns once the count reached `target`, or with the reason it never
+    /// will.
+    fn await_count(&self, e: u64, target: u64) -> Result<(), Interrupt> {
+        let done = || self.arrivals.load(Ordering::Acquire) & !3 >= target;
         let mut spins = 0u32;
         let mut yields = 0u32;
         loop {
-            if self.epoch.load(Ordering::Acquire) != e {
+            if done() {
                 return Ok(());
             }
-            if self.stopped.load(Ordering::Acquire) {
-                // The barrier may have completed before the stop: then this
-                // sync completes like everyone else's, and the stop is seen
-                // at the next one.
-                if self.epoch.load(Ordering::Acquire) != e {
-                    return Ok(());
-                }
-                return Err(Interrupt::Stopped);
-            }
-            let ended = self.ended.load(Ordering::Acquire);
-            if ended != NONE {
-                if self.epoch.load(Ordering::Acquire) != e {
-                    return Ok(());
-                }
-                return Err(Interrupt::Ended(ended));
+            if let Some(why) = self.interruption() {
+                return if done() { Ok(()) } else { Err(why) };
             }
             if spins < self.patience.spins {
                 spins += 1;
@@ -157,38 +170,50 @@ impl Barrier {
                 yields += 1;
                 yield_now();
             } else {
-                self.park(e);
+                self.park(e, target);
             }
         }
     }
 
-    /// Sleeps until `epoch` moves past `e` or the wait is interrupted.
-    fn park(&self, e: usize) {
-        self.sleepers.fetch_add(1, Ordering::AcqRel);
-        {
-            let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-            while self.epoch.load(Ordering::Acquire) == e
-                && !self.stopped.load(Ordering::Acquire)
-                && self.ended.load(Ordering::Acquire) == NONE
+    #[inline]
+    fn interruption(&self) -> Option<Interrupt> {
+        if self.stopped.load(Ordering::Acquire) {
+            return Some(Interrupt::Stopped);
+        }
+        let ended = self.ended.load(Ordering::Acquire);
+        (ended != NONE).then_some(Interrupt::Ended(ended))
+    }
+
+    /// Sleeps until the count reaches `target` or the wait is interrupted.
+    fn park(&self, e: u64, target: u64) {
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let word = self.arrivals.load(Ordering::Acquire);
+            if word & !3 >= target || self.interruption().is_some() {
+                return;
+            }
+            if word & parked(e) == 0
+                && self
+                    .arrivals
+                    .compare_exchange(word, word | parked(e), Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
             {
-                guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner());
+                continue;
             }
+            guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner());
         }
-        self.sleepers.fetch_sub(1, Ordering::AcqRel);
     }
 
-    fn wake_sleepers(&self) {
-        if self.sleepers.fetch_add(0, Ordering::AcqRel) != 0 {
-            drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
-            self.cv.notify_all();
-        }
+    fn notify(&self) {
+        drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
+        self.cv.notify_all();
     }
 
     /// Stops the run: every current and future wait returns
     /// [`Interrupt::Stopped`].
     pub(crate) fn stop(&self) {
         self.stopped.store(true, Ordering::Release);
-        self.wake_sleepers();
+        self.notify();
     }
 
     /// Process `pid` returned from the SPMD function: it will not arrive at
@@ -197,7 +222,7 @@ impl Barrier {
         let _ = self
             .ended
             .compare_exchange(NONE, pid, Ordering::AcqRel, Ordering::Acquire);
-        self.wake_sleepers();
+        self.notify();
     }
 
     /// True once [`stop`](Self::stop) was called.
@@ -230,19 +255,21 @@ mod loom_tests {
     #[test]
     fn loom_barrier_publishes_and_reduces() {
         loom::model(|| {
+            let mut k = 0;
             let b = Arc::new(Barrier::new(2));
             let data = Arc::new(AtomicUsize::new(0));
             let (b2, d2) = (b.clone(), data.clone());
             let t = thread::spawn(move || {
+                let mut k = 0;
                 d2.store(7, Ordering::Relaxed);
-                let all = b2.wait(1).unwrap();
+                let all = b2.wait(&mut k, 1).unwrap();
                 assert_eq!(all, 3);
-                b2.wait(0).unwrap();
+                b2.wait(&mut k, 0).unwrap();
             });
-            let all = b.wait(2).unwrap();
+            let all = b.wait(&mut k, 2).unwrap();
             assert_eq!(all, 3);
             assert_eq!(data.load(Ordering::Relaxed), 7);
-            assert_eq!(b.wait(0).unwrap(), 0);
+            assert_eq!(b.wait(&mut k, 0).unwrap(), 0);
             t.join().unwrap();
         });
     }
@@ -254,18 +281,46 @@ mod loom_tests {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(3);
         builder.check(|| {
+            let mut k = 0;
             let b = Arc::new(Barrier::new(3));
             let ts: Vec<_> = [1u32, 2]
                 .into_iter()
                 .map(|f| {
                     let b = b.clone();
-                    thread::spawn(move || b.wait(f).unwrap())
+                    thread::spawn(move || b.wait(&mut 0, f).unwrap())
                 })
                 .collect();
-            assert_eq!(b.wait(4).unwrap(), 7);
+            assert_eq!(b.wait(&mut k, 4).unwrap(), 7);
             for t in ts {
                 assert_eq!(t.join().unwrap(), 7);
             }
+        });
+    }
+
+    /// Flags of one episode never leak into another, across the reuse of
+    /// the three accumulators.
+    #[test]
+    fn loom_flags_stay_in_their_episode() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(|| {
+            let mut k = 0;
+            let b = Arc::new(Barrier::new(2));
+            let b2 = b.clone();
+            let t = thread::spawn(move || {
+                let mut k = 0;
+                let got: Vec<u32> = [1, 0, 0, 2]
+                    .into_iter()
+                    .map(|f| b2.wait(&mut k, f).unwrap())
+                    .collect();
+                assert_eq!(got, [1, 0, 4, 2]);
+            });
+            let got: Vec<u32> = [0, 0, 4, 0]
+                .into_iter()
+                .map(|f| b.wait(&mut k, f).unwrap())
+                .collect();
+            assert_eq!(got, [1, 0, 4, 2]);
+            t.join().unwrap();
         });
     }
 
@@ -273,9 +328,10 @@ mod loom_tests {
     #[test]
     fn loom_stop_interrupts_waiter() {
         loom::model(|| {
+            let mut k = 0;
             let b = Arc::new(Barrier::new(2));
             let b2 = b.clone();
-            let t = thread::spawn(move || b2.wait(0));
+            let t = thread::spawn(move || b2.wait(&mut 0, 0));
             b.stop();
             assert_eq!(t.join().unwrap(), Err(Interrupt::Stopped));
         });
@@ -286,14 +342,16 @@ mod loom_tests {
     #[test]
     fn loom_stop_after_barrier_is_seen_at_the_next() {
         loom::model(|| {
+            let mut k = 0;
             let b = Arc::new(Barrier::new(2));
             let b2 = b.clone();
             let t = thread::spawn(move || {
-                b2.wait(0).unwrap();
+                let mut k = 0;
+                b2.wait(&mut k, 0).unwrap();
                 b2.stop();
             });
-            assert_eq!(b.wait(0), Ok(0));
-            assert_eq!(b.wait(0), Err(Interrupt::Stopped));
+            assert_eq!(b.wait(&mut k, 0), Ok(0));
+            assert_eq!(b.wait(&mut k, 0), Err(Interrupt::Stopped));
             t.join().unwrap();
         });
     }
@@ -303,14 +361,16 @@ mod loom_tests {
     #[test]
     fn loom_end_after_barrier_is_not_an_error() {
         loom::model(|| {
+            let mut k = 0;
             let b = Arc::new(Barrier::new(2));
             let b2 = b.clone();
             let t = thread::spawn(move || {
-                b2.wait(0).unwrap();
+                let mut k = 0;
+                b2.wait(&mut k, 0).unwrap();
                 b2.ended(1);
             });
-            assert_eq!(b.wait(0), Ok(0));
-            assert_eq!(b.wait(0), Err(Interrupt::Ended(1)));
+            assert_eq!(b.wait(&mut k, 0), Ok(0));
+            assert_eq!(b.wait(&mut k, 0), Err(Interrupt::Ended(1)));
             t.join().unwrap();
         });
     }
