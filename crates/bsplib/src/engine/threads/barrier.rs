@@ -72,7 +72,10 @@ struct Patience {
 impl Patience {
     fn for_procs(nprocs: usize) -> Self {
         if cfg!(loom) {
-            return Patience { spins: 0, yields: 1 };
+            return Patience {
+                spins: 0,
+                yields: 1,
+            };
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         if nprocs <= cores {
