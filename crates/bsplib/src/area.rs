@@ -44,7 +44,8 @@ impl<T> Storage<T> {
 /// Safe Rust cannot hand the library a `&mut [T]` to write into "at the next
 /// sync", so registered memory and get destinations are `Area`s: the library
 /// keeps their storage alive for as long as a registration or pending get
-/// refers to it (dropping the `Area` early is fine), and the local contents
+/// refers to it (dropping the `Area` early is memory-safe, but a dropped
+/// area can no longer be named by [`Bsp::pop_reg`]), and the local contents
 /// are reached through [`as_slice`](Area::as_slice) /
 /// [`as_mut_slice`](Area::as_mut_slice), which borrow the [`Bsp`] handle.
 /// Since [`Bsp::sync`] takes `&mut Bsp`, no such view can be alive while a

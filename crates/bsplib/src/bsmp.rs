@@ -86,6 +86,7 @@ impl Inbox {
 impl Process {
     /// `bsp_set_tagsize`: returns the previous value given (C).
     pub(crate) fn set_tagsize(&mut self, size: i64, loc: Loc) -> Result<usize, Error> {
+        self.check_running("bsp_set_tagsize", loc)?;
         let size = self.check_nonneg(size, "tag size", "bsp_set_tagsize", loc)?;
         let prev = self.tags.next;
         self.tags.next = size;

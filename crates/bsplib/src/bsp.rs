@@ -148,7 +148,9 @@ impl Bsp {
     #[track_caller]
     pub fn abort(&self, message: impl Display) -> ! {
         let loc = Location::caller();
-        let _ = self.process().abort(message.to_string(), Some(loc));
+        // Format first: the user's `Display` may call methods of `self`.
+        let message = message.to_string();
+        let _ = self.process().abort(message, Some(loc));
         std::panic::resume_unwind(Box::new(AbortUnwind))
     }
 
@@ -211,7 +213,12 @@ impl Bsp {
 
     /// `bsp_pop_reg`: removes the most recent slot in which this process
     /// registered `area`, at the next sync. Any live slot may be popped,
-    /// but every process must name the same slot.
+    /// but every process must name the same slot. A process that registered
+    /// `NULL` in the slot takes part with [`pop_reg_null`](Bsp::pop_reg_null).
+    ///
+    /// Keep the `Area` while it is registered if you mean to pop it: a
+    /// dropped area can no longer be named, so its slot (and memory) then
+    /// stays until the end of the run.
     ///
     /// # Errors
     ///
@@ -224,8 +231,10 @@ impl Bsp {
             .pop_reg(area.addr(), Some(Location::caller()))
     }
 
-    /// `bsp_pop_reg(NULL)`: pops the slot in which this process registered
-    /// `NULL` (see [`push_reg_null`](Bsp::push_reg_null)).
+    /// `bsp_pop_reg(NULL)`: takes part in the pop of a slot in which this
+    /// process registered `NULL` (see [`push_reg_null`](Bsp::push_reg_null)).
+    /// The slot is the one the other processes name; if every process pops
+    /// `NULL`, it is the most recent slot that is `NULL` everywhere.
     #[track_caller]
     pub fn pop_reg_null(&self) -> Result<(), Error> {
         self.process().pop_reg(0, Some(Location::caller()))

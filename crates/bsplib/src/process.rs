@@ -71,6 +71,8 @@ pub(crate) struct Process {
     pub(crate) getbuf: AlignedBuf,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
+    /// Set when a sync failed: see `Process::sync`.
+    pub(crate) poisoned: bool,
 }
 
 impl Process {
@@ -93,12 +95,16 @@ impl Process {
             getbuf: AlignedBuf::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
+            poisoned: false,
         }
     }
 
-    /// This process's outgoing half for the current superstep.
+    /// This process's outgoing half for the current superstep. Callers
+    /// check `check_running` first: a poisoned process's half may still be
+    /// read by others.
     #[inline]
     pub(crate) fn out(&mut self) -> &mut Outgoing {
+        debug_assert!(!self.poisoned, "mailbox written after a failed sync");
         // SAFETY: we are the owner, and outside a sync the half of the
         // current parity is ours alone (mailbox module docs); `&mut self`
         // prevents two views at once.
@@ -158,10 +164,11 @@ impl Process {
         }
     }
 
-    /// Fails the run if it was stopped elsewhere.
+    /// Fails if the run was stopped or this process's last sync failed.
+    /// Every call that writes the mailbox or queues work checks this first.
     #[inline]
     pub(crate) fn check_running(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.world.is_stopped() {
+        if self.poisoned || self.world.is_stopped() {
             Err(Error::new(
                 ErrorKind::Stopped,
                 call,

@@ -177,45 +177,89 @@ impl Registry {
                     applied.pushed.push(seq);
                 }
                 RegOpKind::Pop { .. } => {
-                    let mut target: Option<u64> = None;
-                    for (pid, o) in ops.iter().enumerate() {
-                        let addr = match o[j].kind {
-                            RegOpKind::Pop { addr } => addr,
-                            RegOpKind::Push { .. } => return Err(kind_mismatch(j, pid, &o[j])),
-                        };
-                        let Some(seq) = self.resolve_in_column(pid, addr) else {
-                            return Err(RegError {
-                                kind: ErrorKind::NotRegistered { addr },
-                                pid,
-                                call: "bsp_pop_reg",
-                                location: o[j].location,
-                            });
-                        };
-                        match target {
-                            None => target = Some(seq),
-                            Some(t) if t == seq => {}
-                            Some(_) => {
-                                return Err(RegError {
-                                    kind: ErrorKind::RegistrationMismatch {
-                                        detail: format!(
-                                            "bsp_pop_reg call {} of this superstep names a different registration slot on process {pid} than on process 0",
-                                            j + 1
-                                        ),
-                                    },
-                                    pid,
-                                    call: "bsp_pop_reg",
-                                    location: o[j].location,
-                                })
-                            }
-                        }
-                    }
-                    let seq = target.expect("nprocs >= 1");
+                    let seq = self.resolve_pop(j, ops)?;
                     self.remove(seq);
                     applied.popped.push(seq);
                 }
             }
         }
         Ok(applied)
+    }
+
+    /// The slot that pop call `j` of the superstep removes. The processes
+    /// that pop a real address name it (each through its own column: the
+    /// most recent slot holding that address) and must agree; a process
+    /// that pops `NULL` takes part in whichever slot that is, provided it
+    /// registered `NULL` there. If every process pops `NULL`, the slot is
+    /// the most recent one that is `NULL` everywhere.
+    fn resolve_pop(&self, j: usize, ops: &[&[RegOp]]) -> Result<u64, RegError> {
+        let pop_addr = |pid: usize| match ops[pid][j].kind {
+            RegOpKind::Pop { addr } => Ok(addr),
+            RegOpKind::Push { .. } => Err(kind_mismatch(j, pid, &ops[pid][j])),
+        };
+        let error = |pid: usize, kind| RegError {
+            kind,
+            pid,
+            call: "bsp_pop_reg",
+            location: ops[pid][j].location,
+        };
+        let mut target: Option<(u64, usize)> = None;
+        for pid in 0..self.nprocs {
+            let addr = pop_addr(pid)?;
+            if addr == 0 {
+                continue;
+            }
+            let Some(seq) = self.resolve_in_column(pid, addr) else {
+                return Err(error(pid, ErrorKind::NotRegistered { addr }));
+            };
+            match target {
+                None => target = Some((seq, pid)),
+                Some((t, _)) if t == seq => {}
+                Some((_, first)) => {
+                    return Err(error(
+                        pid,
+                        ErrorKind::RegistrationMismatch {
+                            detail: format!(
+                                "bsp_pop_reg call {} of this superstep names a different registration slot on process {pid} than on process {first}",
+                                j + 1
+                            ),
+                        },
+                    ))
+                }
+            }
+        }
+        let Some((seq, first)) = target else {
+            // Every process pops NULL.
+            return self
+                .slots
+                .iter()
+                .rev()
+                .find(|s| s.entries.iter().all(|e| e.addr == 0))
+                .map(|s| s.seq)
+                .ok_or_else(|| error(0, ErrorKind::NotRegistered { addr: 0 }));
+        };
+        let slot = self.slot(seq).expect("a resolved slot is live");
+        for pid in 0..self.nprocs {
+            if pop_addr(pid)? == 0 && slot.entries[pid].addr != 0 {
+                return Err(error(
+                    pid,
+                    ErrorKind::RegistrationMismatch {
+                        detail: format!(
+                            "process {pid} pops NULL in bsp_pop_reg call {} of this superstep, but registered an area in the slot process {first} pops",
+                            j + 1
+                        ),
+                    },
+                ));
+            }
+        }
+        Ok(seq)
+    }
+
+    fn slot(&self, seq: u64) -> Option<&Slot> {
+        self.slots
+            .binary_search_by_key(&seq, |s| s.seq)
+            .ok()
+            .map(|i| &self.slots[i])
     }
 
     fn remove(&mut self, seq: u64) {
@@ -304,6 +348,24 @@ mod tests {
             Entry { addr: 200, size: 8 }
         );
         assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn null_pops_follow_the_slot_the_others_name() {
+        // Process 0 registers two areas, process 1 NULL in both slots; the
+        // older slot is popped first, then the newer.
+        let mut r = Registry::new(1, 2);
+        r.apply(&[&[push(100, 8), push(200, 8)], &[push(0, 0), push(0, 0)]])
+            .ok()
+            .unwrap();
+        r.apply(&[&[pop(100)], &[pop(0)]]).ok().unwrap();
+        assert_eq!(r.len(), 1);
+        // Popping NULL where an area was registered is a mismatch.
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(100, 8)], &[push(300, 8)]]).ok().unwrap();
+        let e = r.apply(&[&[pop(100)], &[pop(0)]]).err().unwrap();
+        assert_eq!(e.pid, 1);
+        assert!(matches!(e.kind, ErrorKind::RegistrationMismatch { .. }));
     }
 
     #[test]

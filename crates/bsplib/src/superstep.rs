@@ -42,7 +42,32 @@ fn published(world: &World, pid: usize, q: usize) -> &Outgoing {
 
 impl Process {
     /// `bsp_sync`.
+    ///
+    /// A failed sync poisons the process: it may have stopped between two
+    /// barriers, while other processes still read its current mailbox half
+    /// and registered memory, so from then on every call that would write
+    /// them fails (see `Process::check_running`), and the message queue is
+    /// emptied.
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
+        if self.poisoned {
+            return Err(Error::new(
+                ErrorKind::Stopped,
+                CALL,
+                self.pid,
+                self.superstep,
+                loc,
+            ));
+        }
+        let result = self.sync_steps(loc);
+        if result.is_err() {
+            self.poisoned = true;
+            self.inbox.clear();
+        }
+        result
+    }
+
+    /// The steps of `sync`, in order (module docs).
+    fn sync_steps(&mut self, loc: Loc) -> Result<(), Error> {
         let q = self.parity;
         let all = self
             .world

@@ -475,3 +475,87 @@ fn ignored_nested_run_still_stops_the_run() {
         },
     );
 }
+
+/// A process whose sync failed (here on a tag-size mismatch it detected
+/// after the first barrier, while slower processes may still read its
+/// mailbox and registered memory) and that ignores the error cannot write
+/// its mailbox again: `set_tagsize` (and every other queuing call) reports
+/// the stop, and its message queue is empty.
+#[test]
+fn calls_after_an_ignored_failed_sync_are_refused() {
+    expect_failure(
+        2,
+        |bsp, log| {
+            let a = Area::<u64>::new(bsp, 4);
+            bsp.push_reg(&a)?;
+            bsp.sync()?;
+            bsp.send(0, &[], b"m")?;
+            if is_last(bsp) {
+                bsp.set_tagsize(4)?;
+            }
+            bsp.set_tagsize(4)?;
+            bsp.get(0, &a, 0, &a, 0, 4)?;
+            let failed = bsp.sync();
+            note(log, bsp, Seen::Call(failed.clone()));
+            // Ignore the failure and carry on as if nothing happened.
+            note(log, bsp, Seen::Call(bsp.set_tagsize(4).map(|_| ())));
+            note(log, bsp, Seen::Call(bsp.put(0, &[1], &a, 0)));
+            note(log, bsp, Seen::Call(bsp.push_reg(&a)));
+            note(log, bsp, Seen::Call(bsp.send(0, &[], b"x")));
+            check!(bsp, bsp.hpmove().is_none());
+            check_eq!(bsp, bsp.qsize(), (0, 0));
+            Ok(())
+        },
+        |n, err, seen| {
+            assert!(
+                matches!(err.kind(), ErrorKind::TagSizeMismatch { .. }),
+                "{err}"
+            );
+            assert_eq!(err.pid(), n - 1);
+            for pid in 0..n {
+                let results = calls(seen, pid);
+                assert_eq!(results.len(), 5, "process {pid}: {results:?}");
+                assert!(results[0].is_err(), "process {pid}: the sync must fail");
+                for r in &results[1..] {
+                    let e = r
+                        .as_ref()
+                        .expect_err("a call after a failed sync must fail");
+                    assert!(e.is_stopped(), "process {pid}: {e}");
+                }
+            }
+        },
+    );
+}
+
+/// `Bsp::abort`'s message may be formatted with the handle itself.
+#[test]
+fn abort_message_may_use_the_handle() {
+    struct Whoami<'a>(&'a bsplib::Bsp);
+    impl std::fmt::Display for Whoami<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(
+                f,
+                "process {} of {} gives up",
+                self.0.pid(),
+                self.0.nprocs()
+            )
+        }
+    }
+    for (engine, p) in configurations() {
+        let err = run_on(engine, p, |bsp| -> Result<(), Error> {
+            if is_last(bsp) {
+                bsp.abort(Whoami(bsp));
+            }
+            bsp.sync()
+        })
+        .expect_err("abort stops the run");
+        let n = Runtime::new(p).engine(engine).nprocs();
+        let want = format!("process {} of {n} gives up", n - 1);
+        assert_eq!(
+            err.kind(),
+            &ErrorKind::Aborted { message: want },
+            "{} p={p}",
+            engine.name()
+        );
+    }
+}
