@@ -32,8 +32,9 @@ impl<T> Storage<T> {
     #[inline]
     pub(crate) fn addr(&self) -> usize {
         match &self.anchor {
-            Some(a) => &**a as *const u8 as usize,
-            None => self.cells.as_ptr() as usize,
+            Some(a) => (&**a as *const u8).addr(),
+            // Remote processes write through this address: expose it.
+            None => self.cells.as_ptr().expose_provenance(),
         }
     }
 }

@@ -66,9 +66,12 @@ impl<'a> Raw<'a> {
     /// mismatches are reported by the next sync.
     #[track_caller]
     pub unsafe fn push_reg(&self, ident: *const c_void, size: i64) -> Res {
-        self.bsp
-            .process()
-            .push_reg(ident as usize, size, None, Some(Location::caller()))
+        self.bsp.process().push_reg(
+            ident.expose_provenance(),
+            size,
+            None,
+            Some(Location::caller()),
+        )
     }
 
     /// `bsp_pop_reg(ident)`.
@@ -85,7 +88,7 @@ impl<'a> Raw<'a> {
     pub unsafe fn pop_reg(&self, ident: *const c_void) -> Res {
         self.bsp
             .process()
-            .pop_reg(ident as usize, Some(Location::caller()))
+            .pop_reg(ident.addr(), Some(Location::caller()))
     }
 
     /// `bsp_put(pid, src, dst, offset, nbytes)`.
@@ -111,7 +114,7 @@ impl<'a> Raw<'a> {
         unsafe {
             self.bsp
                 .process()
-                .put(pid, src.cast(), dst as usize, offset, nbytes, loc)
+                .put(pid, src.cast(), dst.addr(), offset, nbytes, loc)
         }
     }
 
@@ -140,7 +143,7 @@ impl<'a> Raw<'a> {
         unsafe {
             self.bsp
                 .process()
-                .hpput(pid, src.cast(), dst as usize, offset, nbytes, loc)
+                .hpput(pid, src.cast(), dst.addr(), offset, nbytes, loc)
         }
     }
 
@@ -168,7 +171,7 @@ impl<'a> Raw<'a> {
         unsafe {
             self.bsp.process().get(
                 pid,
-                src as usize,
+                src.addr(),
                 offset,
                 dst.cast(),
                 nbytes,
@@ -202,16 +205,9 @@ impl<'a> Raw<'a> {
         let loc = Some(Location::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
-            self.bsp.process().get(
-                pid,
-                src as usize,
-                offset,
-                dst.cast(),
-                nbytes,
-                true,
-                None,
-                loc,
-            )
+            self.bsp
+                .process()
+                .get(pid, src.addr(), offset, dst.cast(), nbytes, true, None, loc)
         }
     }
 

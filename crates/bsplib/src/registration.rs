@@ -20,6 +20,10 @@ use std::panic::Location;
 use crate::error::ErrorKind;
 
 /// One process's part of a slot. `addr == 0` is a `NULL` registration.
+/// Addresses are kept as integers (they are compared, published to other
+/// processes and offset); the front doors expose the provenance of every
+/// registered pointer, and the sync turns addresses back into pointers with
+/// `with_exposed_provenance`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub(crate) addr: usize,

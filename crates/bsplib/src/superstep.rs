@@ -20,6 +20,8 @@
 //! processes' memory only in step 4 (get sources) and their mailboxes in
 //! steps 3 and 5. An empty superstep costs one barrier.
 
+use std::ptr;
+
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{Outgoing, DATA, GET, HPPUT, REG};
@@ -156,10 +158,13 @@ impl Process {
                 // until this sync's barrier B; no one writes it before
                 // barrier B except an hpget whose user broke its contract.
                 // `g.dst` was vouched for by the caller of `hpget`.
-                unsafe { mem::copy(g.src as *const u8, g.dst, g.len) };
+                unsafe { mem::copy(ptr::with_exposed_provenance(g.src), g.dst, g.len) };
             } else {
                 // SAFETY: as above for `g.src`; the get buffer is ours.
-                unsafe { self.getbuf.push_raw(g.src as *const u8, g.len) };
+                unsafe {
+                    self.getbuf
+                        .push_raw(ptr::with_exposed_provenance(g.src), g.len)
+                };
             }
         }
     }
@@ -199,14 +204,20 @@ impl Process {
                 // inside memory we registered, which is alive (keepalive, or
                 // the raw caller's promise) and which only we write now; the
                 // payload follows the header in the sender's buffer.
-                unsafe { mem::copy(base.add(at + 16), dst as *mut u8, len) };
+                unsafe {
+                    mem::copy(
+                        base.add(at + 16),
+                        ptr::with_exposed_provenance_mut(dst),
+                        len,
+                    )
+                };
                 at += 16 + pad8(len);
             }
             for h in out.hpputs[me].iter() {
                 // SAFETY: as for puts for `dst`; the sender promised `src`
                 // stays readable until the end of this sync, which closes
                 // with barrier C.
-                unsafe { mem::copy(h.src, h.dst as *mut u8, h.len) };
+                unsafe { mem::copy(h.src, ptr::with_exposed_provenance_mut(h.dst), h.len) };
             }
             // SAFETY: the sender leaves this buffer untouched until barrier
             // A of the next sync, when our inbox is cleared.
