@@ -14,6 +14,8 @@
 use std::cell::UnsafeCell;
 use std::panic::Location;
 
+use crossbeam_utils::CachePadded;
+
 use crate::mem::AlignedBuf;
 use crate::registration::RegOp;
 
@@ -43,15 +45,18 @@ pub(crate) struct TagCalls {
     pub(crate) location: Option<&'static Location<'static>>,
 }
 
-/// Everything one process sends in one superstep.
+/// Everything one process sends in one superstep. Each per-destination
+/// list has its own cache line: the lists of different processes are
+/// allocated side by side, and a write to one must not evict another
+/// process's from its core.
 pub(crate) struct Outgoing {
     /// Per destination: records `[dst address][len][payload, padded to 8]`.
-    pub(crate) puts: Box<[AlignedBuf]>,
+    pub(crate) puts: Box<[CachePadded<AlignedBuf>]>,
     /// Per destination: unbuffered puts.
-    pub(crate) hpputs: Box<[Vec<HpPut>]>,
+    pub(crate) hpputs: Box<[CachePadded<Vec<HpPut>>]>,
     /// Per destination: records `[tag len][payload len][tag][payload]`,
     /// tag and payload each padded to 8 so both start aligned.
-    pub(crate) sends: Box<[AlignedBuf]>,
+    pub(crate) sends: Box<[CachePadded<AlignedBuf>]>,
     /// Registration calls in call order.
     pub(crate) reg_ops: Vec<RegOp>,
     /// Tag-size calls.
@@ -61,9 +66,9 @@ pub(crate) struct Outgoing {
 impl Outgoing {
     fn new(nprocs: usize) -> Self {
         Outgoing {
-            puts: (0..nprocs).map(|_| AlignedBuf::default()).collect(),
-            hpputs: (0..nprocs).map(|_| Vec::new()).collect(),
-            sends: (0..nprocs).map(|_| AlignedBuf::default()).collect(),
+            puts: (0..nprocs).map(|_| CachePadded::default()).collect(),
+            hpputs: (0..nprocs).map(|_| CachePadded::default()).collect(),
+            sends: (0..nprocs).map(|_| CachePadded::default()).collect(),
             reg_ops: Vec::new(),
             tag: TagCalls::default(),
         }
@@ -71,9 +76,9 @@ impl Outgoing {
 
     /// Empties every list, keeping capacities.
     pub(crate) fn clear(&mut self) {
-        self.puts.iter_mut().for_each(AlignedBuf::clear);
-        self.hpputs.iter_mut().for_each(Vec::clear);
-        self.sends.iter_mut().for_each(AlignedBuf::clear);
+        self.puts.iter_mut().for_each(|b| b.clear());
+        self.hpputs.iter_mut().for_each(|v| v.clear());
+        self.sends.iter_mut().for_each(|b| b.clear());
         self.reg_ops.clear();
         self.tag = TagCalls::default();
     }

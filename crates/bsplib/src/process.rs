@@ -58,6 +58,9 @@ pub(crate) struct Process {
     pub(crate) episode: u64,
     /// Parity of the current superstep: which mailbox half we write.
     pub(crate) parity: usize,
+    /// Whether each mailbox half holds anything (clearing a clean half
+    /// would only write cache lines other processes read).
+    pub(crate) dirty: [bool; 2],
     /// Flags (see `mailbox`) for the barrier that ends this superstep.
     pub(crate) flags: u32,
     pub(crate) reg: Registry,
@@ -86,6 +89,7 @@ impl Process {
             world,
             episode: 0,
             parity: 0,
+            dirty: [false; 2],
             flags: 0,
             reg: Registry::new(pid, nprocs),
             pending_keep: Vec::new(),
@@ -105,6 +109,7 @@ impl Process {
     #[inline]
     pub(crate) fn out(&mut self) -> &mut Outgoing {
         debug_assert!(!self.poisoned, "mailbox written after a failed sync");
+        self.dirty[self.parity] = true;
         // SAFETY: we are the owner, and outside a sync the half of the
         // current parity is ours alone (mailbox module docs); `&mut self`
         // prevents two views at once.

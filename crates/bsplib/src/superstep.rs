@@ -75,10 +75,13 @@ impl Process {
             .world
             .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
-        // SAFETY: after barrier A nobody reads half `1 - q` any more (it was
-        // read from barrier A of the previous sync until now), and we are
-        // its owner.
-        unsafe { self.world.mailbox(self.pid).owner(q ^ 1) }.clear();
+        if self.dirty[q ^ 1] {
+            // SAFETY: after barrier A nobody reads half `1 - q` any more (it
+            // was read from barrier A of the previous sync until now), and
+            // we are its owner.
+            unsafe { self.world.mailbox(self.pid).owner(q ^ 1) }.clear();
+            self.dirty[q ^ 1] = false;
+        }
 
         let applied = if all & REG != 0 {
             Some(self.apply_collectives(q, loc)?)
