@@ -4,7 +4,8 @@
 //!
 //! 1. **Barrier A**, arriving with this superstep's flags; everyone leaves
 //!    with their OR. Every mailbox half `q` is now readable.
-//! 2. Clear our half `1 - q` (its readers finished before barrier A).
+//! 2. Clear our half `1 - q` if we wrote anything into it (its readers
+//!    finished before barrier A).
 //! 3. If anyone registered or set the tag size: check the calls match
 //!    across processes and apply them to the replicated slot table.
 //! 4. If anyone issued a get: read the sources (buffered gets into our get
