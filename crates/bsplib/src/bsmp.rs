@@ -67,13 +67,14 @@ impl Inbox {
         self.msgs.get(self.head).copied()
     }
 
-    /// Removes the first message.
+    /// Removes the first message and returns it; its bytes stay readable
+    /// until the next `clear`.
     #[inline]
-    pub(crate) fn advance(&mut self) {
-        if let Some(m) = self.front() {
-            self.head += 1;
-            self.bytes -= m.len;
-        }
+    pub(crate) fn pop_front(&mut self) -> Option<Msg> {
+        let m = self.front()?;
+        self.head += 1;
+        self.bytes -= m.len;
+        Some(m)
     }
 
     /// `(messages, payload bytes)` still in the queue.
@@ -124,11 +125,11 @@ impl Process {
         let len = self.check_nonneg(nbytes, "payload nbytes", CALL, loc)?;
         let tag_len = self.tags.send;
         let buf = &mut self.out().sends[pid];
-        buf.push_word(tag_len);
-        buf.push_word(len);
-        // SAFETY: the caller guarantees both ranges are readable.
+        // SAFETY: the caller guarantees both ranges are readable. The
+        // header and the tag form one record, the payload another, each
+        // padded to 8: the layout `Inbox::collect` reads.
         unsafe {
-            buf.push_raw(tag, tag_len);
+            buf.push_record([tag_len, len], tag, tag_len);
             buf.push_raw(payload, len);
         }
         self.flags |= DATA;
@@ -149,14 +150,13 @@ impl Process {
     ) -> Result<usize, Error> {
         const CALL: &str = "bsp_move";
         let max = self.check_nonneg(max, "reception nbytes", CALL, loc)?;
-        let Some(m) = self.inbox.front() else {
+        let Some(m) = self.inbox.pop_front() else {
             return Err(self.fail(ErrorKind::EmptyQueue, CALL, loc));
         };
         let n = m.len.min(max);
         // SAFETY: `m.payload` is readable for `m.len` bytes until the next
         // sync (Inbox docs); the caller vouches for `dst`.
         unsafe { mem::copy(m.payload, dst, n) };
-        self.inbox.advance();
         Ok(n)
     }
 }

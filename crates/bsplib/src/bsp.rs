@@ -649,9 +649,7 @@ impl Bsp {
     /// and [`sync`](Bsp::sync) needs `&mut self`. So this function is safe.
     /// Tag and payload start 8-byte aligned.
     pub fn hpmove(&self) -> Option<Message<'_>> {
-        let mut p = self.process();
-        let m = p.inbox.front()?;
-        p.inbox.advance();
+        let m = self.process().inbox.pop_front()?;
         // SAFETY: the message's bytes stay allocated and unchanged until the
         // first barrier of the next sync (Inbox docs), which cannot start
         // while the returned borrow of `self` lives.

@@ -61,7 +61,7 @@ impl AlignedBuf {
     /// Reserves `n` bytes (rounded up to 8) at the end and returns the offset
     /// of the first.
     #[inline]
-    pub(crate) fn reserve_record(&mut self, n: usize) -> usize {
+    fn reserve_record(&mut self, n: usize) -> usize {
         let at = self.len;
         let new_len = at + pad8(n);
         let words = new_len / 8;
@@ -70,13 +70,6 @@ impl AlignedBuf {
         }
         self.len = new_len;
         at
-    }
-
-    /// Appends a `usize` as 8 bytes.
-    #[inline]
-    pub(crate) fn push_word(&mut self, w: usize) {
-        let at = self.reserve_record(8);
-        self.words[at / 8] = w as u64;
     }
 
     /// Appends a record: two header words, then `len` bytes read from
@@ -135,12 +128,14 @@ mod tests {
     #[test]
     fn records_are_padded_and_aligned() {
         let mut b = AlignedBuf::default();
-        b.push_word(7);
         let bytes = [1u8, 2, 3];
         // SAFETY: `bytes` is a live array of 3 bytes.
-        unsafe { b.push_raw(bytes.as_ptr(), 3) };
-        assert_eq!(b.len(), 16);
-        assert_eq!(b.word(0), 7);
+        unsafe {
+            b.push_record([7, 3], bytes.as_ptr(), 3);
+            b.push_raw(bytes.as_ptr(), 3);
+        }
+        assert_eq!(b.len(), 32);
+        assert_eq!((b.word(0), b.word(8)), (7, 3));
         assert_eq!(b.as_ptr() as usize % 8, 0);
         b.clear();
         assert!(b.is_empty());

@@ -129,9 +129,7 @@ impl Process {
     #[cold]
     pub(crate) fn interrupted(&self, why: Interrupt, call: &'static str, loc: Loc) -> Error {
         match why {
-            Interrupt::Stopped => {
-                Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
-            }
+            Interrupt::Stopped => self.stopped(call, loc),
             Interrupt::Ended(ended) => self.fail(ErrorKind::ProcessEnded { ended }, call, loc),
         }
     }
@@ -174,16 +172,17 @@ impl Process {
     #[inline]
     pub(crate) fn check_running(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
         if self.poisoned || self.world.is_stopped() {
-            Err(Error::new(
-                ErrorKind::Stopped,
-                call,
-                self.pid,
-                self.superstep,
-                loc,
-            ))
+            Err(self.stopped(call, loc))
         } else {
             Ok(())
         }
+    }
+
+    /// The secondary error of a process whose run was stopped elsewhere
+    /// (not recorded: the run already has its error).
+    #[cold]
+    fn stopped(&self, call: &'static str, loc: Loc) -> Error {
+        Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
     }
 
     /// `bsp_time`: seconds since the start of the run, this process's clock.

@@ -298,9 +298,7 @@ impl<'a> Raw<'a> {
     /// first message and returns pointers to its tag and payload, valid
     /// until the end of the superstep, and the payload length.
     pub fn hpmove(&self) -> Option<(*const c_void, *const c_void, usize)> {
-        let mut p = self.bsp.process();
-        let m = p.inbox.front()?;
-        p.inbox.advance();
+        let m = self.bsp.process().inbox.pop_front()?;
         Some((m.tag.cast(), m.payload.cast(), m.len))
     }
 }

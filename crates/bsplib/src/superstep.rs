@@ -52,16 +52,9 @@ impl Process {
     /// them fails (see `Process::check_running`), and the message queue is
     /// emptied.
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
-        if self.poisoned {
-            return Err(Error::new(
-                ErrorKind::Stopped,
-                CALL,
-                self.pid,
-                self.superstep,
-                loc,
-            ));
-        }
-        let result = self.sync_steps(loc);
+        let result = self
+            .check_running(CALL, loc)
+            .and_then(|()| self.sync_steps(loc));
         if result.is_err() {
             self.poisoned = true;
             self.inbox.clear();
