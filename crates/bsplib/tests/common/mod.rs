@@ -76,6 +76,41 @@ where
     for_each_engine(spmd, |_, _| {});
 }
 
+/// The configurations `(engine, requested p, processes given)` that give
+/// at least `min_p` processes; there must be one.
+pub fn configurations_with(min_p: usize) -> Vec<(Engine, usize, usize)> {
+    let v: Vec<_> = configurations()
+        .into_iter()
+        .map(|(engine, p)| (engine, p, Runtime::new(p).engine(engine).nprocs()))
+        .filter(|&(_, _, n)| n >= min_p)
+        .collect();
+    assert!(!v.is_empty(), "no configuration has p >= {min_p}");
+    v
+}
+
+/// Runs `spmd` (see [`run_on`]) expecting the run to fail with an original
+/// error (not the `Stopped` of a process stopped by another), and returns it.
+pub fn run_expecting_error<R, F>(engine: Engine, p: usize, spmd: F) -> Error
+where
+    F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
+    R: Send + 'static,
+{
+    match run_on(engine, p, spmd) {
+        Ok(_) => panic!(
+            "run on {} with p={p} succeeded; an error was expected",
+            engine.name()
+        ),
+        Err(e) => {
+            assert!(
+                !e.is_stopped(),
+                "{} p={p}: the run's error must be the original one, got: {e}",
+                engine.name()
+            );
+            e
+        }
+    }
+}
+
 /// Runs `spmd` on every configuration whose process count is at least
 /// `min_p`, expecting the run to fail; `verify` checks the error.
 pub fn expect_error<F, V>(min_p: usize, spmd: F, verify: V)
@@ -83,29 +118,9 @@ where
     F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
     V: Fn(usize, &Error),
 {
-    let mut ran = false;
-    for (engine, p) in configurations() {
-        let n = Runtime::new(p).engine(engine).nprocs();
-        if n < min_p {
-            continue;
-        }
-        ran = true;
-        match run_on(engine, p, spmd.clone()) {
-            Ok(_) => panic!(
-                "run on {} with p={p} succeeded; an error was expected",
-                engine.name()
-            ),
-            Err(e) => {
-                assert!(
-                    !e.is_stopped(),
-                    "{} p={p}: the run's error must be the original one, got: {e}",
-                    engine.name()
-                );
-                verify(n, &e)
-            }
-        }
+    for (engine, p, n) in configurations_with(min_p) {
+        verify(n, &run_expecting_error(engine, p, spmd.clone()));
     }
-    assert!(ran, "no configuration has p >= {min_p}");
 }
 
 /// Asserts inside a scenario, naming the process and superstep on failure.
