@@ -60,7 +60,15 @@ impl Config {
         Duration::from_millis(if self.quick { 60 } else { 400 })
     }
 
-    /// 16 MiB transfers per repetition.
+    /// Time budget of `round`: round 0, the warm-up, gets a quarter.
+    fn sync_budget_in(&self, round: usize) -> Duration {
+        if round == 0 {
+            self.sync_budget() / 4
+        } else {
+            self.sync_budget()
+        }
+    }
+
     /// Transfers (or copies) made before measuring a 16 MiB transfer. On
     /// this VM freshly allocated buffers get faster over their first few
     /// dozen passes (the host backs and settles the pages), so a short
@@ -73,6 +81,16 @@ impl Config {
         }
     }
 
+    /// Copies in `round`: round 0 is the warm-up.
+    fn copies_in(&self, round: usize) -> usize {
+        if round == 0 {
+            self.warmup()
+        } else {
+            self.copies()
+        }
+    }
+
+    /// 16 MiB transfers per repetition.
     fn copies(&self) -> usize {
         if self.quick {
             2
@@ -221,11 +239,7 @@ fn bench_spin(n: usize, reps: usize, cfg: &Config) -> Vec<f64> {
         // Round 0 warms up.
         for round in 0..=reps {
             barrier.wait(&mut sense);
-            let budget = if round == 0 {
-                cfg.sync_budget() / 4
-            } else {
-                cfg.sync_budget()
-            };
+            let budget = cfg.sync_budget_in(round);
             let step = || {
                 barrier.wait(&mut sense);
                 Ok::<(), Infallible>(())
@@ -259,11 +273,7 @@ fn bench_sync(p: usize, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
         let mut out = Vec::with_capacity(reps);
         for round in 0..=reps {
             bsp.sync()?;
-            let budget = if round == 0 {
-                cfg.sync_budget() / 4
-            } else {
-                cfg.sync_budget()
-            };
+            let budget = cfg.sync_budget_in(round);
             let (iters, elapsed) =
                 bounded_loop(leader, &stop, round, cfg.sync_iters(), budget, || {
                     bsp.sync()
@@ -292,11 +302,7 @@ fn bench_memcpy(threads: usize, reps: usize, cfg: &Config) -> Vec<f64> {
         let mut out = Vec::with_capacity(reps);
         // Round 0 warms up (page faults), with as many copies as `bench_put`.
         for round in 0..=reps {
-            let copies = if round == 0 {
-                cfg.warmup()
-            } else {
-                cfg.copies()
-            };
+            let copies = cfg.copies_in(round);
             start.wait(&mut sense);
             let t0 = Instant::now();
             for _ in 0..copies {
@@ -335,11 +341,7 @@ fn bench_put(hp: bool, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
         // `Config::warmup`). It makes at least two transfers: supersteps
         // alternate between two outgoing buffers.
         for round in 0..=reps {
-            let copies = if round == 0 {
-                cfg.warmup()
-            } else {
-                cfg.copies()
-            };
+            let copies = cfg.copies_in(round);
             bsp.sync()?;
             let t0 = Instant::now();
             for _ in 0..copies {
