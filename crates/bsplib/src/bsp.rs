@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::marker::PhantomData;
-use std::panic::Location;
+use crate::error::SourceLocation;
 
 use bytemuck::Pod;
 
@@ -116,7 +116,7 @@ impl Bsp {
     /// ```
     #[track_caller]
     pub fn sync(&mut self) -> Result<(), Error> {
-        let loc = Location::caller();
+        let loc = SourceLocation::caller();
         let p = self.process.get_mut();
         p.sync(Some(loc))?;
         crate::runtime::note_superstep(p.superstep);
@@ -147,7 +147,7 @@ impl Bsp {
     /// ```
     #[track_caller]
     pub fn abort(&self, message: impl Display) -> ! {
-        let loc = Location::caller();
+        let loc = SourceLocation::caller();
         // Format first: the user's `Display` may call methods of `self`.
         let message = message.to_string();
         let _ = self.process().abort(message, Some(loc));
@@ -184,7 +184,7 @@ impl Bsp {
     /// [`ErrorKind::LocalBounds`] if `len > area.len()`.
     #[track_caller]
     pub fn push_reg_prefix<T: Pod>(&self, area: &Area<T>, len: usize) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         if len > area.len() {
             let size = std::mem::size_of::<T>();
@@ -208,7 +208,7 @@ impl Bsp {
     #[track_caller]
     pub fn push_reg_null(&self) -> Result<(), Error> {
         self.process()
-            .push_reg(0, 0, None, Some(Location::caller()))
+            .push_reg(0, 0, None, Some(SourceLocation::caller()))
     }
 
     /// `bsp_pop_reg`: removes the most recent slot in which this process
@@ -228,7 +228,7 @@ impl Bsp {
     #[track_caller]
     pub fn pop_reg<T: Pod>(&self, area: &Area<T>) -> Result<(), Error> {
         self.process()
-            .pop_reg(area.addr(), Some(Location::caller()))
+            .pop_reg(area.addr(), Some(SourceLocation::caller()))
     }
 
     /// `bsp_pop_reg(NULL)`: takes part in the pop of a slot in which this
@@ -237,7 +237,7 @@ impl Bsp {
     /// `NULL`, it is the most recent slot that is `NULL` everywhere.
     #[track_caller]
     pub fn pop_reg_null(&self) -> Result<(), Error> {
-        self.process().pop_reg(0, Some(Location::caller()))
+        self.process().pop_reg(0, Some(SourceLocation::caller()))
     }
 
     // ----- DRMA -----------------------------------------------------------
@@ -284,7 +284,7 @@ impl Bsp {
         dst: &Area<T>,
         offset: usize,
     ) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
         // SAFETY: `src` is a live slice of `nbytes` bytes; `put` copies it
@@ -331,7 +331,7 @@ impl Bsp {
         dst: &Area<T>,
         offset: usize,
     ) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_hpput", loc)?;
         // SAFETY: the caller keeps `src` alive and unchanged until the end
@@ -390,7 +390,7 @@ impl Bsp {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: `get_into` checks `dst` and keeps its storage alive until
         // the sync writes it; views of `dst` cannot live across the sync.
         unsafe { self.get_into(pid, src, offset, dst, dst_offset, len, false, loc) }
@@ -422,7 +422,7 @@ impl Bsp {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: the caller accepts the unbuffered contract above.
         unsafe { self.get_into(pid, src, offset, dst, dst_offset, len, true, loc) }
     }
@@ -442,7 +442,7 @@ impl Bsp {
         dst_offset: usize,
         len: usize,
         hp: bool,
-        loc: Option<&'static Location<'static>>,
+        loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
         let mut p = self.process();
@@ -510,7 +510,7 @@ impl Bsp {
     /// ```
     #[track_caller]
     pub fn set_tagsize(&self, nbytes: usize) -> Result<usize, Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         let n = i64::try_from(nbytes).map_err(|_| {
             p.fail(
@@ -541,7 +541,7 @@ impl Bsp {
     /// Tag plus payload bytes towards both h-relations.
     #[track_caller]
     pub fn send(&self, pid: usize, tag: &[u8], payload: &[u8]) -> Result<(), Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         let expected = p.send_tag_size();
         if tag.len() != expected {
@@ -601,7 +601,7 @@ impl Bsp {
     /// the queue.
     #[track_caller]
     pub fn get_tag(&self, tag: &mut [u8]) -> Result<Option<usize>, Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         let p = self.process();
         let Some(m) = p.inbox.front() else {
             return Ok(None);
@@ -632,7 +632,7 @@ impl Bsp {
     /// [`ErrorKind::EmptyQueue`] if there is no message.
     #[track_caller]
     pub fn move_payload(&self, buf: &mut [u8]) -> Result<usize, Error> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: `buf` is writable for `buf.len()` bytes.
         unsafe {
             self.process()
@@ -708,7 +708,7 @@ fn typed_range<T>(
     offset: usize,
     len: usize,
     call: &'static str,
-    loc: Option<&'static Location<'static>>,
+    loc: Option<SourceLocation>,
 ) -> Result<(i64, i64), Error> {
     let size = std::mem::size_of::<T>();
     let bytes = |n: usize, what| {

@@ -8,6 +8,62 @@
 use std::fmt;
 use std::panic::Location;
 
+/// Where a BSPlib call was made: the Rust caller (through
+/// `#[track_caller]`), or the C caller's `__FILE__` and `__LINE__` (passed
+/// by the macros of `bsp.h`). C locations have no column (`column() == 0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceLocation {
+    file: &'static str,
+    line: u32,
+    column: u32,
+}
+
+impl SourceLocation {
+    /// A location from its parts; `column` 0 means unknown.
+    pub fn new(file: &'static str, line: u32, column: u32) -> Self {
+        SourceLocation { file, line, column }
+    }
+
+    /// The location of the caller of the function this is called in (with
+    /// `#[track_caller]` along the way).
+    #[track_caller]
+    #[inline]
+    pub fn caller() -> Self {
+        Location::caller().into()
+    }
+
+    /// The source file.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// The line, from 1.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// The column, from 1; 0 when unknown (calls from C).
+    pub fn column(&self) -> u32 {
+        self.column
+    }
+}
+
+impl From<&'static Location<'static>> for SourceLocation {
+    fn from(loc: &'static Location<'static>) -> Self {
+        SourceLocation::new(loc.file(), loc.line(), loc.column())
+    }
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if self.column != 0 {
+            write!(f, ":{}", self.column)?;
+        }
+        Ok(())
+    }
+}
+
 /// What went wrong. Carried inside an [`Error`], which adds where and when.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -149,7 +205,7 @@ pub struct Error {
     call: &'static str,
     pid: usize,
     superstep: u64,
-    location: Option<&'static Location<'static>>,
+    location: Option<SourceLocation>,
 }
 
 impl Error {
@@ -158,7 +214,7 @@ impl Error {
         call: &'static str,
         pid: usize,
         superstep: u64,
-        location: Option<&'static Location<'static>>,
+        location: Option<SourceLocation>,
     ) -> Self {
         Error {
             kind,
@@ -189,8 +245,9 @@ impl Error {
         self.superstep
     }
 
-    /// Where the call was made, for calls made from Rust.
-    pub fn location(&self) -> Option<&'static Location<'static>> {
+    /// Where the call was made, when known (Rust callers; C callers through
+    /// the macros of `bsp.h`).
+    pub fn location(&self) -> Option<SourceLocation> {
         self.location
     }
 
@@ -209,7 +266,7 @@ impl fmt::Display for Error {
             self.call, self.pid, self.superstep
         )?;
         if let Some(loc) = self.location {
-            write!(f, ", {}:{}:{}", loc.file(), loc.line(), loc.column())?;
+            write!(f, ", {loc}")?;
         }
         write!(f, "): {}", self.kind)
     }

@@ -81,5 +81,5 @@ mod superstep;
 
 pub use area::Area;
 pub use bsp::{Bsp, Message};
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};

@@ -12,7 +12,7 @@
 //! unnecessary (see `engine/threads/README.md`).
 
 use std::cell::UnsafeCell;
-use std::panic::Location;
+use crate::error::SourceLocation;
 
 use crossbeam_utils::CachePadded;
 
@@ -42,7 +42,7 @@ pub(crate) struct HpPut {
 pub(crate) struct TagCalls {
     pub(crate) calls: u32,
     pub(crate) last: usize,
-    pub(crate) location: Option<&'static Location<'static>>,
+    pub(crate) location: Option<SourceLocation>,
 }
 
 /// Everything one process sends in one superstep. Each per-destination

@@ -6,7 +6,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::panic::Location;
+use crate::error::SourceLocation;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,7 +23,7 @@ use crate::registration::Registry;
 pub(crate) type Keepalive = Rc<dyn Any>;
 
 /// A source location, when the call came from Rust.
-pub(crate) type Loc = Option<&'static Location<'static>>;
+pub(crate) type Loc = Option<SourceLocation>;
 
 /// A get request, executed at the sync by the requesting process.
 #[derive(Clone, Copy)]

@@ -5,7 +5,7 @@
 //! (negative sizes, pid range) are the same for every front door.
 
 use std::ffi::c_void;
-use std::panic::Location;
+use crate::error::SourceLocation;
 
 use crate::error::Error;
 use crate::Bsp;
@@ -70,7 +70,7 @@ impl<'a> Raw<'a> {
             ident.expose_provenance(),
             size,
             None,
-            Some(Location::caller()),
+            Some(SourceLocation::caller()),
         )
     }
 
@@ -88,7 +88,7 @@ impl<'a> Raw<'a> {
     pub unsafe fn pop_reg(&self, ident: *const c_void) -> Res {
         self.bsp
             .process()
-            .pop_reg(ident.addr(), Some(Location::caller()))
+            .pop_reg(ident.addr(), Some(SourceLocation::caller()))
     }
 
     /// `bsp_put(pid, src, dst, offset, nbytes)`.
@@ -109,7 +109,7 @@ impl<'a> Raw<'a> {
         offset: i64,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -138,7 +138,7 @@ impl<'a> Raw<'a> {
         offset: i64,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -166,7 +166,7 @@ impl<'a> Raw<'a> {
         dst: *mut c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp.process().get(
@@ -202,7 +202,7 @@ impl<'a> Raw<'a> {
         dst: *mut c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -221,7 +221,7 @@ impl<'a> Raw<'a> {
     pub fn set_tagsize(&self, nbytes: i64) -> Res<i64> {
         self.bsp
             .process()
-            .set_tagsize(nbytes, Some(Location::caller()))
+            .set_tagsize(nbytes, Some(SourceLocation::caller()))
             .map(|prev| prev as i64)
     }
 
@@ -244,7 +244,7 @@ impl<'a> Raw<'a> {
         payload: *const c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -285,7 +285,7 @@ impl<'a> Raw<'a> {
     /// An empty queue; a negative `reception_nbytes`.
     #[track_caller]
     pub unsafe fn move_payload(&self, payload: *mut c_void, reception_nbytes: i64) -> Res<usize> {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp

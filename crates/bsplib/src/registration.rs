@@ -15,7 +15,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::panic::Location;
+use crate::error::SourceLocation;
 
 use crate::error::ErrorKind;
 
@@ -49,7 +49,7 @@ impl Slot {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RegOp {
     pub(crate) kind: RegOpKind,
-    pub(crate) location: Option<&'static Location<'static>>,
+    pub(crate) location: Option<SourceLocation>,
 }
 
 /// Which call, with its arguments.
@@ -65,7 +65,7 @@ pub(crate) struct RegError {
     pub(crate) kind: ErrorKind,
     pub(crate) pid: usize,
     pub(crate) call: &'static str,
-    pub(crate) location: Option<&'static Location<'static>>,
+    pub(crate) location: Option<SourceLocation>,
 }
 
 /// What applying a superstep's registration calls changed on this process.

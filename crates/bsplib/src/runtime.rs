@@ -1,7 +1,7 @@
 //! Starting a run: the Rust counterpart of `bsp_begin` / `bsp_end`.
 
 use std::cell::{Cell, RefCell};
-use std::panic::Location;
+use crate::error::SourceLocation;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
@@ -111,7 +111,7 @@ impl Runtime {
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Send,
     {
-        let loc = Some(Location::caller());
+        let loc = Some(SourceLocation::caller());
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
@@ -211,7 +211,7 @@ pub(crate) fn note_superstep(s: u64) {
 
 /// The error of a run started inside a BSP process: BSPlib has one
 /// `bsp_begin`/`bsp_end` pair per program. It also stops the outer run.
-fn nested_error(loc: Option<&'static Location<'static>>) -> Option<Error> {
+fn nested_error(loc: Option<SourceLocation>) -> Option<Error> {
     CURRENT.with(|c| {
         let c = c.borrow();
         let outer = c.as_ref()?;

@@ -5,7 +5,7 @@
 //! processes saw in a [`Log`], and the checks run after the run.
 #![allow(dead_code)]
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe, Location};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use bsplib::{Area, Bsp, Error, ErrorKind};
@@ -104,7 +104,7 @@ pub fn assert_located(
     call: &str,
     pid: usize,
     superstep: u64,
-) -> &'static Location<'static> {
+) -> bsplib::SourceLocation {
     assert_names(err, call, pid, superstep);
     let loc = err
         .location()
