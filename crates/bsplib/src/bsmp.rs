@@ -8,7 +8,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{DATA, REG};
-use crate::mem::{self, pad8, AlignedBuf};
+use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 
 /// A message in the queue: pointers into the sender's published buffer.
@@ -35,22 +35,23 @@ impl Inbox {
         self.bytes = 0;
     }
 
-    /// Indexes the records of one sender's buffer for this process.
+    /// Indexes the message records `[tag len][len][tag][payload]` of one
+    /// sender for this process.
     ///
     /// # Safety
     ///
-    /// `buf` must stay allocated and unchanged until the next `clear`.
-    pub(crate) unsafe fn collect(&mut self, buf: &AlignedBuf) {
-        let base = buf.as_ptr();
+    /// The bytes in view must stay readable and unchanged until the next
+    /// `clear`.
+    pub(crate) unsafe fn collect(&mut self, buf: Records) {
         let mut at = 0;
         while at < buf.len() {
             let tag_len = buf.word(at);
             let len = buf.word(at + 8);
             at += 16;
-            // SAFETY: the record layout written by `send` puts the tag and
-            // then the payload, each padded to 8, inside `buf`.
-            let (tag, payload) = unsafe { (base.add(at), base.add(at + pad8(tag_len))) };
-            at += pad8(tag_len) + pad8(len);
+            let tag = buf.ptr(at, tag_len);
+            at += pad8(tag_len);
+            let payload = buf.ptr(at, len);
+            at += pad8(len);
             self.msgs.push(Msg {
                 tag,
                 tag_len,

@@ -116,9 +116,13 @@ impl Bsp {
     /// ```
     #[track_caller]
     pub fn sync(&mut self) -> Result<(), Error> {
-        let loc = SourceLocation::caller();
+        self.sync_at(Some(SourceLocation::caller()))
+    }
+
+    /// [`sync`](Bsp::sync), reporting `loc` as the caller's location.
+    pub(crate) fn sync_at(&mut self, loc: Option<SourceLocation>) -> Result<(), Error> {
         let p = self.process.get_mut();
-        p.sync(Some(loc))?;
+        p.sync(loc)?;
         crate::runtime::note_superstep(p.superstep);
         Ok(())
     }

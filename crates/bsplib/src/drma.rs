@@ -138,6 +138,14 @@ impl Process {
             return Ok(());
         };
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.world.distributed() {
+            // No shared memory to copy from at the sync: buffer it now,
+            // which BSPlib allows ("any time before the end of the sync").
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+            unsafe { self.out().puts[pid].push_record([remote, nbytes], src, nbytes) };
+            self.flags |= DATA;
+            return Ok(());
+        }
         self.out().hpputs[pid].push(HpPut {
             src,
             dst: remote,
@@ -172,6 +180,7 @@ impl Process {
         };
         let remote = self.resolve(pid, src, offset, nbytes, call, loc)?;
         self.gets.push(GetReq {
+            pid,
             src: remote,
             dst,
             len: nbytes,

@@ -192,6 +192,26 @@ pub enum ErrorKind {
     /// of the run is the other process's.
     #[error("the run was stopped by an error on another process")]
     Stopped,
+    /// A BSPlib call made outside `bsp_begin` ... `bsp_end` (C interface).
+    #[error("called outside bsp_begin ... bsp_end")]
+    OutsideRun,
+    /// A process died without reaching `bsp_end`: killed by a signal, or
+    /// it exited (`processes` engine).
+    #[error("{detail}")]
+    Died {
+        /// What happened, e.g. `process 1 was killed by signal 9 (SIGKILL)`.
+        detail: String,
+    },
+    /// One superstep's traffic from one process exceeds what the engine can
+    /// hold (the `processes` engine reserves a fixed address range per
+    /// process).
+    #[error("this superstep's traffic needs {needed} bytes; the engine holds {capacity} per process and superstep")]
+    Capacity {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        capacity: usize,
+    },
 }
 
 /// A BSPlib error: what went wrong, in which call, on which process, in which

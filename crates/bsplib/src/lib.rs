@@ -68,9 +68,11 @@
 mod area;
 mod bsmp;
 mod bsp;
+mod codec;
 mod drma;
 mod engine;
 mod error;
+mod exchange;
 mod mailbox;
 mod mem;
 mod process;
@@ -81,5 +83,6 @@ mod superstep;
 
 pub use area::Area;
 pub use bsp::{Bsp, Message};
+pub use codec::Portable;
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};

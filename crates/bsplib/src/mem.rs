@@ -121,6 +121,74 @@ impl AlignedBuf {
     }
 }
 
+/// A read-only view of 8-byte aligned records, in memory the reader may
+/// not own: another process's outgoing buffer, or a stream in shared
+/// memory. Reads are bounds-checked against the view's length.
+#[derive(Clone, Copy)]
+pub(crate) struct Records {
+    base: *const u8,
+    len: usize,
+}
+
+impl Records {
+    /// A view of `len` bytes at `base`.
+    ///
+    /// # Safety
+    ///
+    /// `base` must be 8-byte aligned and the bytes readable and unchanged
+    /// for as long as the view (or a pointer it hands out) is used.
+    #[inline]
+    pub(crate) unsafe fn new(base: *const u8, len: usize) -> Self {
+        debug_assert_eq!(base as usize % 8, 0);
+        Records { base, len }
+    }
+
+    /// A view of `buf`'s contents; using it after `buf` changes is the
+    /// caller's responsibility (`Records::new`).
+    #[inline]
+    pub(crate) fn of(buf: &AlignedBuf) -> Self {
+        Records {
+            base: buf.as_ptr(),
+            len: buf.len(),
+        }
+    }
+
+    /// Bytes in view.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The 8-byte word at byte offset `at` (a multiple of 8).
+    #[inline]
+    pub(crate) fn word(&self, at: usize) -> usize {
+        assert!(at % 8 == 0 && at + 8 <= self.len, "record word out of view");
+        // SAFETY: in bounds (checked) and aligned (`base` is, `at` is a
+        // multiple of 8); readable by the contract of `new`.
+        unsafe { self.base.add(at).cast::<u64>().read() as usize }
+    }
+
+    /// Pointer to byte `at` of `len` bytes inside the view.
+    #[inline]
+    pub(crate) fn ptr(&self, at: usize, len: usize) -> *const u8 {
+        assert!(
+            at.checked_add(len).is_some_and(|end| end <= self.len),
+            "record bytes out of view"
+        );
+        self.base.wrapping_add(at)
+    }
+
+    /// The sub-view of `len` bytes at byte offset `at` (a multiple of 8).
+    #[inline]
+    pub(crate) fn sub(&self, at: usize, len: usize) -> Records {
+        debug_assert_eq!(at % 8, 0);
+        Records {
+            base: self.ptr(at, len),
+            len,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,8 @@ pub(crate) type Loc = Option<SourceLocation>;
 /// A get request, executed at the sync by the requesting process.
 #[derive(Clone, Copy)]
 pub(crate) struct GetReq {
+    /// The process that owns the source.
+    pub(crate) pid: usize,
     /// Absolute address of the source on the remote process.
     pub(crate) src: usize,
     /// Local destination.
@@ -113,6 +115,14 @@ impl Process {
         // SAFETY: we are the owner, and outside a sync the half of the
         // current parity is ours alone (mailbox module docs); `&mut self`
         // prevents two views at once.
+        unsafe { self.world.mailbox(self.pid).owner(self.parity) }
+    }
+
+    /// A read-only view of the current half (exchange engines compose their
+    /// streams from it at the sync).
+    pub(crate) fn out_ref(&self) -> &Outgoing {
+        // SAFETY: as for `out`; the shared borrow of `self` prevents a
+        // mutable view meanwhile.
         unsafe { self.world.mailbox(self.pid).owner(self.parity) }
     }
 

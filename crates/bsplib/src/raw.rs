@@ -5,9 +5,8 @@
 //! (negative sizes, pid range) are the same for every front door.
 
 use std::ffi::c_void;
-use crate::error::SourceLocation;
 
-use crate::error::Error;
+use crate::error::{Error, SourceLocation};
 use crate::Bsp;
 
 /// BSPlib's pointer API; see [`Bsp::raw`].
@@ -42,13 +41,56 @@ use crate::Bsp;
 #[derive(Clone, Copy)]
 pub struct Raw<'a> {
     bsp: &'a Bsp,
+    /// The location to report, when the caller knows it better than
+    /// `#[track_caller]` does (the C interface passes `__FILE__`/`__LINE__`).
+    at: Option<Option<SourceLocation>>,
 }
 
 type Res<T = ()> = Result<T, Error>;
 
 impl<'a> Raw<'a> {
     pub(crate) fn new(bsp: &'a Bsp) -> Self {
-        Raw { bsp }
+        Raw { bsp, at: None }
+    }
+
+    /// The same layer, reporting `loc` as the location of the calls made
+    /// through it instead of the Rust caller's (front doors in other
+    /// languages pass their caller's location; `None` for unknown).
+    pub fn at(self, loc: Option<SourceLocation>) -> Self {
+        Raw {
+            at: Some(loc),
+            ..self
+        }
+    }
+
+    /// The location to report for the current call.
+    #[track_caller]
+    #[inline]
+    fn loc(&self) -> Option<SourceLocation> {
+        match self.at {
+            Some(loc) => loc,
+            None => self.loc(),
+        }
+    }
+
+    /// `bsp_sync` at this layer's location: see [`Bsp::sync`]. Takes the
+    /// handle itself, since a sync needs it exclusively.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::sync`].
+    #[track_caller]
+    pub fn sync(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Res {
+        bsp.sync_at(loc)
+    }
+
+    /// `bsp_abort` for front doors that stop the program themselves: records
+    /// the abort with `message` as the run's error (stopping every other
+    /// process) and returns it, where [`Bsp::abort`] unwinds.
+    #[track_caller]
+    pub fn abort(&self, message: String) -> Error {
+        let loc = self.loc();
+        self.bsp.process().abort(message, loc)
     }
 
     /// `bsp_push_reg(ident, size)`; `ident` may be null.
@@ -70,7 +112,7 @@ impl<'a> Raw<'a> {
             ident.expose_provenance(),
             size,
             None,
-            Some(SourceLocation::caller()),
+            self.loc(),
         )
     }
 
@@ -88,7 +130,7 @@ impl<'a> Raw<'a> {
     pub unsafe fn pop_reg(&self, ident: *const c_void) -> Res {
         self.bsp
             .process()
-            .pop_reg(ident.addr(), Some(SourceLocation::caller()))
+            .pop_reg(ident.addr(), self.loc())
     }
 
     /// `bsp_put(pid, src, dst, offset, nbytes)`.
@@ -109,7 +151,7 @@ impl<'a> Raw<'a> {
         offset: i64,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -138,7 +180,7 @@ impl<'a> Raw<'a> {
         offset: i64,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -166,7 +208,7 @@ impl<'a> Raw<'a> {
         dst: *mut c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp.process().get(
@@ -202,7 +244,7 @@ impl<'a> Raw<'a> {
         dst: *mut c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -221,7 +263,7 @@ impl<'a> Raw<'a> {
     pub fn set_tagsize(&self, nbytes: i64) -> Res<i64> {
         self.bsp
             .process()
-            .set_tagsize(nbytes, Some(SourceLocation::caller()))
+            .set_tagsize(nbytes, self.loc())
             .map(|prev| prev as i64)
     }
 
@@ -244,7 +286,7 @@ impl<'a> Raw<'a> {
         payload: *const c_void,
         nbytes: i64,
     ) -> Res {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp
@@ -285,7 +327,7 @@ impl<'a> Raw<'a> {
     /// An empty queue; a negative `reception_nbytes`.
     #[track_caller]
     pub unsafe fn move_payload(&self, payload: *mut c_void, reception_nbytes: i64) -> Res<usize> {
-        let loc = Some(SourceLocation::caller());
+        let loc = self.loc();
         // SAFETY: forwarded from the caller.
         unsafe {
             self.bsp

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bsp::{AbortUnwind, Bsp};
-use crate::engine::World;
+use crate::codec::Portable;
+use crate::engine::{processes, World};
 use crate::error::{Error, ErrorKind};
 use crate::process::Process;
 
@@ -22,21 +23,26 @@ pub enum Engine {
     /// calling thread. The default.
     #[default]
     Threads,
+    /// Every process is a forked OS process with its own address space,
+    /// communicating through shared memory; process 0 runs in the calling
+    /// process. Results come back through [`Runtime::run_portable`].
+    Processes,
 }
 
 impl Engine {
     /// Every engine, for tests that run a scenario on each.
-    pub const ALL: [Engine; 2] = [Engine::Serial, Engine::Threads];
+    pub const ALL: [Engine; 3] = [Engine::Serial, Engine::Threads, Engine::Processes];
 
     /// The engine's name as used on command lines and in `BSPLIB_ENGINE`.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Serial => "serial",
             Engine::Threads => "threads",
+            Engine::Processes => "processes",
         }
     }
 
-    /// The engine named `name` (`serial`, `threads`).
+    /// The engine named `name` (`serial`, `threads`, `processes`).
     pub fn from_name(name: &str) -> Option<Self> {
         Engine::ALL.into_iter().find(|e| e.name() == name)
     }
@@ -87,7 +93,7 @@ impl Runtime {
     pub fn nprocs(&self) -> usize {
         match self.engine {
             Engine::Serial => self.nprocs.min(1),
-            Engine::Threads => self.nprocs,
+            Engine::Threads | Engine::Processes => self.nprocs,
         }
     }
 
@@ -100,11 +106,16 @@ impl Runtime {
     /// in [`Bsp::sync`]. The first such error is the run's; the others
     /// processes see [`ErrorKind::Stopped`] at their next sync.
     ///
+    /// The results of processes in other address spaces cannot be returned
+    /// as they are: on the `processes` engine, use
+    /// [`run_portable`](Runtime::run_portable).
+    ///
     /// # Errors
     ///
     /// The error that stopped the run; [`ErrorKind::NoProcesses`] for
     /// `nprocs == 0`; [`ErrorKind::Nested`] inside another run (which it
-    /// also stops, naming the calling process and its superstep).
+    /// also stops, naming the calling process and its superstep);
+    /// [`ErrorKind::Startup`] on the `processes` engine.
     #[track_caller]
     pub fn run<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
     where
@@ -112,16 +123,21 @@ impl Runtime {
         R: Send,
     {
         let loc = Some(SourceLocation::caller());
-        if let Some(err) = nested_error(loc) {
-            return Err(err);
-        }
-        let n = self.nprocs();
-        if n == 0 {
-            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
-        }
+        let n = self.check_start(loc)?;
         let world = Arc::new(match self.engine {
             Engine::Serial => World::serial(),
             Engine::Threads => World::threads(n),
+            Engine::Processes => {
+                return Err(Error::new(
+                    ErrorKind::Startup {
+                        detail: "the processes engine returns results from other address spaces: use Runtime::run_portable".into(),
+                    },
+                    "bsp_begin",
+                    0,
+                    0,
+                    loc,
+                ))
+            }
         });
         let start = Instant::now();
         let results: Vec<Option<R>> = if n == 1 {
@@ -164,6 +180,100 @@ impl Runtime {
                 .map(|r| r.expect("a process without result recorded a failure"))
                 .collect()),
         }
+    }
+}
+
+impl Runtime {
+    /// The checks every start makes; returns the number of processes.
+    fn check_start(&self, loc: Option<SourceLocation>) -> Result<usize, Error> {
+        if let Some(err) = nested_error(loc) {
+            return Err(err);
+        }
+        match self.nprocs() {
+            0 => Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc)),
+            n => Ok(n),
+        }
+    }
+
+    /// [`run`](Runtime::run) on any engine, the `processes` engine
+    /// included: every process's result is encoded where it was computed
+    /// and decoded here ([`Portable`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Engine, Runtime};
+    /// let pids = Runtime::new(3)
+    ///     .engine(Engine::Processes)
+    ///     .run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// assert_eq!(pids, vec![0, 1, 2]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`run`](Runtime::run), and [`ErrorKind::Died`] when a
+    /// process of the `processes` engine dies (a signal, or `exit`).
+    #[track_caller]
+    pub fn run_portable<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    where
+        F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
+        R: Portable + Send,
+    {
+        if self.engine != Engine::Processes {
+            return self.run(spmd);
+        }
+        let loc = Some(SourceLocation::caller());
+        let n = self.check_start(loc)?;
+        let startup = |detail: String| {
+            Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc)
+        };
+        let world = Arc::new(World::processes(n).map_err(startup)?);
+        let shared = world.shared().expect("a processes world");
+        let start = Instant::now();
+        let pid = processes::fork(&world, shared)?;
+        if pid != 0 {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let result = process_main(pid, &world, start, &spmd).map(|r| {
+                    let mut bytes = Vec::new();
+                    r.encode(&mut bytes);
+                    bytes
+                });
+                if let Err(e) = shared.set_done(pid, result.as_deref()) {
+                    world.fail(e);
+                }
+            }));
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            // SAFETY: ends this forked process without running the
+            // caller's destructors or exit handlers, which belong to
+            // process 0.
+            unsafe { libc::_exit(i32::from(outcome.is_err())) };
+        }
+        let first = process_main(0, &world, start, &spmd);
+        processes::join(shared);
+        if let Some(err) = world.failure() {
+            return Err(err);
+        }
+        let mut results = Vec::with_capacity(n);
+        results.push(first.expect("a process without result recorded a failure"));
+        for pid in 1..n {
+            let r = shared
+                .result(pid)
+                .and_then(|mut bytes| R::decode(&mut bytes))
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Died {
+                            detail: format!("process {pid} left no readable result"),
+                        },
+                        "bsp_end",
+                        pid,
+                        0,
+                        None,
+                    )
+                })?;
+            results.push(r);
+        }
+        Ok(results)
     }
 }
 
@@ -228,10 +338,10 @@ fn nested_error(loc: Option<SourceLocation>) -> Option<Error> {
 }
 
 /// Marks the current thread as running a BSP process.
-struct InRun;
+pub(crate) struct InRun;
 
 impl InRun {
-    fn enter(pid: usize, world: &Arc<World>) -> Self {
+    pub(crate) fn enter(pid: usize, world: &Arc<World>) -> Self {
         CURRENT.with(|c| {
             *c.borrow_mut() = Some(Current {
                 pid,

@@ -25,8 +25,8 @@ use std::ptr;
 
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
-use crate::mailbox::{Outgoing, DATA, GET, HPPUT, REG};
-use crate::mem::{self, pad8};
+use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
+use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp};
 
@@ -64,6 +64,9 @@ impl Process {
 
     /// The steps of `sync`, in order (module docs).
     fn sync_steps(&mut self, loc: Loc) -> Result<(), Error> {
+        if self.world.distributed() {
+            return self.sync_exchange(loc);
+        }
         let q = self.parity;
         let all = self
             .world
@@ -96,28 +99,56 @@ impl Process {
             self.receive(q);
         }
 
-        // (A, B, C) := (B, C, C); A lives in the messages just indexed.
-        self.tags.send = self.tags.next;
-        if let Some(applied) = applied {
-            self.settle_registrations(applied);
-        }
-
+        self.finish_collectives(applied);
         if all & HPPUT != 0 {
             self.world
                 .barrier(&mut self.episode, 0)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
         }
-        self.superstep += 1;
-        self.parity ^= 1;
-        self.flags = 0;
+        self.next_superstep();
         Ok(())
     }
 
-    /// Step 3: registration and tag-size calls must match on every process.
+    /// Step 6: tag sizes `(A, B, C) := (B, C, C)` (A lives in the messages
+    /// just indexed); registrations settle.
+    pub(crate) fn finish_collectives(&mut self, applied: Option<Applied>) {
+        self.tags.send = self.tags.next;
+        if let Some(applied) = applied {
+            self.settle_registrations(applied);
+        }
+    }
+
+    pub(crate) fn next_superstep(&mut self) {
+        self.superstep += 1;
+        self.parity ^= 1;
+        self.flags = 0;
+        if let Some(shared) = self.world.shared() {
+            shared.note_superstep(self.pid, self.superstep);
+        }
+    }
+
+    /// Step 3 on an engine sharing memory: the calls are in the mailboxes.
     fn apply_collectives(&mut self, q: usize, loc: Loc) -> Result<Applied, Error> {
-        let t0 = published(&self.world, 0, q).tag;
-        for pid in 1..self.nprocs {
-            let t = published(&self.world, pid, q).tag;
+        let world = std::sync::Arc::clone(&self.world);
+        let tags: Vec<TagCalls> = (0..self.nprocs)
+            .map(|pid| published(&world, pid, q).tag)
+            .collect();
+        let ops: Vec<&[RegOp]> = (0..self.nprocs)
+            .map(|pid| published(&world, pid, q).reg_ops.as_slice())
+            .collect();
+        self.check_collectives(&tags, &ops, loc)
+    }
+
+    /// Step 3: registration and tag-size calls (`tags[pid]`, `ops[pid]`)
+    /// must match on every process; applies them to the slot table.
+    pub(crate) fn check_collectives(
+        &mut self,
+        tags: &[TagCalls],
+        ops: &[&[RegOp]],
+        loc: Loc,
+    ) -> Result<Applied, Error> {
+        let t0 = tags[0];
+        for (pid, t) in tags.iter().enumerate().skip(1) {
             if t.calls != t0.calls || (t.calls > 0 && t.last != t0.last) {
                 let detail = format!(
                     "process {pid} called it {} time(s), last with {}; process 0 called it {} time(s), last with {}",
@@ -134,12 +165,7 @@ impl Process {
                 return Err(err);
             }
         }
-        let ops: Vec<&[RegOp]> = (0..self.nprocs)
-            .map(|pid| published(&self.world, pid, q).reg_ops.as_slice())
-            .collect();
-        let result = self.reg.apply(&ops);
-        drop(ops);
-        result.map_err(|e| {
+        self.reg.apply(ops).map_err(|e| {
             let err = Error::new(e.kind, e.call, e.pid, self.superstep, e.location);
             self.world.fail(err.clone());
             err
@@ -190,26 +216,9 @@ impl Process {
         let me = self.pid;
         for pid in 0..self.nprocs {
             let out = published(&self.world, pid, q);
-            let puts = &out.puts[me];
-            let base = puts.as_ptr();
-            let mut at = 0;
-            while at < puts.len() {
-                let dst = puts.word(at);
-                let len = puts.word(at + 8);
-                // SAFETY: the sender resolved `dst` through our registration
-                // slot and checked `len` against its extent, so it lies
-                // inside memory we registered, which is alive (keepalive, or
-                // the raw caller's promise) and which only we write now; the
-                // payload follows the header in the sender's buffer.
-                unsafe {
-                    mem::copy(
-                        base.add(at + 16),
-                        ptr::with_exposed_provenance_mut(dst),
-                        len,
-                    )
-                };
-                at += 16 + pad8(len);
-            }
+            // SAFETY: the sender resolved every destination through our
+            // registration slots and checked it against their extent.
+            unsafe { apply_puts(Records::of(&out.puts[me])) };
             for h in out.hpputs[me].iter() {
                 // SAFETY: as for puts for `dst`; the sender promised `src`
                 // stays readable until the end of this sync, which closes
@@ -218,7 +227,7 @@ impl Process {
             }
             // SAFETY: the sender leaves this buffer untouched until barrier
             // A of the next sync, when our inbox is cleared.
-            unsafe { self.inbox.collect(&out.sends[me]) };
+            unsafe { self.inbox.collect(Records::of(&out.sends[me])) };
         }
     }
 
@@ -233,5 +242,25 @@ impl Process {
         for seq in applied.popped {
             self.keep.remove(&seq);
         }
+    }
+}
+
+/// Writes put records `[dst address][len][payload, padded to 8]`.
+///
+/// # Safety
+///
+/// Every record's destination must lie inside memory this process
+/// registered, alive, and written by no one else now (the sender resolved
+/// it through our registration slot and checked its extent), and the view
+/// must be readable.
+pub(crate) unsafe fn apply_puts(puts: Records) {
+    let mut at = 0;
+    while at < puts.len() {
+        let dst = puts.word(at);
+        let len = puts.word(at + 8);
+        let src = puts.ptr(at + 16, len);
+        // SAFETY: the caller's contract for `dst`; `src` is in the view.
+        unsafe { mem::copy(src, ptr::with_exposed_provenance_mut(dst), len) };
+        at += 16 + pad8(len);
     }
 }

@@ -21,6 +21,8 @@
 //! Dispatch is a closed enum, not a trait object: the barrier is on the hot
 //! path of every sync.
 
+pub(crate) mod barrier;
+pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
 
@@ -47,12 +49,16 @@ pub(crate) enum Interrupt {
 enum Sync {
     Serial(serial::Sync),
     Threads(threads::Barrier),
+    Processes(processes::Shared),
 }
 
 /// The state one run shares between its processes.
 pub(crate) struct World {
     mailboxes: Box<[CachePadded<Mailbox>]>,
     failure: Mutex<Option<Error>>,
+    /// Whether the run's error was reported (engines without shared
+    /// control memory).
+    reported: std::sync::atomic::AtomicBool,
     sync: Sync,
 }
 
@@ -67,12 +73,38 @@ impl World {
         Self::with(nprocs, Sync::Threads(threads::Barrier::new(nprocs)))
     }
 
+    /// A world for the `processes` engine with `nprocs` processes (before
+    /// the fork: see `processes::fork`).
+    pub(crate) fn processes(nprocs: usize) -> Result<Self, String> {
+        Ok(Self::with(
+            nprocs,
+            Sync::Processes(processes::Shared::new(nprocs)?),
+        ))
+    }
+
+    /// The shared memory of a `processes` run.
+    #[inline]
+    pub(crate) fn shared(&self) -> Option<&processes::Shared> {
+        match &self.sync {
+            Sync::Processes(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// True when processes do not share an address space: data moves
+    /// through an exchange of streams (`exchange.rs`), not by direct access.
+    #[inline]
+    pub(crate) fn distributed(&self) -> bool {
+        matches!(self.sync, Sync::Processes(_))
+    }
+
     fn with(nprocs: usize, sync: Sync) -> Self {
         World {
             mailboxes: (0..nprocs)
                 .map(|_| CachePadded::new(Mailbox::new(nprocs)))
                 .collect(),
             failure: Mutex::new(None),
+            reported: std::sync::atomic::AtomicBool::new(false),
             sync,
         }
     }
@@ -97,21 +129,51 @@ impl World {
         match &self.sync {
             Sync::Serial(s) => s.barrier(flags),
             Sync::Threads(b) => b.wait(episode, flags),
+            Sync::Processes(s) => s.barrier().wait(episode, flags),
         }
     }
 
     /// Records `err` as the error of the run unless one is recorded already,
     /// and stops every process.
     pub(crate) fn fail(&self, err: Error) {
-        {
-            let mut first = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-            if first.is_none() {
-                *first = Some(err);
+        self.record_failure(err);
+        self.stop();
+    }
+
+    /// Records `err` as the error of the run unless one is recorded
+    /// already, without stopping anyone yet (a front door that prints the
+    /// error before stopping the others uses this, then [`stop`](Self::stop)).
+    /// True if `err` is now the run's error.
+    pub(crate) fn record_failure(&self, err: Error) -> bool {
+        if let Sync::Processes(s) = &self.sync {
+            if !s.record_failure(&crate::codec::encode_error(&err)) {
+                return false;
             }
         }
+        let mut first = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if first.is_none() {
+            *first = Some(err);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Stops every process: their waits and their next calls fail.
+    pub(crate) fn stop(&self) {
         match &self.sync {
             Sync::Serial(s) => s.stop(),
             Sync::Threads(b) => b.stop(),
+            Sync::Processes(s) => s.barrier().stop(),
+        }
+    }
+
+    /// True for the first caller only, among all processes: the one that
+    /// reports the run's error to the user (C interface).
+    pub(crate) fn claim_report(&self) -> bool {
+        match &self.sync {
+            Sync::Processes(s) => s.claim_report(),
+            _ => !self.reported.swap(true, std::sync::atomic::Ordering::AcqRel),
         }
     }
 
@@ -120,6 +182,7 @@ impl World {
         match &self.sync {
             Sync::Serial(_) => {}
             Sync::Threads(b) => b.ended(pid),
+            Sync::Processes(s) => s.barrier().ended(pid),
         }
     }
 
@@ -129,11 +192,30 @@ impl World {
         match &self.sync {
             Sync::Serial(s) => s.is_stopped(),
             Sync::Threads(b) => b.is_stopped(),
+            Sync::Processes(s) => s.barrier().is_stopped(),
         }
     }
 
-    /// The error of the run, if any.
+    /// The error of the run, if any (for a `processes` run, whichever
+    /// process recorded it).
     pub(crate) fn failure(&self) -> Option<Error> {
+        if let Sync::Processes(s) = &self.sync {
+            return s
+                .failure()
+                .map(|bytes| {
+                    crate::codec::decode_error(&bytes).unwrap_or_else(|| {
+                        Error::new(
+                            crate::error::ErrorKind::Startup {
+                                detail: "an undecodable error was recorded".into(),
+                            },
+                            "bsp_sync",
+                            0,
+                            0,
+                            None,
+                        )
+                    })
+                });
+        }
         self.failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())

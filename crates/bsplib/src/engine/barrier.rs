@@ -25,17 +25,19 @@
 //!   after seeing the flag, and the process that set it had acquired the
 //!   completed count before storing the flag (Release/Acquire), so the
 //!   re-read shows the barrier complete and the waiter leaves it normally.
-//! - **Parking**: under `lock`, a waiter of episode `e` re-checks the count
+//! - **Parking** ([`Wake`]): a waiter of episode `e` re-checks the count
 //!   and sets `PARKED[e % 2]` with a compare-exchange that fails if the
-//!   count changed, then waits on `cv`. The arrival that completes the
-//!   episode gets the old word from its `fetch_add`: if it has the flag, it
-//!   clears it and notifies under `lock`. Either the exchange precedes that
-//!   `fetch_add` in the word's modification order (the arriver sees the
-//!   flag and notifies after the waiter released `lock` in `wait`), or it
-//!   follows it and fails (the waiter then sees the episode complete).
+//!   count changed, then sleeps. The arrival that completes the episode gets
+//!   the old word from its `fetch_add`: if it has the flag, it clears it and
+//!   notifies. Either the exchange precedes that `fetch_add` in the word's
+//!   modification order (the arriver sees the flag and notifies, and the
+//!   [`Wake`] implementation guarantees that a notification after a check
+//!   is not lost: [`Local`] checks and notifies under one mutex; the
+//!   `processes` engine's futex re-reads a wake counter in the kernel), or
+//!   it follows it and fails (the waiter then sees the episode complete).
 //!   Waiters of episode `e+2`, the next users of the same flag, cannot park
 //!   before the arriver cleared it (they wait for `e+1`, which needs the
-//!   arriver's next arrival). `stop` and `ended` always notify under `lock`.
+//!   arriver's next arrival). `stop` and `ended` always notify.
 //!   No wake-up is lost, and the common path pays nothing for parking.
 
 #[cfg(loom)]
@@ -96,21 +98,76 @@ impl Patience {
     }
 }
 
-/// See the module documentation.
-pub(crate) struct Barrier {
+/// See the module documentation. `W` is how waiters sleep: [`Local`] for
+/// threads of one OS process, a futex in shared memory for the `processes`
+/// engine.
+pub(crate) struct Barrier<W: Wake = Local> {
     arrivals: CachePadded<AtomicU64>,
     acc: CachePadded<[AtomicU32; 3]>,
     nprocs: u64,
     patience: Patience,
     stopped: AtomicBool,
     ended: AtomicUsize,
+    wake: W,
+}
+
+/// What a parked waiter's check found.
+pub(crate) enum Check {
+    /// Stop waiting: the episode is complete or the wait was interrupted.
+    Done,
+    /// The state changed under us: check again.
+    Retry,
+    /// Our parked flag is set and nothing changed: sleep.
+    Sleep,
+}
+
+/// How waiters sleep and are woken. `park` must not lose a `notify` that
+/// follows a `check` returning [`Check::Sleep`].
+pub(crate) trait Wake {
+    /// Sleeps until `check` returns [`Check::Done`], calling it before each
+    /// sleep and after each wake-up.
+    fn park(&self, check: impl FnMut() -> Check);
+    /// Wakes every parked waiter.
+    fn notify(&self);
+}
+
+/// Sleeping for threads of one OS process: a mutex and a condition variable.
+/// The check runs under the mutex and `notify` takes it, so a notification
+/// cannot fall between a check and the wait.
+#[derive(Default)]
+pub(crate) struct Local {
     lock: Mutex<()>,
     cv: Condvar,
 }
 
-impl Barrier {
-    /// A barrier for `nprocs >= 1` processes.
+impl Wake for Local {
+    fn park(&self, mut check: impl FnMut() -> Check) {
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match check() {
+                Check::Done => return,
+                Check::Retry => continue,
+                Check::Sleep => guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+
+    fn notify(&self) {
+        drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
+        self.cv.notify_all();
+    }
+}
+
+impl Barrier<Local> {
+    /// A barrier for `nprocs >= 1` threads.
     pub(crate) fn new(nprocs: usize) -> Self {
+        Self::with_wake(nprocs, Local::default())
+    }
+}
+
+impl<W: Wake> Barrier<W> {
+    /// A barrier for `nprocs >= 1` processes that sleep with `wake`.
+    pub(crate) fn with_wake(nprocs: usize, wake: W) -> Self {
         assert!(nprocs >= 1, "a barrier needs a process");
         Barrier {
             arrivals: CachePadded::new(AtomicU64::new(0)),
@@ -119,8 +176,7 @@ impl Barrier {
             patience: Patience::for_procs(nprocs),
             stopped: AtomicBool::new(false),
             ended: AtomicUsize::new(NONE),
-            lock: Mutex::new(()),
-            cv: Condvar::new(),
+            wake,
         }
     }
 
@@ -196,11 +252,10 @@ impl Barrier {
 
     /// Sleeps until the count reaches `target` or the wait is interrupted.
     fn park(&self, e: u64, target: u64) {
-        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
+        self.wake.park(|| {
             let word = self.arrivals.load(Ordering::Acquire);
             if word & !3 >= target || self.interruption().is_some() {
-                return;
+                return Check::Done;
             }
             if word & parked(e) == 0
                 && self
@@ -208,15 +263,14 @@ impl Barrier {
                     .compare_exchange(word, word | parked(e), Ordering::AcqRel, Ordering::Acquire)
                     .is_err()
             {
-                continue;
+                return Check::Retry;
             }
-            guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner());
-        }
+            Check::Sleep
+        });
     }
 
     fn notify(&self) {
-        drop(self.lock.lock().unwrap_or_else(|p| p.into_inner()));
-        self.cv.notify_all();
+        self.wake.notify();
     }
 
     /// Stops the run: every current and future wait returns

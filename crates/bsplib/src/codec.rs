@@ -1,0 +1,498 @@
+//! Values across address spaces: the byte encoding of errors (the first
+//! error of a run travels from the process that made it to the one that
+//! reports it) and of results ([`Portable`], what `run` returns from
+//! processes that are not threads of the caller).
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use crate::error::{Error, ErrorKind, SourceLocation};
+
+/// Appends little-endian words and length-prefixed strings.
+#[derive(Default)]
+pub(crate) struct Writer(pub(crate) Vec<u8>);
+
+impl Writer {
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+
+    pub(crate) fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+}
+
+/// Reads what a [`Writer`] wrote; every read fails cleanly on short input.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Reader<'a> {
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        let (head, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(u64::from_le_bytes(*head))
+    }
+
+    pub(crate) fn usize(&mut self) -> Option<usize> {
+        usize::try_from(self.u64()?).ok()
+    }
+
+    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.usize()?;
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+
+    pub(crate) fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+
+    pub(crate) fn static_str(&mut self) -> Option<&'static str> {
+        Some(intern(std::str::from_utf8(self.bytes()?).ok()?))
+    }
+}
+
+/// A `'static` copy of `s`, made once per distinct string (call names and
+/// source file names: a handful per program).
+pub(crate) fn intern(s: &str) -> &'static str {
+    static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = seen.get_or_insert_with(HashSet::new);
+    if let Some(&s) = seen.get(s) {
+        return s;
+    }
+    let s: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    seen.insert(s);
+    s
+}
+
+pub(crate) fn write_location(w: &mut Writer, loc: Option<SourceLocation>) {
+    match loc {
+        None => w.u64(0),
+        Some(l) => {
+            w.u64(1);
+            w.str(l.file());
+            w.u64(l.line().into());
+            w.u64(l.column().into());
+        }
+    }
+}
+
+pub(crate) fn read_location(r: &mut Reader<'_>) -> Option<Option<SourceLocation>> {
+    Some(match r.u64()? {
+        0 => None,
+        _ => Some(SourceLocation::new(
+            r.static_str()?,
+            u32::try_from(r.u64()?).ok()?,
+            u32::try_from(r.u64()?).ok()?,
+        )),
+    })
+}
+
+/// The bytes of `err`.
+pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
+    use ErrorKind as K;
+    let mut w = Writer::default();
+    w.str(err.call());
+    w.u64(err.pid() as u64);
+    w.u64(err.superstep());
+    write_location(&mut w, err.location());
+    let word = |w: &mut Writer, v: usize| w.u64(v as u64);
+    match err.kind() {
+        K::PidOutOfRange { pid, nprocs } => {
+            w.u64(0);
+            w.u64(*pid as u64);
+            word(&mut w, *nprocs);
+        }
+        K::Negative { what, value } => {
+            w.u64(1);
+            w.str(what);
+            w.u64(*value as u64);
+        }
+        K::Overflow { what } => {
+            w.u64(2);
+            w.str(what);
+        }
+        K::NotRegistered { addr } => {
+            w.u64(3);
+            word(&mut w, *addr);
+        }
+        K::RemoteNull { remote } => {
+            w.u64(4);
+            word(&mut w, *remote);
+        }
+        K::OutOfBounds {
+            remote,
+            offset,
+            nbytes,
+            extent,
+        } => {
+            w.u64(5);
+            for v in [remote, offset, nbytes, extent] {
+                word(&mut w, *v);
+            }
+        }
+        K::LocalBounds {
+            what,
+            needed,
+            available,
+        } => {
+            w.u64(6);
+            w.str(what);
+            word(&mut w, *needed);
+            word(&mut w, *available);
+        }
+        K::RegistrationMismatch { detail } => {
+            w.u64(7);
+            w.str(detail);
+        }
+        K::TagSizeMismatch { detail } => {
+            w.u64(8);
+            w.str(detail);
+        }
+        K::TagLength { given, expected } => {
+            w.u64(9);
+            word(&mut w, *given);
+            word(&mut w, *expected);
+        }
+        K::EmptyQueue => w.u64(10),
+        K::NoProcesses => w.u64(11),
+        K::Nested => w.u64(12),
+        K::Startup { detail } => {
+            w.u64(13);
+            w.str(detail);
+        }
+        K::Aborted { message } => {
+            w.u64(14);
+            w.str(message);
+        }
+        K::Panicked { message } => {
+            w.u64(15);
+            w.str(message);
+        }
+        K::ProcessEnded { ended } => {
+            w.u64(16);
+            word(&mut w, *ended);
+        }
+        K::Stopped => w.u64(17),
+        K::OutsideRun => w.u64(18),
+        K::Died { detail } => {
+            w.u64(19);
+            w.str(detail);
+        }
+        K::Capacity { needed, capacity } => {
+            w.u64(20);
+            word(&mut w, *needed);
+            word(&mut w, *capacity);
+        }
+    }
+    w.0
+}
+
+/// The error whose bytes are `bytes`.
+pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
+    use ErrorKind as K;
+    let mut r = Reader(bytes);
+    let call = r.static_str()?;
+    let pid = r.usize()?;
+    let superstep = r.u64()?;
+    let location = read_location(&mut r)?;
+    let kind = match r.u64()? {
+        0 => K::PidOutOfRange {
+            pid: r.u64()? as i64,
+            nprocs: r.usize()?,
+        },
+        1 => K::Negative {
+            what: r.static_str()?,
+            value: r.u64()? as i64,
+        },
+        2 => K::Overflow {
+            what: r.static_str()?,
+        },
+        3 => K::NotRegistered { addr: r.usize()? },
+        4 => K::RemoteNull { remote: r.usize()? },
+        5 => K::OutOfBounds {
+            remote: r.usize()?,
+            offset: r.usize()?,
+            nbytes: r.usize()?,
+            extent: r.usize()?,
+        },
+        6 => K::LocalBounds {
+            what: r.static_str()?,
+            needed: r.usize()?,
+            available: r.usize()?,
+        },
+        7 => K::RegistrationMismatch {
+            detail: r.string()?,
+        },
+        8 => K::TagSizeMismatch {
+            detail: r.string()?,
+        },
+        9 => K::TagLength {
+            given: r.usize()?,
+            expected: r.usize()?,
+        },
+        10 => K::EmptyQueue,
+        11 => K::NoProcesses,
+        12 => K::Nested,
+        13 => K::Startup {
+            detail: r.string()?,
+        },
+        14 => K::Aborted {
+            message: r.string()?,
+        },
+        15 => K::Panicked {
+            message: r.string()?,
+        },
+        16 => K::ProcessEnded { ended: r.usize()? },
+        17 => K::Stopped,
+        18 => K::OutsideRun,
+        19 => K::Died {
+            detail: r.string()?,
+        },
+        20 => K::Capacity {
+            needed: r.usize()?,
+            capacity: r.usize()?,
+        },
+        _ => return None,
+    };
+    Some(Error::new(kind, call, pid, superstep, location))
+}
+
+/// A value that can be returned from a process in another address space
+/// (the `processes` engine): it is encoded to bytes there and decoded here.
+///
+/// Implemented for the primitive numbers, `bool`, `char`, `()`, `String`,
+/// `Vec`, `Option`, `Result` and tuples of up to four of those.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::{Engine, Runtime};
+/// let sums = Runtime::new(2)
+///     .engine(Engine::Processes)
+///     .run_portable(|bsp| Ok((bsp.pid(), vec![1.5f64; bsp.pid()])))?;
+/// assert_eq!(sums, vec![(0, vec![]), (1, vec![1.5])]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub trait Portable: Sized {
+    /// Appends the encoding of `self` to `out`.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// Decodes a value from the front of `input`, advancing it; `None` if
+    /// the bytes are not an encoding of `Self`.
+    fn decode(input: &mut &[u8]) -> Option<Self>;
+}
+
+macro_rules! portable_number {
+    ($($t:ty),*) => {$(
+        impl Portable for $t {
+            fn encode(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn decode(input: &mut &[u8]) -> Option<Self> {
+                let (head, rest) = input.split_first_chunk::<{ std::mem::size_of::<$t>() }>()?;
+                *input = rest;
+                Some(<$t>::from_le_bytes(*head))
+            }
+        }
+    )*};
+}
+portable_number!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, f32, f64);
+
+impl Portable for usize {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (*self as u64).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        usize::try_from(u64::decode(input)?).ok()
+    }
+}
+
+impl Portable for isize {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (*self as i64).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        isize::try_from(i64::decode(input)?).ok()
+    }
+}
+
+impl Portable for bool {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self))
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        match u8::decode(input)? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+impl Portable for char {
+    fn encode(&self, out: &mut Vec<u8>) {
+        u32::from(*self).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        char::from_u32(u32::decode(input)?)
+    }
+}
+
+impl Portable for () {
+    fn encode(&self, _: &mut Vec<u8>) {}
+    fn decode(_: &mut &[u8]) -> Option<Self> {
+        Some(())
+    }
+}
+
+impl Portable for String {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.as_bytes().len().encode(out);
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        if n > input.len() {
+            return None;
+        }
+        let (head, rest) = input.split_at(n);
+        *input = rest;
+        String::from_utf8(head.to_vec()).ok()
+    }
+}
+
+impl<T: Portable> Portable for Vec<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.len().encode(out);
+        self.iter().for_each(|x| x.encode(out));
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        // Every element takes at least... nothing (`()`): cap the
+        // reservation by the input instead of trusting `n`.
+        let mut v = Vec::with_capacity(n.min(input.len()));
+        for _ in 0..n {
+            v.push(T::decode(input)?);
+        }
+        Some(v)
+    }
+}
+
+impl<T: Portable> Portable for Option<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.is_some().encode(out);
+        if let Some(x) = self {
+            x.encode(out);
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(if bool::decode(input)? {
+            Some(T::decode(input)?)
+        } else {
+            None
+        })
+    }
+}
+
+impl<T: Portable, E: Portable> Portable for Result<T, E> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.is_ok().encode(out);
+        match self {
+            Ok(x) => x.encode(out),
+            Err(e) => e.encode(out),
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(if bool::decode(input)? {
+            Ok(T::decode(input)?)
+        } else {
+            Err(E::decode(input)?)
+        })
+    }
+}
+
+macro_rules! portable_tuple {
+    ($($name:ident)+) => {
+        impl<$($name: Portable),+> Portable for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn encode(&self, out: &mut Vec<u8>) {
+                let ($($name,)+) = self;
+                $($name.encode(out);)+
+            }
+            fn decode(input: &mut &[u8]) -> Option<Self> {
+                Some(($($name::decode(input)?,)+))
+            }
+        }
+    };
+}
+portable_tuple!(A);
+portable_tuple!(A B);
+portable_tuple!(A B C);
+portable_tuple!(A B C D);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip<T: Portable + PartialEq + std::fmt::Debug>(v: T) {
+        let mut out = Vec::new();
+        v.encode(&mut out);
+        let mut input = out.as_slice();
+        assert_eq!(T::decode(&mut input), Some(v));
+        assert!(input.is_empty());
+    }
+
+    #[test]
+    fn portable_values_round_trip() {
+        round_trip(7u32);
+        round_trip(-3i64);
+        round_trip(usize::MAX);
+        round_trip(2.5f64);
+        round_trip((1u8, String::from("héllo"), vec![Some(1i32), None]));
+        round_trip(vec![(); 3]);
+        round_trip(Ok::<_, String>(vec![true, false]));
+    }
+
+    #[test]
+    fn truncated_input_is_rejected() {
+        let mut out = Vec::new();
+        vec![1u64, 2, 3].encode(&mut out);
+        out.pop();
+        assert_eq!(Vec::<u64>::decode(&mut out.as_slice()), None);
+    }
+
+    #[test]
+    fn errors_round_trip() {
+        let loc = Some(SourceLocation::new("prog.c", 12, 0));
+        for kind in [
+            ErrorKind::OutOfBounds {
+                remote: 1,
+                offset: 2,
+                nbytes: 3,
+                extent: 4,
+            },
+            ErrorKind::Negative {
+                what: "nbytes",
+                value: -5,
+            },
+            ErrorKind::Aborted {
+                message: "stop".into(),
+            },
+            ErrorKind::Died {
+                detail: "killed".into(),
+            },
+        ] {
+            let e = Error::new(kind, "bsp_put", 3, 9, loc);
+            assert_eq!(decode_error(&encode_error(&e)), Some(e));
+        }
+    }
+}

@@ -1,0 +1,626 @@
+//! The `processes` engine: every BSP process is a forked OS process with its
+//! own address space; they communicate through shared memory mapped before
+//! the fork.
+//!
+//! The protocol (the exchange of streams, the barrier, failure handling) is
+//! described in `README.md` beside this file. In short:
+//!
+//! - **Control block** (one small shared mapping): the same barrier as the
+//!   `threads` engine, sleeping on a futex instead of a condition variable;
+//!   the run's first error, encoded; a done flag per process.
+//! - **Streams** (one large shared mapping, reserved but not committed:
+//!   pages exist only once written): per process, four channels of
+//!   `capacity` bytes: the outgoing streams of even and odd supersteps, the
+//!   replies to get requests, and the process's result. A channel starts
+//!   with a directory of `(offset, length)` per destination.
+//! - **Fork**: process 0 is the caller; it forks the others, which die with
+//!   it (`PR_SET_PDEATHSIG`), and a monitor thread of process 0 reaps them:
+//!   a process that dies without ending normally stops the run with
+//!   [`ErrorKind::Died`].
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::barrier::{Barrier, Check, Wake};
+use super::World;
+use crate::error::{Error, ErrorKind};
+use crate::mem::{self, Records};
+
+/// Channel of the outgoing streams of supersteps of parity `q`: `q`.
+pub(crate) const REPLIES: usize = 2;
+/// Channel holding an ended process's encoded result.
+pub(crate) const RESULT: usize = 3;
+const CHANNELS: usize = 4;
+
+/// Bytes reserved for the encoded first error of a run.
+const FAILURE_BYTES: usize = 1 << 16;
+
+/// Address space reserved for the streams of one run, over all processes
+/// and channels; each channel gets an equal share, at most [`MAX_CAPACITY`].
+const ADDRESS_BUDGET: usize = 16 << 40;
+const MAX_CAPACITY: usize = 64 << 30;
+const MIN_CAPACITY: usize = 16 << 20;
+
+/// Sleeping on a futex in shared memory: waiters read `seq` before their
+/// check and sleep only while it is unchanged; `notify` bumps it before
+/// waking, so a notification after a check is never lost.
+pub(crate) struct Futex {
+    seq: AtomicU32,
+}
+
+impl Wake for Futex {
+    fn park(&self, mut check: impl FnMut() -> Check) {
+        loop {
+            let seq = self.seq.load(Ordering::Acquire);
+            match check() {
+                Check::Done => return,
+                Check::Retry => continue,
+                Check::Sleep => {
+                    // A bounded sleep: the wake-up is not lost (see above),
+                    // the timeout only bounds the damage of a bug.
+                    let timeout = libc::timespec {
+                        tv_sec: 1,
+                        tv_nsec: 0,
+                    };
+                    // SAFETY: FUTEX_WAIT reads the aligned 32-bit word
+                    // `seq`, which lives in a mapping shared by every
+                    // process of the run and outlives the call; the other
+                    // arguments are plain values or a pointer to a live
+                    // timespec.
+                    unsafe {
+                        libc::syscall(
+                            libc::SYS_futex,
+                            self.seq.as_ptr(),
+                            libc::FUTEX_WAIT,
+                            seq,
+                            &timeout as *const libc::timespec,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn notify(&self) {
+        self.seq.fetch_add(1, Ordering::Release);
+        // SAFETY: FUTEX_WAKE only uses the address of the live, aligned
+        // word `seq` as a key.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.seq.as_ptr(),
+                libc::FUTEX_WAKE,
+                i32::MAX,
+            );
+        }
+    }
+}
+
+/// The control block, at the start of the control mapping; the done flags
+/// and result lengths (one per process) follow it.
+#[repr(C)]
+struct Control {
+    barrier: Barrier<Futex>,
+    /// 0: no failure; 1: being written; 2: `failure[..failure_len]` ready.
+    failure_state: AtomicU32,
+    failure_len: AtomicU64,
+    reported: AtomicBool,
+    failure: [u8; FAILURE_BYTES],
+}
+
+/// Per process: the process ended normally; its result has this length
+/// plus one (0: no result).
+#[repr(C)]
+struct Slot {
+    done: AtomicBool,
+    result_len: AtomicU64,
+    /// The superstep the process is in (for the error if it dies).
+    superstep: AtomicU64,
+}
+
+/// A shared anonymous mapping, unmapped on drop.
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(len: usize, noreserve: bool) -> Result<Self, String> {
+        let flags = libc::MAP_SHARED
+            | libc::MAP_ANONYMOUS
+            | if noreserve { libc::MAP_NORESERVE } else { 0 };
+        // SAFETY: a fresh anonymous mapping: no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "mmap of {len} bytes: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(Mapping {
+            ptr: NonNull::new(p.cast()).ok_or("mmap returned null")?,
+            len,
+        })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was created by `new` and nothing borrowed from
+        // it outlives the `Shared` that owns it.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// The shared memory of one run, as seen by one process (each process has
+/// the same mappings at the same addresses, inherited through `fork`).
+pub(crate) struct Shared {
+    control: Mapping,
+    streams: Mapping,
+    capacity: usize,
+    nprocs: usize,
+    /// Process 0 only: the forked processes and the thread reaping them.
+    children: Mutex<Children>,
+}
+
+#[derive(Default)]
+struct Children {
+    pids: Vec<libc::pid_t>,
+    monitor: Option<JoinHandle<()>>,
+}
+
+// SAFETY: everything shared between threads of one OS process (process 0's
+// monitor thread and the process itself) is atomics in the control block,
+// or behind the `children` mutex; the streams follow the protocol of the
+// README (written only by their owner, read only between barriers).
+unsafe impl Sync for Shared {}
+// SAFETY: as above; the raw pointers are to mappings owned by this value.
+unsafe impl Send for Shared {}
+
+impl Shared {
+    /// Maps the memory of a run of `nprocs` processes.
+    pub(crate) fn new(nprocs: usize) -> Result<Self, String> {
+        let control_len = std::mem::size_of::<Control>() + nprocs * std::mem::size_of::<Slot>();
+        let control = Mapping::new(control_len, false)?;
+        // SAFETY: the mapping is fresh, large enough, page-aligned, and
+        // zeroed (all-zero is a valid `Slot`); the barrier is written in
+        // place before anyone reads it.
+        unsafe {
+            let c = control.ptr.as_ptr().cast::<Control>();
+            std::ptr::addr_of_mut!((*c).barrier).write(Barrier::with_wake(
+                nprocs,
+                Futex {
+                    seq: AtomicU32::new(0),
+                },
+            ));
+        }
+        let mut capacity = (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY) & !4095;
+        let streams = loop {
+            match Mapping::new(capacity * nprocs * CHANNELS, true) {
+                Ok(m) => break m,
+                Err(e) if capacity / 2 < MIN_CAPACITY => return Err(e),
+                Err(_) => capacity /= 2,
+            }
+        };
+        Ok(Shared {
+            control,
+            streams,
+            capacity,
+            nprocs,
+            children: Mutex::default(),
+        })
+    }
+
+    fn control(&self) -> &Control {
+        // SAFETY: initialised in `new`; only atomics and bytes guarded by
+        // `failure_state` are accessed through it.
+        unsafe { &*self.control.ptr.as_ptr().cast::<Control>() }
+    }
+
+    fn slot(&self, pid: usize) -> &Slot {
+        assert!(pid < self.nprocs);
+        // SAFETY: the slots follow the control block inside the mapping
+        // (see `new`); zero is a valid `Slot`.
+        unsafe {
+            &*self
+                .control
+                .ptr
+                .as_ptr()
+                .add(std::mem::size_of::<Control>())
+                .cast::<Slot>()
+                .add(pid)
+        }
+    }
+
+    pub(crate) fn barrier(&self) -> &Barrier<Futex> {
+        &self.control().barrier
+    }
+
+    /// Bytes per channel and process.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The start of channel `ch` of process `pid`.
+    fn channel(&self, pid: usize, ch: usize) -> *mut u8 {
+        assert!(pid < self.nprocs && ch < CHANNELS);
+        // SAFETY: in bounds of the streams mapping.
+        unsafe {
+            self.streams
+                .ptr
+                .as_ptr()
+                .add((pid * CHANNELS + ch) * self.capacity)
+        }
+    }
+
+    /// A writer of the streams of process `me` on channel `ch`.
+    ///
+    /// # Safety
+    ///
+    /// Only `me` writes its channels, and only while no other process reads
+    /// that channel (the README's protocol).
+    pub(crate) unsafe fn writer(&self, me: usize, ch: usize) -> StreamWriter<'_> {
+        StreamWriter::new(self, me, ch)
+    }
+
+    /// The stream process `src` wrote on channel `ch` for process `dst`.
+    ///
+    /// # Safety
+    ///
+    /// `src` finished writing the channel before a barrier this process
+    /// passed, and will not write it again while the view is used.
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records {
+        let base = self.channel(src, ch);
+        let dir = base.cast::<u64>();
+        // SAFETY: the directory of `nprocs` (offset, length) pairs starts
+        // the channel and was written by `src` (caller's contract).
+        let (off, len) = unsafe {
+            (
+                dir.add(2 * dst).read() as usize,
+                dir.add(2 * dst + 1).read() as usize,
+            )
+        };
+        assert!(
+            off.checked_add(len)
+                .is_some_and(|end| end <= self.capacity),
+            "stream out of its channel"
+        );
+        // SAFETY: inside the channel (checked), 8-aligned (the writer pads),
+        // unchanged while used (caller's contract).
+        unsafe { Records::new(base.add(off), len) }
+    }
+
+    /// Records `bytes` (an encoded error) as the run's failure unless one
+    /// is recorded; true if this call recorded it.
+    pub(crate) fn record_failure(&self, bytes: &[u8]) -> bool {
+        let c = self.control();
+        if c.failure_state
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        let n = bytes.len().min(FAILURE_BYTES);
+        // SAFETY: state 1 gives this process exclusive access to `failure`
+        // until it publishes state 2; readers wait for state 2.
+        unsafe {
+            mem::copy(
+                bytes.as_ptr(),
+                std::ptr::addr_of!(c.failure).cast::<u8>().cast_mut(),
+                n,
+            )
+        };
+        c.failure_len.store(n as u64, Ordering::Relaxed);
+        c.failure_state.store(2, Ordering::Release);
+        true
+    }
+
+    /// The encoded failure of the run, if one was recorded.
+    pub(crate) fn failure(&self) -> Option<Vec<u8>> {
+        let c = self.control();
+        loop {
+            match c.failure_state.load(Ordering::Acquire) {
+                0 => return None,
+                2 => break,
+                _ => std::thread::yield_now(),
+            }
+        }
+        let n = c.failure_len.load(Ordering::Relaxed) as usize;
+        Some(c.failure[..n].to_vec())
+    }
+
+    /// True for the first caller only: who prints the run's error.
+    pub(crate) fn claim_report(&self) -> bool {
+        !self.control().reported.swap(true, Ordering::AcqRel)
+    }
+
+    /// Process `pid` entered superstep `s`.
+    #[inline]
+    pub(crate) fn note_superstep(&self, pid: usize, s: u64) {
+        self.slot(pid).superstep.store(s, Ordering::Relaxed);
+    }
+
+    /// Process `pid` ended normally, leaving `result` (if any).
+    pub(crate) fn set_done(&self, pid: usize, result: Option<&[u8]>) -> Result<(), Error> {
+        let slot = self.slot(pid);
+        if let Some(bytes) = result {
+            if bytes.len() > self.capacity {
+                return Err(Error::new(
+                    ErrorKind::Capacity {
+                        needed: bytes.len(),
+                        capacity: self.capacity,
+                    },
+                    "the SPMD function",
+                    pid,
+                    0,
+                    None,
+                ));
+            }
+            // SAFETY: the result channel of `pid` is written only by `pid`,
+            // once, and read by process 0 after `pid` exited.
+            unsafe { mem::copy(bytes.as_ptr(), self.channel(pid, RESULT), bytes.len()) };
+            slot.result_len
+                .store(bytes.len() as u64 + 1, Ordering::Relaxed);
+        }
+        slot.done.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// The result process `pid` left, once it exited.
+    pub(crate) fn result(&self, pid: usize) -> Option<&[u8]> {
+        let slot = self.slot(pid);
+        if !slot.done.load(Ordering::Acquire) {
+            return None;
+        }
+        let n = slot.result_len.load(Ordering::Relaxed).checked_sub(1)? as usize;
+        // SAFETY: written by `pid` before its done flag (acquired above);
+        // `n <= capacity` was checked by `set_done`.
+        Some(unsafe { std::slice::from_raw_parts(self.channel(pid, RESULT), n) })
+    }
+}
+
+/// Writes the per-destination streams of one channel: a directory of
+/// `(offset, length)` pairs, then the streams, each 8-aligned.
+pub(crate) struct StreamWriter<'a> {
+    shared: &'a Shared,
+    base: *mut u8,
+    dir: *mut u64,
+    at: usize,
+    start: usize,
+    dest: usize,
+}
+
+impl<'a> StreamWriter<'a> {
+    fn new(shared: &'a Shared, me: usize, ch: usize) -> Self {
+        let base = shared.channel(me, ch);
+        StreamWriter {
+            shared,
+            base,
+            dir: base.cast(),
+            at: 16 * shared.nprocs,
+            start: 0,
+            dest: 0,
+        }
+    }
+
+    /// Starts the stream for `dest`.
+    pub(crate) fn begin(&mut self, dest: usize) {
+        self.dest = dest;
+        self.start = self.at;
+    }
+
+    /// Ends the stream started by `begin`.
+    pub(crate) fn end(&mut self) {
+        assert!(self.dest < self.shared.nprocs);
+        // SAFETY: the directory occupies the first `16 * nprocs` bytes of
+        // our channel, which we own (contract of `Shared::writer`).
+        unsafe {
+            self.dir.add(2 * self.dest).write(self.start as u64);
+            self.dir
+                .add(2 * self.dest + 1)
+                .write((self.at - self.start) as u64);
+        }
+    }
+
+    /// Room for `n` more bytes (padded), or the capacity error.
+    fn reserve(&self, n: usize) -> Result<usize, usize> {
+        let end = self
+            .at
+            .checked_add(mem::pad8(n))
+            .filter(|&e| e <= self.shared.capacity)
+            .ok_or(self.at.saturating_add(n))?;
+        Ok(end)
+    }
+
+    /// Appends a word.
+    pub(crate) fn word(&mut self, w: usize) -> Result<(), usize> {
+        let end = self.reserve(8)?;
+        // SAFETY: in our channel (reserved), 8-aligned.
+        unsafe { self.base.add(self.at).cast::<u64>().write(w as u64) };
+        self.at = end;
+        Ok(())
+    }
+
+    /// Appends `len` bytes from `src`, padded to 8.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `len` bytes.
+    pub(crate) unsafe fn bytes(&mut self, src: *const u8, len: usize) -> Result<(), usize> {
+        let end = self.reserve(len)?;
+        // SAFETY: the destination is in our channel (reserved); the caller
+        // vouches for `src`, which is not in our channel.
+        unsafe { mem::copy(src, self.base.add(self.at), len) };
+        self.at = end;
+        Ok(())
+    }
+}
+
+/// Forks processes `1..nprocs` of `world`; returns this process's pid (0 in
+/// the caller). Process 0 then runs a thread that reaps the others and
+/// stops the run if one dies without ending normally.
+pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> {
+    // SAFETY: flushing every C stdio stream has no preconditions; it keeps
+    // buffered output from being written twice, by parent and child.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    let parent = std::process::id() as libc::pid_t;
+    let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
+    for pid in 1..shared.nprocs {
+        // SAFETY: `fork` has no memory-safety preconditions; in the child
+        // only this thread exists, and it goes on to run BSP code that
+        // allocates (glibc's malloc is fork-safe) and exits with `_exit`.
+        match unsafe { libc::fork() } {
+            0 => {
+                // SAFETY: prctl with PR_SET_PDEATHSIG only sets a signal.
+                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+                // SAFETY: getppid has no preconditions.
+                if unsafe { libc::getppid() } != parent {
+                    // The parent died before the death signal was armed.
+                    // SAFETY: ends this process at once.
+                    unsafe { libc::_exit(1) };
+                }
+                children.pids.clear();
+                return Ok(pid);
+            }
+            -1 => {
+                let err = Error::new(
+                    ErrorKind::Startup {
+                        detail: format!("fork of process {pid}: {}", std::io::Error::last_os_error()),
+                    },
+                    "bsp_begin",
+                    0,
+                    0,
+                    None,
+                );
+                world.fail(err.clone());
+                kill_all(&children.pids);
+                return Err(err);
+            }
+            child => children.pids.push(child),
+        }
+    }
+    let pids = children.pids.clone();
+    let watched = Arc::clone(world);
+    children.monitor = Some(
+        std::thread::Builder::new()
+            .name("bsp-monitor".into())
+            .spawn(move || monitor(&watched, pids))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Startup {
+                        detail: format!("monitor thread: {e}"),
+                    },
+                    "bsp_begin",
+                    0,
+                    0,
+                    None,
+                )
+            })?,
+    );
+    Ok(0)
+}
+
+/// Process 0: waits until every forked process exited (killing them if the
+/// run failed and they linger), then returns.
+pub(crate) fn join(shared: &Shared) {
+    let monitor = shared
+        .children
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .monitor
+        .take();
+    if let Some(m) = monitor {
+        let _ = m.join();
+    }
+}
+
+fn kill_all(pids: &[libc::pid_t]) {
+    for &p in pids {
+        // SAFETY: sending a signal to our own child has no memory effects.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+}
+
+/// How long processes may take to exit by themselves once the run failed,
+/// before they are killed.
+const GRACE: Duration = Duration::from_millis(200);
+
+/// Reaps the forked processes `pids` (process `i + 1` is `pids[i]`).
+fn monitor(world: &World, pids: Vec<libc::pid_t>) {
+    let shared = world.shared().expect("monitor of a processes run");
+    let mut alive: Vec<(usize, libc::pid_t)> =
+        pids.iter().enumerate().map(|(i, &p)| (i + 1, p)).collect();
+    let mut nap = Duration::from_micros(100);
+    let mut stopped_at = None;
+    while !alive.is_empty() {
+        alive.retain(|&(pid, os_pid)| {
+            let mut status = 0;
+            // SAFETY: waits for our own child without blocking; `status`
+            // is a live int.
+            let r = unsafe { libc::waitpid(os_pid, &mut status, libc::WNOHANG) };
+            if r == 0 {
+                return true;
+            }
+            if r == os_pid && !(shared.slot(pid).done.load(Ordering::Acquire) && exited_ok(status))
+            {
+                world.fail(Error::new(
+                    ErrorKind::Died {
+                        detail: death(pid, status),
+                    },
+                    "the SPMD function",
+                    pid,
+                    shared.slot(pid).superstep.load(Ordering::Relaxed),
+                    None,
+                ));
+            }
+            false
+        });
+        if world.is_stopped() {
+            let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
+            if since.elapsed() > GRACE {
+                kill_all(&alive.iter().map(|&(_, p)| p).collect::<Vec<_>>());
+            }
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(5));
+    }
+}
+
+fn exited_ok(status: libc::c_int) -> bool {
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+/// What became of process `pid`, from its wait status.
+fn death(pid: usize, status: libc::c_int) -> String {
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        // SAFETY: strsignal returns a pointer to a static or thread-local
+        // string, valid until the next call on this thread.
+        let name = unsafe {
+            let s = libc::strsignal(sig);
+            if s.is_null() {
+                String::from("unknown signal")
+            } else {
+                std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+            }
+        };
+        format!("process {pid} was killed by signal {sig} ({name})")
+    } else {
+        format!(
+            "process {pid} exited with status {} without ending its SPMD part normally",
+            libc::WEXITSTATUS(status)
+        )
+    }
+}

@@ -1,0 +1,308 @@
+//! The sync protocol on engines whose processes do not share an address
+//! space (`processes`; the planned `mpi`): data moves as one total
+//! exchange of per-destination streams per superstep, and gets are served
+//! by the owners of their sources.
+//!
+//! With `q` the parity of the superstep that ends, each process:
+//!
+//! 1. Writes one stream per destination (itself included) into its channel
+//!    `q`: a header `[flags][collective bytes][get requests][put bytes]
+//!    [send bytes]`, then those sections. Collective bytes (registration and
+//!    tag-size calls) are the same in every stream; get requests are
+//!    `[source address][length]` pairs; puts and sends have the same
+//!    records as the shared-memory engines' mailboxes. An hpput is sent as
+//!    a put (BSPlib allows it to take effect at the sync).
+//! 2. **Barrier A** with its flags; everyone leaves with their OR.
+//! 3. If anyone made collective calls: decodes every process's calls from
+//!    the stream addressed to it and applies them, exactly as the
+//!    shared-memory path does (same checks, same errors).
+//! 4. If anyone issued a get: serves the requests addressed to it, reading
+//!    its own memory (no one has written anything yet: values are those of
+//!    the end of the superstep), into reply streams in channel `REPLIES`;
+//!    **barrier B**; copies the replies to its gets' destinations.
+//! 5. Writes the puts addressed to it (after the gets: a put and a get to
+//!    the same address leave the put's data), and indexes its messages in
+//!    place, in the senders' streams.
+//! 6. Settles tag sizes and registrations as the shared-memory path.
+//!
+//! Stream `q` of superstep `t` is rewritten at the sync of superstep `t+2`,
+//! after barrier A of sync `t+1`: every reader has finished with its
+//! messages by then. Replies are rewritten one sync later, after barrier A.
+
+use std::sync::Arc;
+
+use crate::codec::{read_location, write_location, Reader, Writer};
+use crate::engine::processes::{Shared, StreamWriter, REPLIES};
+use crate::error::{Error, ErrorKind};
+use crate::mailbox::{TagCalls, GET, REG};
+use crate::mem::{self, pad8, Records};
+use crate::process::{Loc, Process};
+use crate::registration::{RegOp, RegOpKind};
+use crate::superstep::apply_puts;
+
+const CALL: &str = "bsp_sync";
+
+/// Words in a stream header.
+const HEADER: usize = 5;
+
+/// The sections of one received stream.
+struct Sections {
+    collective: Records,
+    gets: Records,
+    puts: Records,
+    sends: Records,
+}
+
+/// Splits a stream into its sections (an empty stream has empty ones).
+fn sections(s: Records) -> Sections {
+    if s.len() == 0 {
+        let empty = s.sub(0, 0);
+        return Sections {
+            collective: empty,
+            gets: empty,
+            puts: empty,
+            sends: empty,
+        };
+    }
+    let coll = s.word(8);
+    let ngets = s.word(16);
+    let puts = s.word(24);
+    let sends = s.word(32);
+    let mut at = 8 * HEADER;
+    let mut take = |len: usize, padded: usize| {
+        let r = s.sub(at, len);
+        at += padded;
+        r
+    };
+    Sections {
+        collective: take(coll, pad8(coll)),
+        gets: take(16 * ngets, 16 * ngets),
+        puts: take(puts, puts),
+        sends: take(sends, sends),
+    }
+}
+
+/// The bytes of `r`, for decoding.
+fn bytes_of(r: Records) -> &'static [u8] {
+    // SAFETY: the view is readable and unchanged while the stream is (the
+    // exchange protocol); decoding finishes within the sync.
+    unsafe { std::slice::from_raw_parts(r.ptr(0, r.len()), r.len()) }
+}
+
+impl Process {
+    /// `bsp_sync` by exchange (module docs).
+    pub(crate) fn sync_exchange(&mut self, loc: Loc) -> Result<(), Error> {
+        let world = Arc::clone(&self.world);
+        let shared = world.shared().expect("an exchange engine");
+        let q = self.parity;
+
+        // Step 1.
+        // SAFETY: only this process writes its channel `q`, and nobody
+        // reads it now (module docs).
+        let mut w = unsafe { shared.writer(self.pid, q) };
+        self.compose(&mut w)
+            .map_err(|needed| self.capacity_error(needed, shared, loc))?;
+        // Our outgoing half is staging only: it can be reused at once.
+        // SAFETY: we own the mailbox, and in an exchange engine nobody else
+        // reads it.
+        unsafe { world.mailbox(self.pid).owner(q) }.clear();
+        self.dirty[q] = false;
+
+        // Step 2.
+        let all = world
+            .barrier(&mut self.episode, self.flags)
+            .map_err(|why| self.interrupted(why, CALL, loc))?;
+        let me = self.pid;
+        // SAFETY: every process wrote its channel `q` before barrier A and
+        // rewrites it only two syncs from now (module docs).
+        let streams: Vec<Sections> = (0..self.nprocs)
+            .map(|src| sections(unsafe { shared.stream(src, q, me) }))
+            .collect();
+
+        // Step 3.
+        let applied = if all & REG != 0 {
+            let mut tags = Vec::with_capacity(self.nprocs);
+            let mut ops = Vec::with_capacity(self.nprocs);
+            for s in &streams {
+                let (t, o) = decode_collective(bytes_of(s.collective)).ok_or_else(|| {
+                    self.fail(
+                        ErrorKind::Startup {
+                            detail: "a malformed stream".into(),
+                        },
+                        CALL,
+                        loc,
+                    )
+                })?;
+                tags.push(t);
+                ops.push(o);
+            }
+            let ops: Vec<&[RegOp]> = ops.iter().map(Vec::as_slice).collect();
+            Some(self.check_collectives(&tags, &ops, loc)?)
+        } else {
+            None
+        };
+
+        // Step 4.
+        if all & GET != 0 {
+            // SAFETY: only we write our reply channel; its readers of the
+            // previous sync finished before barrier A.
+            let mut w = unsafe { shared.writer(self.pid, REPLIES) };
+            serve_gets(&streams, &mut w)
+                .map_err(|needed| self.capacity_error(needed, shared, loc))?;
+            world
+                .barrier(&mut self.episode, 0)
+                .map_err(|why| self.interrupted(why, CALL, loc))?;
+            self.write_replies(shared);
+        }
+        self.gets.clear();
+
+        // Step 5.
+        self.inbox.clear();
+        for s in &streams {
+            // SAFETY: the sender resolved each destination through our
+            // registration slots and checked its extent; the stream is
+            // readable (above).
+            unsafe { apply_puts(s.puts) };
+            // SAFETY: the stream stays unchanged until barrier A of the
+            // next sync, when the inbox is cleared (module docs).
+            unsafe { self.inbox.collect(s.sends) };
+        }
+
+        // Step 6.
+        self.finish_collectives(applied);
+        self.next_superstep();
+        Ok(())
+    }
+
+    fn capacity_error(&self, needed: usize, shared: &Shared, loc: Loc) -> Error {
+        self.fail(
+            ErrorKind::Capacity {
+                needed,
+                capacity: shared.capacity(),
+            },
+            CALL,
+            loc,
+        )
+    }
+
+    /// Step 1: one stream per destination. `Err(bytes needed)` if the
+    /// channel is too small.
+    fn compose(&self, w: &mut StreamWriter<'_>) -> Result<(), usize> {
+        let out = self.out_ref();
+        let collective = if self.flags & REG != 0 {
+            encode_collective(&out.tag, &out.reg_ops)
+        } else {
+            Vec::new()
+        };
+        for dest in 0..self.nprocs {
+            w.begin(dest);
+            let ngets = self.gets.iter().filter(|g| g.pid == dest).count();
+            let (puts, sends) = (&out.puts[dest], &out.sends[dest]);
+            if self.flags != 0 {
+                for word in [self.flags as usize, collective.len(), ngets, puts.len(), sends.len()] {
+                    w.word(word)?;
+                }
+                // SAFETY: each source is a live buffer of that many bytes.
+                unsafe {
+                    w.bytes(collective.as_ptr(), collective.len())?;
+                    for g in self.gets.iter().filter(|g| g.pid == dest) {
+                        w.word(g.src)?;
+                        w.word(g.len)?;
+                    }
+                    w.bytes(puts.as_ptr(), puts.len())?;
+                    w.bytes(sends.as_ptr(), sends.len())?;
+                }
+            }
+            w.end();
+        }
+        Ok(())
+    }
+
+    /// Step 4, requester side: copies each reply to its get's destination.
+    fn write_replies(&mut self, shared: &Shared) {
+        let me = self.pid;
+        let mut cursor = vec![0usize; self.nprocs];
+        for g in &self.gets {
+            // SAFETY: the owner wrote its replies before barrier B and
+            // rewrites them only after barrier A of the next sync.
+            let replies = unsafe { shared.stream(g.pid, REPLIES, me) };
+            let at = cursor[g.pid];
+            let src = replies.ptr(at, g.len);
+            // SAFETY: `dst` is writable for `len` bytes until the end of
+            // this sync (the caller of `get` promised it); `src` is in view.
+            unsafe { mem::copy(src, g.dst, g.len) };
+            cursor[g.pid] = at + pad8(g.len);
+        }
+    }
+}
+
+/// Step 4, owner side: the data of every get request addressed to us, in
+/// request order, one reply stream per requester.
+fn serve_gets(streams: &[Sections], w: &mut StreamWriter<'_>) -> Result<(), usize> {
+    for (requester, s) in streams.iter().enumerate() {
+        w.begin(requester);
+        let mut at = 0;
+        while at < s.gets.len() {
+            let (addr, len) = (s.gets.word(at), s.gets.word(at + 8));
+            // SAFETY: the requester resolved `addr` through our registration
+            // slot and checked `len` against its extent: it is memory we
+            // registered, alive until this sync settles registrations, and
+            // nobody writes it before barrier B.
+            unsafe { w.bytes(std::ptr::with_exposed_provenance(addr), len)? };
+            at += 16;
+        }
+        w.end();
+    }
+    Ok(())
+}
+
+fn encode_collective(tag: &TagCalls, ops: &[RegOp]) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u64(tag.calls.into());
+    w.u64(tag.last as u64);
+    write_location(&mut w, tag.location);
+    w.u64(ops.len() as u64);
+    for op in ops {
+        match op.kind {
+            RegOpKind::Push { addr, size } => {
+                w.u64(0);
+                w.u64(addr as u64);
+                w.u64(size as u64);
+            }
+            RegOpKind::Pop { addr } => {
+                w.u64(1);
+                w.u64(addr as u64);
+                w.u64(0);
+            }
+        }
+        write_location(&mut w, op.location);
+    }
+    w.0
+}
+
+fn decode_collective(bytes: &[u8]) -> Option<(TagCalls, Vec<RegOp>)> {
+    if bytes.is_empty() {
+        return Some((TagCalls::default(), Vec::new()));
+    }
+    let mut r = Reader(bytes);
+    let tag = TagCalls {
+        calls: u32::try_from(r.u64()?).ok()?,
+        last: r.usize()?,
+        location: read_location(&mut r)?,
+    };
+    let n = r.usize()?;
+    let mut ops = Vec::with_capacity(n.min(bytes.len()));
+    for _ in 0..n {
+        let (kind, addr, size) = (r.u64()?, r.usize()?, r.usize()?);
+        let kind = match kind {
+            0 => RegOpKind::Push { addr, size },
+            1 => RegOpKind::Pop { addr },
+            _ => return None,
+        };
+        ops.push(RegOp {
+            kind,
+            location: read_location(&mut r)?,
+        });
+    }
+    Some((tag, ops))
+}
