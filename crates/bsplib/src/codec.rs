@@ -271,7 +271,7 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
 /// (the `processes` engine): it is encoded to bytes there and decoded here.
 ///
 /// Implemented for the primitive numbers, `bool`, `char`, `()`, `String`,
-/// `Vec`, `Option`, `Result` and tuples of up to four of those.
+/// [`Error`], `Vec`, `Option`, `Result` and tuples of up to four of those.
 ///
 /// # Examples
 ///
@@ -494,5 +494,24 @@ mod tests {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));
         }
+    }
+}
+
+/// Errors cross address spaces too (a process may return what a call gave
+/// it).
+impl Portable for Error {
+    fn encode(&self, out: &mut Vec<u8>) {
+        let bytes = encode_error(self);
+        bytes.len().encode(out);
+        out.extend_from_slice(&bytes);
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        if n > input.len() {
+            return None;
+        }
+        let (head, rest) = input.split_at(n);
+        *input = rest;
+        decode_error(head)
     }
 }

@@ -69,7 +69,7 @@ impl<'a> Raw<'a> {
     fn loc(&self) -> Option<SourceLocation> {
         match self.at {
             Some(loc) => loc,
-            None => self.loc(),
+            None => Some(SourceLocation::caller()),
         }
     }
 

@@ -8,10 +8,14 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use bsplib::{Bsp, Engine, Error, Runtime};
+use bsplib::{Bsp, Engine, Error, Portable, Runtime};
 
 /// Process counts every scenario runs with on the `threads` engine.
 pub const PROCS: [usize; 5] = [1, 2, 3, 4, 7];
+
+/// Process counts every scenario runs with on the `processes` engine
+/// (forking is dearer than spawning a thread).
+pub const PROCESS_PROCS: [usize; 4] = [1, 2, 3, 4];
 
 /// How long a run may take before the harness calls it a hang.
 pub const HANG: Duration = Duration::from_secs(60);
@@ -20,6 +24,10 @@ pub const HANG: Duration = Duration::from_secs(60);
 pub fn configurations() -> Vec<(Engine, usize)> {
     let mut v = vec![(Engine::Serial, 1)];
     v.extend(PROCS.iter().map(|&p| (Engine::Threads, p)));
+    // Miri cannot fork.
+    if !cfg!(miri) {
+        v.extend(PROCESS_PROCS.iter().map(|&p| (Engine::Processes, p)));
+    }
     v
 }
 
@@ -28,11 +36,11 @@ pub fn configurations() -> Vec<(Engine, usize)> {
 pub fn run_on<R, F>(engine: Engine, p: usize, spmd: F) -> Result<Vec<R>, Error>
 where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
-    R: Send + 'static,
+    R: Portable + Send + 'static,
 {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let r = Runtime::new(p).engine(engine).run(spmd);
+        let r = Runtime::new(p).engine(engine).run_portable(spmd);
         let _ = tx.send(r);
     });
     match rx.recv_timeout(HANG) {
@@ -50,7 +58,7 @@ where
 pub fn for_each_engine<R, F, V>(spmd: F, verify: V)
 where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + Clone + 'static,
-    R: Send + 'static + std::fmt::Debug,
+    R: Portable + Send + 'static + std::fmt::Debug,
     V: Fn(usize, &[R]),
 {
     for (engine, p) in configurations() {
@@ -93,7 +101,7 @@ pub fn configurations_with(min_p: usize) -> Vec<(Engine, usize, usize)> {
 pub fn run_expecting_error<R, F>(engine: Engine, p: usize, spmd: F) -> Error
 where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
-    R: Send + 'static,
+    R: Portable + Send + 'static,
 {
     match run_on(engine, p, spmd) {
         Ok(_) => panic!(
