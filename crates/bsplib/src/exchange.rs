@@ -46,7 +46,8 @@ const CALL: &str = "bsp_sync";
 const HEADER: usize = 5;
 
 /// The sections of one received stream.
-struct Sections {
+#[derive(Clone, Copy)]
+pub(crate) struct Sections {
     collective: Records,
     gets: Records,
     puts: Records,
@@ -113,17 +114,32 @@ impl Process {
             .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
         let me = self.pid;
+        // Reused across syncs: steady-state supersteps allocate nothing.
+        let mut streams = std::mem::take(&mut self.streams);
+        streams.clear();
         // SAFETY: every process wrote its channel `q` before barrier A and
         // rewrites it only two syncs from now (module docs).
-        let streams: Vec<Sections> = (0..self.nprocs)
-            .map(|src| sections(unsafe { shared.stream(src, q, me) }))
-            .collect();
+        streams.extend((0..self.nprocs).map(|src| sections(unsafe { shared.stream(src, q, me) })));
+        let result = self.exchange_steps(shared, &streams, all, loc);
+        self.streams = streams;
+        result
+    }
+
+    /// Steps 3 to 6 of a sync by exchange, on the received `streams`.
+    fn exchange_steps(
+        &mut self,
+        shared: &Shared,
+        streams: &[Sections],
+        all: u32,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let world = Arc::clone(&self.world);
 
         // Step 3.
         let applied = if all & REG != 0 {
             let mut tags = Vec::with_capacity(self.nprocs);
             let mut ops = Vec::with_capacity(self.nprocs);
-            for s in &streams {
+            for s in streams {
                 let (t, o) = decode_collective(bytes_of(s.collective)).ok_or_else(|| {
                     self.fail(
                         ErrorKind::Startup {
@@ -147,7 +163,7 @@ impl Process {
             // SAFETY: only we write our reply channel; its readers of the
             // previous sync finished before barrier A.
             let mut w = unsafe { shared.writer(self.pid, REPLIES) };
-            serve_gets(&streams, &mut w)
+            serve_gets(streams, &mut w)
                 .map_err(|needed| self.capacity_error(needed, shared, loc))?;
             world
                 .barrier(&mut self.episode, 0)
@@ -155,10 +171,11 @@ impl Process {
             self.write_replies(shared);
         }
         self.gets.clear();
+        self.get_keep.clear();
 
         // Step 5.
         self.inbox.clear();
-        for s in &streams {
+        for s in streams {
             // SAFETY: the sender resolved each destination through our
             // registration slots and checked its extent; the stream is
             // readable (above).
@@ -221,7 +238,9 @@ impl Process {
     /// Step 4, requester side: copies each reply to its get's destination.
     fn write_replies(&mut self, shared: &Shared) {
         let me = self.pid;
-        let mut cursor = vec![0usize; self.nprocs];
+        let mut cursor = std::mem::take(&mut self.cursors);
+        cursor.clear();
+        cursor.resize(self.nprocs, 0);
         for g in &self.gets {
             // SAFETY: the owner wrote its replies before barrier B and
             // rewrites them only after barrier A of the next sync.
@@ -233,6 +252,7 @@ impl Process {
             unsafe { mem::copy(src, g.dst, g.len) };
             cursor[g.pid] = at + pad8(g.len);
         }
+        self.cursors = cursor;
     }
 }
 

@@ -78,6 +78,10 @@ pub(crate) struct Process {
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
     pub(crate) poisoned: bool,
+    /// Exchange engines: the streams received at the sync, and a cursor per
+    /// owner into its get replies (kept to reuse their allocations).
+    pub(crate) streams: Vec<crate::exchange::Sections>,
+    pub(crate) cursors: Vec<usize>,
 }
 
 impl Process {
@@ -102,6 +106,8 @@ impl Process {
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,
+            streams: Vec::new(),
+            cursors: Vec::new(),
         }
     }
 
