@@ -1,9 +1,9 @@
 //! [`Bsp`]: the handle of one BSP process, and the safe Rust API.
 
+use crate::error::SourceLocation;
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::marker::PhantomData;
-use crate::error::SourceLocation;
 
 use bytemuck::Pod;
 

@@ -193,6 +193,15 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *needed);
             word(&mut w, *capacity);
         }
+        K::NullPointer { what } => {
+            w.u64(21);
+            w.str(what);
+        }
+        K::IntOverflow { what, value } => {
+            w.u64(22);
+            w.str(what);
+            w.u64(*value);
+        }
     }
     w.0
 }
@@ -261,6 +270,13 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         20 => K::Capacity {
             needed: r.usize()?,
             capacity: r.usize()?,
+        },
+        21 => K::NullPointer {
+            what: r.static_str()?,
+        },
+        22 => K::IntOverflow {
+            what: r.static_str()?,
+            value: r.u64()?,
         },
         _ => return None,
     };

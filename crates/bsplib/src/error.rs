@@ -11,17 +11,54 @@ use std::panic::Location;
 /// Where a BSPlib call was made: the Rust caller (through
 /// `#[track_caller]`), or the C caller's `__FILE__` and `__LINE__` (passed
 /// by the macros of `bsp.h`). C locations have no column (`column() == 0`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct SourceLocation {
-    file: &'static str,
+    file: File,
     line: u32,
     column: u32,
 }
 
+/// A source file name: a Rust string, or a C string read only when needed
+/// (errors), so that passing `__FILE__` with every call costs nothing.
+#[derive(Clone, Copy)]
+enum File {
+    Rust(&'static str),
+    C(CFile),
+}
+
+#[derive(Clone, Copy)]
+struct CFile(*const std::ffi::c_char);
+
+// SAFETY: a `CFile` points to a string that is never written and lives for
+// the rest of the program (the contract of `SourceLocation::from_c`).
+unsafe impl Send for CFile {}
+// SAFETY: as above.
+unsafe impl Sync for CFile {}
+
 impl SourceLocation {
     /// A location from its parts; `column` 0 means unknown.
     pub fn new(file: &'static str, line: u32, column: u32) -> Self {
-        SourceLocation { file, line, column }
+        SourceLocation {
+            file: File::Rust(file),
+            line,
+            column,
+        }
+    }
+
+    /// The location a C caller passed (`__FILE__`, `__LINE__`); `None` for
+    /// a null `file`.
+    ///
+    /// # Safety
+    ///
+    /// A non-null `file` must point to a NUL-terminated string that stays
+    /// valid and unchanged for the rest of the program, as a string literal
+    /// such as `__FILE__` does.
+    pub unsafe fn from_c(file: *const std::ffi::c_char, line: i32) -> Option<Self> {
+        (!file.is_null()).then(|| SourceLocation {
+            file: File::C(CFile(file)),
+            line: u32::try_from(line).unwrap_or(0),
+            column: 0,
+        })
     }
 
     /// The location of the caller of the function this is called in (with
@@ -34,7 +71,13 @@ impl SourceLocation {
 
     /// The source file.
     pub fn file(&self) -> &'static str {
-        self.file
+        match self.file {
+            File::Rust(s) => s,
+            // SAFETY: the contract of `from_c`.
+            File::C(CFile(p)) => unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_str()
+                .unwrap_or("<a file name that is not UTF-8>"),
+        }
     }
 
     /// The line, from 1.
@@ -48,6 +91,26 @@ impl SourceLocation {
     }
 }
 
+impl PartialEq for SourceLocation {
+    fn eq(&self, other: &Self) -> bool {
+        (self.file(), self.line, self.column) == (other.file(), other.line, other.column)
+    }
+}
+
+impl Eq for SourceLocation {}
+
+impl std::hash::Hash for SourceLocation {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.file(), self.line, self.column).hash(state)
+    }
+}
+
+impl fmt::Debug for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
 impl From<&'static Location<'static>> for SourceLocation {
     fn from(loc: &'static Location<'static>) -> Self {
         SourceLocation::new(loc.file(), loc.line(), loc.column())
@@ -56,7 +119,7 @@ impl From<&'static Location<'static>> for SourceLocation {
 
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)?;
+        write!(f, "{}:{}", self.file(), self.line)?;
         if self.column != 0 {
             write!(f, ":{}", self.column)?;
         }
@@ -195,6 +258,20 @@ pub enum ErrorKind {
     /// A BSPlib call made outside `bsp_begin` ... `bsp_end` (C interface).
     #[error("called outside bsp_begin ... bsp_end")]
     OutsideRun,
+    /// A pointer argument that must not be null was null (C interface).
+    #[error("{what} is NULL")]
+    NullPointer {
+        /// Which argument.
+        what: &'static str,
+    },
+    /// A value does not fit the C interface's `int` (C interface).
+    #[error("{what} ({value}) does not fit in an int")]
+    IntOverflow {
+        /// Which value.
+        what: &'static str,
+        /// The value.
+        value: u64,
+    },
     /// A process died without reaching `bsp_end`: killed by a signal, or
     /// it exited (`processes` engine).
     #[error("{detail}")]
@@ -243,6 +320,19 @@ impl Error {
             superstep,
             location,
         }
+    }
+
+    /// An error found by a front door outside this crate (the C
+    /// interface): a call outside a run, a null pointer.
+    #[doc(hidden)]
+    pub fn c_edge(
+        kind: ErrorKind,
+        call: &'static str,
+        pid: usize,
+        superstep: u64,
+        location: Option<SourceLocation>,
+    ) -> Self {
+        Self::new(kind, call, pid, superstep, location)
     }
 
     /// What went wrong.

@@ -216,7 +216,13 @@ impl Process {
             let ngets = self.gets.iter().filter(|g| g.pid == dest).count();
             let (puts, sends) = (&out.puts[dest], &out.sends[dest]);
             if self.flags != 0 {
-                for word in [self.flags as usize, collective.len(), ngets, puts.len(), sends.len()] {
+                for word in [
+                    self.flags as usize,
+                    collective.len(),
+                    ngets,
+                    puts.len(),
+                    sends.len(),
+                ] {
                     w.word(word)?;
                 }
                 // SAFETY: each source is a live buffer of that many bytes.

@@ -73,6 +73,8 @@ mod drma;
 mod engine;
 mod error;
 mod exchange;
+#[doc(hidden)]
+pub mod launch;
 mod mailbox;
 mod mem;
 mod process;

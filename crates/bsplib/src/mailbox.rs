@@ -11,8 +11,8 @@
 //! `s - 1` has finished. Two halves therefore make a third barrier
 //! unnecessary (see `engine/threads/README.md`).
 
-use std::cell::UnsafeCell;
 use crate::error::SourceLocation;
+use std::cell::UnsafeCell;
 
 use crossbeam_utils::CachePadded;
 

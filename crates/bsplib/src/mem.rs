@@ -90,7 +90,7 @@ impl AlignedBuf {
     }
 
     /// Reads back the 8-byte word at byte offset `at` (a multiple of 8).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn word(&self, at: usize) -> usize {
         self.words[at / 8] as usize
     }

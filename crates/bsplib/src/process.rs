@@ -4,9 +4,9 @@
 //! The primitives are split by family: `drma.rs` (registration, put, get),
 //! `bsmp.rs` (messages), `superstep.rs` (the sync protocol).
 
+use crate::error::SourceLocation;
 use std::any::Any;
 use std::collections::HashMap;
-use crate::error::SourceLocation;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;

@@ -108,12 +108,9 @@ impl<'a> Raw<'a> {
     /// mismatches are reported by the next sync.
     #[track_caller]
     pub unsafe fn push_reg(&self, ident: *const c_void, size: i64) -> Res {
-        self.bsp.process().push_reg(
-            ident.expose_provenance(),
-            size,
-            None,
-            self.loc(),
-        )
+        self.bsp
+            .process()
+            .push_reg(ident.expose_provenance(), size, None, self.loc())
     }
 
     /// `bsp_pop_reg(ident)`.
@@ -128,9 +125,7 @@ impl<'a> Raw<'a> {
     /// Reported by the next sync.
     #[track_caller]
     pub unsafe fn pop_reg(&self, ident: *const c_void) -> Res {
-        self.bsp
-            .process()
-            .pop_reg(ident.addr(), self.loc())
+        self.bsp.process().pop_reg(ident.addr(), self.loc())
     }
 
     /// `bsp_put(pid, src, dst, offset, nbytes)`.

@@ -13,9 +13,9 @@
 //! same calls in the same order, so the replicas stay identical and every
 //! process detects a mismatch alike.
 
+use crate::error::SourceLocation;
 use std::cell::Cell;
 use std::collections::HashMap;
-use crate::error::SourceLocation;
 
 use crate::error::ErrorKind;
 

@@ -1,7 +1,7 @@
 //! Starting a run: the Rust counterpart of `bsp_begin` / `bsp_end`.
 
-use std::cell::{Cell, RefCell};
 use crate::error::SourceLocation;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
@@ -185,7 +185,7 @@ impl Runtime {
 
 impl Runtime {
     /// The checks every start makes; returns the number of processes.
-    fn check_start(&self, loc: Option<SourceLocation>) -> Result<usize, Error> {
+    pub(crate) fn check_start(&self, loc: Option<SourceLocation>) -> Result<usize, Error> {
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
@@ -225,9 +225,8 @@ impl Runtime {
         }
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
-        let startup = |detail: String| {
-            Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc)
-        };
+        let startup =
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
         let world = Arc::new(World::processes(n).map_err(startup)?);
         let shared = world.shared().expect("a processes world");
         let start = Instant::now();

@@ -173,7 +173,9 @@ impl World {
     pub(crate) fn claim_report(&self) -> bool {
         match &self.sync {
             Sync::Processes(s) => s.claim_report(),
-            _ => !self.reported.swap(true, std::sync::atomic::Ordering::AcqRel),
+            _ => !self
+                .reported
+                .swap(true, std::sync::atomic::Ordering::AcqRel),
         }
     }
 
@@ -200,21 +202,19 @@ impl World {
     /// process recorded it).
     pub(crate) fn failure(&self) -> Option<Error> {
         if let Sync::Processes(s) = &self.sync {
-            return s
-                .failure()
-                .map(|bytes| {
-                    crate::codec::decode_error(&bytes).unwrap_or_else(|| {
-                        Error::new(
-                            crate::error::ErrorKind::Startup {
-                                detail: "an undecodable error was recorded".into(),
-                            },
-                            "bsp_sync",
-                            0,
-                            0,
-                            None,
-                        )
-                    })
-                });
+            return s.failure().map(|bytes| {
+                crate::codec::decode_error(&bytes).unwrap_or_else(|| {
+                    Error::new(
+                        crate::error::ErrorKind::Startup {
+                            detail: "an undecodable error was recorded".into(),
+                        },
+                        "bsp_sync",
+                        0,
+                        0,
+                        None,
+                    )
+                })
+            });
         }
         self.failure
             .lock()

@@ -5,10 +5,14 @@
 //! processes saw in a [`Log`], and the checks run after the run.
 #![allow(dead_code)]
 
+use std::mem::size_of;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use bsplib::{Area, Bsp, Error, ErrorKind};
+use bsplib::{Area, Bsp, Error, ErrorKind, Portable};
 
 use crate::common::{configurations_with, run_expecting_error};
 
@@ -33,11 +37,234 @@ pub enum Seen {
     Values(Vec<u32>),
 }
 
+impl Portable for Seen {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Seen::Returned(r) => {
+                out.push(0);
+                r.encode(out);
+            }
+            Seen::Call(r) => {
+                out.push(1);
+                r.encode(out);
+            }
+            Seen::Addr(a) => {
+                out.push(2);
+                a.encode(out);
+            }
+            Seen::Line(l) => {
+                out.push(3);
+                l.encode(out);
+            }
+            Seen::Values(v) => {
+                out.push(4);
+                v.encode(out);
+            }
+        }
+    }
+
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(match u8::decode(input)? {
+            0 => Seen::Returned(Portable::decode(input)?),
+            1 => Seen::Call(Portable::decode(input)?),
+            2 => Seen::Addr(Portable::decode(input)?),
+            3 => Seen::Line(Portable::decode(input)?),
+            4 => Seen::Values(Portable::decode(input)?),
+            _ => return None,
+        })
+    }
+}
+
 /// What the processes of one run saw, with their pids.
-pub type Log = Arc<Mutex<Vec<(usize, Seen)>>>;
+///
+/// The processes of the `processes` engine are forked, each with its own
+/// copy of the Rust heap, so the log lives in an anonymous shared mapping
+/// made before the run: every forked process inherits it, and what one
+/// appends every other (the test, in process 0) sees. Entries are encoded
+/// `(pid, Seen)` pairs, each after its length (a `u64`), appended under a
+/// spin lock in the mapping (a process-shared `Mutex` would need
+/// `pthread_mutexattr_setpshared`; a spin lock is enough for the few short
+/// appends of a test). Cheap to clone; the last clone of a process unmaps
+/// it (in that process only).
+#[derive(Clone, Default)]
+pub struct Log(Arc<Shared>);
+
+/// The header at the start of the mapping; the entries follow it.
+#[repr(C)]
+struct Header {
+    /// 0: free; otherwise the OS pid of the holder.
+    lock: AtomicU32,
+    /// An append did not fit.
+    overflowed: AtomicBool,
+    /// Bytes of entries after the header (written under `lock`).
+    len: AtomicUsize,
+}
+
+/// The shared mapping of a [`Log`].
+struct Shared {
+    base: NonNull<u8>,
+}
+
+// SAFETY: the mapping is shared memory that lives as long as `Shared`; its
+// header is only accessed through atomics and its entries only under the
+// header's lock, so it may be used from any thread.
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// Bytes of the mapping (header included).
+    const BYTES: usize = 4 << 20;
+    /// How long to wait for the lock before calling it a deadlock (a
+    /// process killed while holding it).
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    fn header(&self) -> &Header {
+        // SAFETY: the mapping starts with a `Header` (zeroed by mmap, which
+        // is a valid, unlocked, empty header: atomics of zero), is
+        // page-aligned, and lives as long as `self`.
+        unsafe { self.base.cast::<Header>().as_ref() }
+    }
+
+    /// The entries' bytes: the mapping after the header.
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the header lies within the mapping, which is bigger.
+        unsafe { self.base.as_ptr().add(size_of::<Header>()) }
+    }
+
+    const CAPACITY: usize = Self::BYTES - size_of::<Header>();
+
+    /// Runs `f` holding the lock, with the entries' bytes and their length.
+    fn locked<R>(&self, f: impl FnOnce(*mut u8, &AtomicUsize) -> R) -> R {
+        let header = self.header();
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() } as u32;
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while header
+            .lock
+            .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+                if start.elapsed() > Self::PATIENCE {
+                    let holder = header.lock.load(Ordering::Relaxed);
+                    panic!("the log's lock is held by OS process {holder}: a deadlock");
+                }
+            }
+        }
+        struct Unlock<'a>(&'a AtomicU32);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                self.0.store(0, Ordering::Release);
+            }
+        }
+        let _unlock = Unlock(&header.lock);
+        f(self.data(), &header.len)
+    }
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        // SAFETY: an anonymous mapping at an address of the kernel's
+        // choosing touches no existing memory.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                Self::BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert!(
+            p != libc::MAP_FAILED,
+            "mmap of the log: {}",
+            std::io::Error::last_os_error()
+        );
+        let base = NonNull::new(p.cast::<u8>()).expect("mmap gave a null mapping");
+        Shared { base }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `Shared::default` with this size,
+        // and no reference into it outlives `self`.
+        let r = unsafe { libc::munmap(self.base.as_ptr().cast(), Self::BYTES) };
+        debug_assert_eq!(r, 0, "munmap of the log");
+    }
+}
+
+impl Log {
+    /// Appends `(pid, seen)`.
+    pub fn push(&self, pid: usize, seen: &Seen) {
+        let mut entry = Vec::new();
+        0u64.encode(&mut entry); // room for the length
+        pid.encode(&mut entry);
+        seen.encode(&mut entry);
+        let body = (entry.len() - size_of::<u64>()) as u64;
+        entry[..size_of::<u64>()].copy_from_slice(&body.to_le_bytes());
+        let fits = self.0.locked(|data, len| {
+            let at = len.load(Ordering::Relaxed);
+            if entry.len() > Shared::CAPACITY - at {
+                return false;
+            }
+            // SAFETY: `at + entry.len()` is within the entries' bytes
+            // (checked above), which no one else accesses while we hold
+            // the lock; `entry` is a separate heap buffer.
+            unsafe { std::ptr::copy_nonoverlapping(entry.as_ptr(), data.add(at), entry.len()) };
+            len.store(at + entry.len(), Ordering::Relaxed);
+            true
+        });
+        if !fits {
+            // Panicking here would fail the process, not the test: the
+            // test's `entries` reports it.
+            self.0.header().overflowed.store(true, Ordering::Release);
+        }
+    }
+
+    /// Every entry so far, in the order they were appended.
+    pub fn entries(&self) -> Vec<(usize, Seen)> {
+        assert!(
+            !self.0.header().overflowed.load(Ordering::Acquire),
+            "the log is full ({} bytes)",
+            Shared::BYTES
+        );
+        let bytes = self.0.locked(|data, len| {
+            let len = len.load(Ordering::Relaxed);
+            // SAFETY: the first `len` bytes of the entries were written by
+            // appends, and no one writes them while we hold the lock.
+            unsafe { std::slice::from_raw_parts(data, len) }.to_vec()
+        });
+        let mut input = &bytes[..];
+        let mut entries = Vec::new();
+        while !input.is_empty() {
+            let body = u64::decode(&mut input).expect("an entry's length") as usize;
+            let (mut entry, rest) = input.split_at(body);
+            let decoded = <(usize, Seen)>::decode(&mut entry).expect("an encoded entry");
+            assert!(entry.is_empty(), "an entry's trailing bytes");
+            entries.push(decoded);
+            input = rest;
+        }
+        entries
+    }
+
+    /// Every entry so far, leaving the log empty.
+    pub fn take(&self) -> Vec<(usize, Seen)> {
+        let entries = self.entries();
+        self.0.locked(|_, len| len.store(0, Ordering::Relaxed));
+        entries
+    }
+}
 
 pub fn note(log: &Log, bsp: &Bsp, seen: Seen) {
-    log.lock().unwrap().push((bsp.pid(), seen));
+    log.push(bsp.pid(), &seen);
 }
 
 /// `noted!(log, bsp, call)`: makes `call`, noting its line, and gives its
@@ -77,7 +304,7 @@ where
             note(&l, bsp, Seen::Returned(r.clone()));
             r
         });
-        let seen = std::mem::take(&mut *log.lock().unwrap());
+        let seen = log.take();
         let checked = catch_unwind(AssertUnwindSafe(|| verify(n, &err, &seen)));
         if let Err(panic) = checked {
             eprintln!(

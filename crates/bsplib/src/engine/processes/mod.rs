@@ -173,6 +173,8 @@ pub(crate) struct Shared {
     nprocs: usize,
     /// Process 0 only: the forked processes and the thread reaping them.
     children: Mutex<Children>,
+    /// Process 0 only: exit once the run is stopped (see `Launch::fork`).
+    exit_on_stop: AtomicBool,
 }
 
 #[derive(Default)]
@@ -220,6 +222,7 @@ impl Shared {
             capacity,
             nprocs,
             children: Mutex::default(),
+            exit_on_stop: AtomicBool::new(false),
         })
     }
 
@@ -293,8 +296,7 @@ impl Shared {
             )
         };
         assert!(
-            off.checked_add(len)
-                .is_some_and(|end| end <= self.capacity),
+            off.checked_add(len).is_some_and(|end| end <= self.capacity),
             "stream out of its channel"
         );
         // SAFETY: inside the channel (checked), 8-aligned (the writer pads),
@@ -344,6 +346,11 @@ impl Shared {
     /// True for the first caller only: who prints the run's error.
     pub(crate) fn claim_report(&self) -> bool {
         !self.control().reported.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether process 0 exits once the run is stopped.
+    pub(crate) fn exit_on_stop(&self, yes: bool) {
+        self.exit_on_stop.store(yes, Ordering::Relaxed);
     }
 
     /// Process `pid` entered superstep `s`.
@@ -497,7 +504,10 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
             -1 => {
                 let err = Error::new(
                     ErrorKind::Startup {
-                        detail: format!("fork of process {pid}: {}", std::io::Error::last_os_error()),
+                        detail: format!(
+                            "fork of process {pid}: {}",
+                            std::io::Error::last_os_error()
+                        ),
                     },
                     "bsp_begin",
                     0,
@@ -544,6 +554,12 @@ pub(crate) fn join(shared: &Shared) {
     if let Some(m) = monitor {
         let _ = m.join();
     }
+}
+
+/// Process 0: kills every forked process (the run failed).
+pub(crate) fn kill_children(shared: &Shared) {
+    let children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
+    kill_all(&children.pids);
 }
 
 fn kill_all(pids: &[libc::pid_t]) {
@@ -595,6 +611,29 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
         }
         std::thread::sleep(nap);
         nap = (nap * 2).min(Duration::from_millis(5));
+    }
+    if world.is_stopped() && shared.exit_on_stop.load(Ordering::Relaxed) {
+        crate::launch::report(world);
+        // SAFETY: flushing C stdio has no preconditions; `_exit` ends the
+        // process (every other process of the run has exited).
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(1);
+        }
+    }
+}
+
+/// Gives a forked process `/dev/null` as standard input: input belongs to
+/// process 0.
+pub(crate) fn detach_stdin() {
+    // SAFETY: opening a file and duplicating a descriptor onto 0 only
+    // changes this process's descriptor table.
+    unsafe {
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        if fd >= 0 {
+            libc::dup2(fd, 0);
+            libc::close(fd);
+        }
     }
 }
 

@@ -1,0 +1,241 @@
+/* bsp.h: the BSPlib C interface (Hill, McColl et al., 1997) of bsplib.
+ *
+ * Generated from crates/bsplib-c/src by cbindgen (see cbindgen.toml); do
+ * not edit. Compile with bspcc, run with bsprun.
+ *
+ * Every misuse is an error that stops all processes with a message naming
+ * the call, the process, the superstep and, through the macros at the end
+ * of this file, the calling file and line. Define BSPLIB_NO_LOCATION
+ * before including this file to call the functions directly. */
+
+#ifndef BSP_H
+#define BSP_H
+
+/* BSPedupack 2.0's names for the int arguments of the 1998 interface. */
+typedef int bsp_pid_t;
+typedef int bsp_nprocs_t;
+typedef int bsp_size_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Written in C (variadic) or leaving a thread's SPMD code: declared here,
+ * defined in libbsp's shim. */
+/** `void bsp_abort(const char *format, ...)`: prints the formatted message
+ * and stops every process, without a barrier. */
+void bsp_abort(const char *format, ...);
+/** `bsp_abort` with the caller's location. */
+void bsplib_abort_at(const char *file, int line, const char *format, ...);
+/** `void bsp_end(void)`: ends the SPMD part; process 0 waits for the others
+ * and continues alone, the others end. */
+void bsp_end(void);
+/** `bsp_end` with the caller's location. */
+void bsplib_end_at(const char *file, int line);
+#ifdef __cplusplus
+}
+#endif
+
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * `int bsp_pid(void)`.
+ */
+int bsp_pid(void);
+
+/**
+ * `double bsp_time(void)`: seconds since `bsp_begin`.
+ */
+double bsp_time(void);
+
+/**
+ * `void bsp_sync(void)`.
+ */
+void bsp_sync(void);
+
+/**
+ * `bsp_sync` with the caller's location.
+ */
+void bsplib_sync_at(const char *file, int line);
+
+/**
+ * `void bsp_push_reg(const void *ident, int size)`.
+ */
+void bsp_push_reg(const void *ident, int size);
+
+/**
+ * `bsp_push_reg` with the caller's location.
+ */
+void bsplib_push_reg_at(const void *ident, int size, const char *file, int line);
+
+/**
+ * `void bsp_pop_reg(const void *ident)`.
+ */
+void bsp_pop_reg(const void *ident);
+
+/**
+ * `bsp_pop_reg` with the caller's location.
+ */
+void bsplib_pop_reg_at(const void *ident, const char *file, int line);
+
+/**
+ * `void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes)`.
+ */
+void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes);
+
+/**
+ * `bsp_put` with the caller's location.
+ */
+void bsplib_put_at(int pid, const void *src, void *dst, int offset, int nbytes, const char *file, int line);
+
+/**
+ * `void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes)`.
+ */
+void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes);
+
+/**
+ * `bsp_hpput` with the caller's location.
+ */
+void bsplib_hpput_at(int pid, const void *src, void *dst, int offset, int nbytes, const char *file, int line);
+
+/**
+ * `void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes)`.
+ */
+void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes);
+
+/**
+ * `bsp_get` with the caller's location.
+ */
+void bsplib_get_at(int pid, const void *src, int offset, void *dst, int nbytes, const char *file, int line);
+
+/**
+ * `void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes)`.
+ */
+void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes);
+
+/**
+ * `bsp_hpget` with the caller's location.
+ */
+void bsplib_hpget_at(int pid, const void *src, int offset, void *dst, int nbytes, const char *file, int line);
+
+/**
+ * `void bsp_set_tagsize(int *tag_nbytes)`: sets the tag size from the next
+ * superstep and writes the previous one back.
+ */
+void bsp_set_tagsize(int *tag_nbytes);
+
+/**
+ * `bsp_set_tagsize` with the caller's location.
+ */
+void bsplib_set_tagsize_at(int *tag_nbytes, const char *file, int line);
+
+/**
+ * `void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes)`.
+ */
+void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes);
+
+/**
+ * `bsp_send` with the caller's location.
+ */
+void bsplib_send_at(int pid, const void *tag, const void *payload, int payload_nbytes, const char *file, int line);
+
+/**
+ * `void bsp_qsize(int *nmessages, int *accum_nbytes)`.
+ */
+void bsp_qsize(int *nmessages, int *accum_nbytes);
+
+/**
+ * `bsp_qsize` with the caller's location.
+ */
+void bsplib_qsize_at(int *nmessages, int *accum_nbytes, const char *file, int line);
+
+/**
+ * `void bsp_get_tag(int *status, void *tag)`: `*status` is -1 on an empty
+ * queue, else the first message's payload length, and its tag is copied.
+ */
+void bsp_get_tag(int *status, void *tag);
+
+/**
+ * `bsp_get_tag` with the caller's location.
+ */
+void bsplib_get_tag_at(int *status, void *tag, const char *file, int line);
+
+/**
+ * `void bsp_move(void *payload, int reception_nbytes)`.
+ */
+void bsp_move(void *payload, int reception_nbytes);
+
+/**
+ * `bsp_move` with the caller's location.
+ */
+void bsplib_move_at(void *payload, int reception_nbytes, const char *file, int line);
+
+/**
+ * `int bsp_hpmove(void **tag_ptr, void **payload_ptr)`: -1 on an empty
+ * queue, else the payload length, with pointers to the tag and payload
+ * valid until the end of the superstep.
+ */
+int bsp_hpmove(void **tag_ptr, void **payload_ptr);
+
+/**
+ * `bsp_hpmove` with the caller's location.
+ */
+int bsplib_hpmove_at(void **tag_ptr, void **payload_ptr, const char *file, int line);
+
+/**
+ * `void bsp_init(void (*spmd)(void), int argc, char **argv)`: names the
+ * SPMD function, which the other processes of a `threads` run start in.
+ */
+void bsp_init(void (*spmd)(void), int argc, char **argv);
+
+/**
+ * `int bsp_nprocs(void)`: the processes of the run, or before `bsp_begin`
+ * the processes available.
+ */
+int bsp_nprocs(void);
+
+/**
+ * `void bsp_begin(int maxprocs)`.
+ */
+void bsp_begin(int maxprocs);
+
+/**
+ * `bsp_begin` with the caller's location.
+ */
+void bsplib_begin_at(int maxprocs, const char *file, int line);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* BSP_H */
+
+#if !defined(BSPLIB_NO_LOCATION)
+/* Pass the caller's location to every call that can fail. */
+#define bsp_begin(maxprocs) bsplib_begin_at((maxprocs), __FILE__, __LINE__)
+#define bsp_end() bsplib_end_at(__FILE__, __LINE__)
+#define bsp_abort(...) bsplib_abort_at(__FILE__, __LINE__, __VA_ARGS__)
+#define bsp_sync() bsplib_sync_at(__FILE__, __LINE__)
+#define bsp_push_reg(ident, size) bsplib_push_reg_at((ident), (size), __FILE__, __LINE__)
+#define bsp_pop_reg(ident) bsplib_pop_reg_at((ident), __FILE__, __LINE__)
+#define bsp_put(pid, src, dst, offset, nbytes) \
+    bsplib_put_at((pid), (src), (dst), (offset), (nbytes), __FILE__, __LINE__)
+#define bsp_hpput(pid, src, dst, offset, nbytes) \
+    bsplib_hpput_at((pid), (src), (dst), (offset), (nbytes), __FILE__, __LINE__)
+#define bsp_get(pid, src, offset, dst, nbytes) \
+    bsplib_get_at((pid), (src), (offset), (dst), (nbytes), __FILE__, __LINE__)
+#define bsp_hpget(pid, src, offset, dst, nbytes) \
+    bsplib_hpget_at((pid), (src), (offset), (dst), (nbytes), __FILE__, __LINE__)
+#define bsp_set_tagsize(tag_nbytes) bsplib_set_tagsize_at((tag_nbytes), __FILE__, __LINE__)
+#define bsp_send(pid, tag, payload, payload_nbytes) \
+    bsplib_send_at((pid), (tag), (payload), (payload_nbytes), __FILE__, __LINE__)
+#define bsp_qsize(nmessages, accum_nbytes) \
+    bsplib_qsize_at((nmessages), (accum_nbytes), __FILE__, __LINE__)
+#define bsp_get_tag(status, tag) bsplib_get_tag_at((status), (tag), __FILE__, __LINE__)
+#define bsp_move(payload, reception_nbytes) \
+    bsplib_move_at((payload), (reception_nbytes), __FILE__, __LINE__)
+#define bsp_hpmove(tag_ptr, payload_ptr) \
+    bsplib_hpmove_at((tag_ptr), (payload_ptr), __FILE__, __LINE__)
+#endif

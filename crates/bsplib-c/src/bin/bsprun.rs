@@ -1,0 +1,356 @@
+//! `bsprun`: runs a BSPlib program with a chosen number of processes and
+//! engine.
+//!
+//! ```text
+//! bsprun [options] program [args...]
+//! bsprun -np 4 ./prog input.txt
+//! bsprun --engine=processes --nprocs 8 ./prog
+//! ```
+//!
+//! The options (see [`usage`]) come before the program, in any order, the
+//! last of a repeated one winning: `-np P` (also `-npes`, `-n`, `--np`,
+//! `--nprocs`, `--np=P`, `--nprocs=P`) sets `BSPLIB_NPROCS`, `--engine E`
+//! (one of [`ENGINES`]) sets `BSPLIB_ENGINE`; `--` ends the options. The
+//! first other argument is the program, and all arguments after it go to the
+//! program unchanged. `bsprun` then replaces itself with the program
+//! (`exec`), so the exit status and signals are the program's own. It exits
+//! with 2 on a usage error and 127 if the program cannot be run.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitCode};
+
+/// Every engine `--engine` accepts, as spelled in `BSPLIB_ENGINE`.
+const ENGINES: [&str; 3] = ["threads", "processes", "mpi"];
+
+/// The usage text printed by `--help` and after some usage errors.
+fn usage() -> String {
+    format!(
+        "\
+Usage: bsprun [options] program [args...]
+
+Runs a BSPlib program. Options come before the program; all arguments after
+the program are passed to it unchanged.
+
+Options:
+  -np P, -npes P, -n P, --np P, --nprocs P, --np=P, --nprocs=P
+                  number of processes (a positive integer)
+  --engine E, --engine=E
+                  engine: {}
+  --              end of options: the next argument is the program
+  -h, --help      print this help and exit
+  --version       print the version and exit
+
+Environment set for the program (only when the option is given):
+  BSPLIB_NPROCS   the number of processes
+  BSPLIB_ENGINE   the engine
+",
+        ENGINES.join(", ")
+    )
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Action {
+    /// Run a program.
+    Run(Invocation),
+    /// Print the usage text.
+    Help,
+    /// Print the version.
+    Version,
+}
+
+/// A program to run and the settings to run it with.
+#[derive(Debug, PartialEq, Eq)]
+struct Invocation {
+    /// `BSPLIB_NPROCS`, if an option gave it.
+    nprocs: Option<usize>,
+    /// `BSPLIB_ENGINE` (one of [`ENGINES`]), if an option gave it.
+    engine: Option<&'static str>,
+    /// The program, resolved through `PATH` if it has no `/`.
+    program: OsString,
+    /// The program's arguments.
+    args: Vec<OsString>,
+}
+
+/// A malformed command line.
+#[derive(Debug, PartialEq, Eq)]
+enum UsageError {
+    /// The option (named) needs a value but is the last argument.
+    MissingValue(String),
+    /// The value of a process-count option is not a positive integer.
+    BadNprocs { option: String, value: String },
+    /// The value of `--engine` is not one of [`ENGINES`].
+    BadEngine(String),
+    /// An argument before the program looks like an option but is not one.
+    UnknownOption(String),
+    /// The command line names no program.
+    NoProgram,
+}
+
+impl UsageError {
+    /// Whether the whole usage text should follow the message.
+    fn shows_usage(&self) -> bool {
+        matches!(self, UsageError::UnknownOption(_) | UsageError::NoProgram)
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UsageError::MissingValue(option) => write!(f, "option {option} needs a value"),
+            UsageError::BadNprocs { option, value } => write!(
+                f,
+                "{option}: the number of processes must be a positive integer, not '{value}'"
+            ),
+            UsageError::BadEngine(value) => write!(
+                f,
+                "--engine: unknown engine '{value}' (expected one of: {})",
+                ENGINES.join(", ")
+            ),
+            UsageError::UnknownOption(option) => write!(f, "unknown option '{option}'"),
+            UsageError::NoProgram => write!(f, "no program to run"),
+        }
+    }
+}
+
+/// Whether `arg` is to be read as an option: it starts with `-` and is not
+/// just `-`.
+fn is_option(arg: &OsStr) -> bool {
+    let bytes = arg.as_encoded_bytes();
+    bytes.len() > 1 && bytes[0] == b'-'
+}
+
+/// Parses the arguments after `bsprun` itself.
+///
+/// Hand-written rather than with clap: clap cannot express single-dash
+/// multi-letter options such as `-np` and `-npes`, nor stop at the first
+/// non-option so that the program's own options pass through untouched.
+fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
+    let mut nprocs = None;
+    let mut engine = None;
+    let mut rest = args.iter().map(AsRef::as_ref);
+    while let Some(arg) = rest.next() {
+        let program = if arg == "--" {
+            rest.next().ok_or(UsageError::NoProgram)?
+        } else if is_option(arg) {
+            let text = arg.to_string_lossy();
+            // `=` attaches a value to long options only.
+            let (name, inline) = match text.split_once('=') {
+                Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+                _ => (&*text, None),
+            };
+            let mut value = || match inline {
+                Some(value) => Ok(value.to_owned()),
+                None => rest
+                    .next()
+                    .map(|v| v.to_string_lossy().into_owned())
+                    .ok_or_else(|| UsageError::MissingValue(name.to_owned())),
+            };
+            match (name, inline) {
+                ("-h" | "--help", None) => return Ok(Action::Help),
+                ("--version", None) => return Ok(Action::Version),
+                ("-np" | "-npes" | "-n" | "--np" | "--nprocs", _) => {
+                    nprocs = Some(parse_nprocs(name, value()?)?);
+                }
+                ("--engine", _) => engine = Some(parse_engine(value()?)?),
+                _ => return Err(UsageError::UnknownOption(text.into_owned())),
+            }
+            continue;
+        } else {
+            arg
+        };
+        return Ok(Action::Run(Invocation {
+            nprocs,
+            engine,
+            program: program.to_owned(),
+            args: rest.map(OsStr::to_owned).collect(),
+        }));
+    }
+    Err(UsageError::NoProgram)
+}
+
+/// The value of the process-count option `option`: a positive decimal
+/// integer without sign.
+fn parse_nprocs(option: &str, value: String) -> Result<usize, UsageError> {
+    match value.parse::<usize>() {
+        Ok(p) if p > 0 && value.bytes().all(|b| b.is_ascii_digit()) => Ok(p),
+        _ => Err(UsageError::BadNprocs {
+            option: option.to_owned(),
+            value,
+        }),
+    }
+}
+
+/// The engine named `value`, as its entry of [`ENGINES`].
+fn parse_engine(value: String) -> Result<&'static str, UsageError> {
+    ENGINES
+        .into_iter()
+        .find(|&e| e == value)
+        .ok_or(UsageError::BadEngine(value))
+}
+
+/// The command that runs the program without a launcher.
+fn direct_command(inv: &Invocation) -> Command {
+    let mut command = Command::new(&inv.program);
+    command.args(&inv.args);
+    command
+}
+
+/// The command for the `mpi` engine.
+///
+/// Placeholder for a launch through `mpirun`: this build has no MPI engine,
+/// so it refuses unless `BSPLIB_MPIRUN` is set, in which case the program
+/// runs directly (with `BSPLIB_ENGINE=mpi`), as when an outer `mpirun`
+/// started `bsprun` itself.
+fn mpi_command(inv: &Invocation) -> Result<Command, String> {
+    if std::env::var_os("BSPLIB_MPIRUN").is_none() {
+        return Err("the mpi engine is not available in this build \
+                    (build with cargo build --release --features mpi)"
+            .to_owned());
+    }
+    Ok(direct_command(inv))
+}
+
+/// Replaces this process with the invocation's program; returns only on
+/// failure, with the exit code to use.
+fn run(inv: &Invocation) -> ExitCode {
+    let command = match inv.engine {
+        Some("mpi") => mpi_command(inv),
+        _ => Ok(direct_command(inv)),
+    };
+    let mut command = match command {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("bsprun: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(p) = inv.nprocs {
+        command.env("BSPLIB_NPROCS", p.to_string());
+    }
+    if let Some(engine) = inv.engine {
+        command.env("BSPLIB_ENGINE", engine);
+    }
+    let error = command.exec();
+    eprintln!(
+        "bsprun: cannot run {}: {error}",
+        inv.program.to_string_lossy()
+    );
+    ExitCode::from(127)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match parse(&args) {
+        Ok(Action::Run(inv)) => run(&inv),
+        Ok(Action::Help) => {
+            print!("{}", usage());
+            ExitCode::SUCCESS
+        }
+        Ok(Action::Version) => {
+            println!("bsprun (bsplib) {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("bsprun: {error}");
+            if error.shows_usage() {
+                eprint!("{}", usage());
+            } else {
+                eprintln!("Try 'bsprun --help' for more information.");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parse of `args`, summarised: for a run, the process count and
+    /// engine (`-` if absent), `|` and the program's words; else its `Debug`.
+    fn summary(args: &[&str]) -> String {
+        match parse(args) {
+            Ok(Action::Run(inv)) => {
+                let np = inv.nprocs.map_or("-".into(), |p| p.to_string());
+                let words = std::iter::once(&inv.program).chain(&inv.args);
+                let words: Vec<_> = words.map(|w| w.to_string_lossy()).collect();
+                format!("{np} {} | {}", inv.engine.unwrap_or("-"), words.join(" "))
+            }
+            Ok(action) => format!("{action:?}"),
+            Err(error) => format!("{error:?}"),
+        }
+    }
+
+    /// Checks each `(command line split on spaces, expected summary)` pair.
+    fn check(cases: &[(&str, &str)]) {
+        for (line, expected) in cases {
+            let args: Vec<_> = line.split_whitespace().collect();
+            assert_eq!(summary(&args), *expected, "bsprun {line}");
+        }
+    }
+
+    #[test]
+    fn spellings_order_and_pass_through() {
+        for form in "-np 3|-npes 3|-n 3|--np 3|--nprocs 3|--np=3|--nprocs=3".split('|') {
+            check(&[(&format!("{form} ./prog a"), "3 - | ./prog a")]);
+        }
+        check(&[
+            ("--engine processes -np 2 p", "2 processes | p"),
+            (
+                "-np 5 --engine=mpi -n 2 --engine processes p",
+                "2 processes | p",
+            ),
+            ("--engine=threads p", "- threads | p"),
+            ("--engine mpi p", "- mpi | p"),
+            ("-np 007 p", "7 - | p"),
+            (
+                "-np 2 ./p -np 7 --help -- -x",
+                "2 - | ./p -np 7 --help -- -x",
+            ),
+            ("prog -h", "- - | prog -h"),
+            ("- x", "- - | - x"),
+            ("-np 2 -- -weird x", "2 - | -weird x"),
+            ("-- -np 2", "- - | -np 2"),
+            ("-np 2 --help prog", "Help"),
+            ("-h", "Help"),
+            ("--version", "Version"),
+        ]);
+    }
+
+    #[test]
+    fn usage_errors() {
+        for option in "-np -npes -n --np --nprocs --engine".split(' ') {
+            check(&[(option, &format!("MissingValue({option:?})"))]);
+        }
+        for value in "0|-2|abc|+3|3x|2.5||99999999999999999999".split('|') {
+            let expected = format!(r#"BadNprocs {{ option: "-np", value: {value:?} }}"#);
+            assert_eq!(summary(&["-np", value, "p"]), expected);
+        }
+        for option in "-x --verbose -np=4 --help=yes -NP".split(' ') {
+            let expected = format!("UnknownOption({option:?})");
+            check(&[(&format!("{option} p"), &expected)]);
+        }
+        check(&[
+            ("--np=0 p", r#"BadNprocs { option: "--np", value: "0" }"#),
+            ("--engine gpu p", r#"BadEngine("gpu")"#),
+            ("--engine= p", r#"BadEngine("")"#),
+            ("", "NoProgram"),
+            ("-np 4 --engine threads", "NoProgram"),
+            ("-np 2 --", "NoProgram"),
+        ]);
+    }
+
+    #[test]
+    fn messages() {
+        let (option, value) = ("-np".to_owned(), "0".to_owned());
+        let bad = UsageError::BadNprocs { option, value };
+        let message = "-np: the number of processes must be a positive integer, not '0'";
+        assert_eq!(bad.to_string(), message);
+        assert!(!bad.shows_usage() && UsageError::NoProgram.shows_usage());
+        let unknown = UsageError::UnknownOption("-x".into());
+        assert_eq!(unknown.to_string(), "unknown option '-x'");
+    }
+}

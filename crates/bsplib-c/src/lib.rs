@@ -1,0 +1,564 @@
+//! `libbsp`: the standard BSPlib C interface (`bsp.h`) over the `bsplib`
+//! core.
+//!
+//! Every function checks nothing itself: arguments go to the core's raw
+//! layer ([`bsplib::raw::Raw`]), which makes the same checks for Rust and C
+//! callers, and an error comes back as a value. This edge turns it into what
+//! the Oxford toolset did: a message on standard error naming the call, the
+//! process, the superstep and (through the macros of `bsp.h`) the caller's
+//! `__FILE__:__LINE__`, and the end of every process with a non-zero exit
+//! status. [`guard`] is the one panic boundary.
+//!
+//! Start-up (`bsp_init`, `bsp_begin`, `bsp_end`) is in `startup.rs`; the C
+//! part (variadic `bsp_abort`, `longjmp` out of a thread's SPMD code) in
+//! `shim.c`, reached through the trampolines of `trampoline.rs`.
+
+#![allow(clippy::missing_safety_doc)] // the C contract is documented in bsp.h
+
+mod startup;
+mod trampoline;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use bsplib::launch::Attached;
+use bsplib::raw::Raw;
+use bsplib::{Bsp, Error, ErrorKind, SourceLocation};
+
+pub use startup::{bsp_begin, bsp_init, bsp_nprocs, bsplib_begin_at, bsplib_end_process};
+
+thread_local! {
+    /// The BSP process this thread runs, between `bsp_begin` and `bsp_end`.
+    static CURRENT: RefCell<Option<Attached>> = const { RefCell::new(None) };
+}
+
+/// The location a C macro passed.
+fn location(file: *const c_char, line: c_int) -> Option<SourceLocation> {
+    // SAFETY: `file` is null or the `__FILE__` of a `bsp.h` macro: a string
+    // literal, valid for the rest of the program.
+    unsafe { SourceLocation::from_c(file, line) }
+}
+
+/// The panic boundary: runs `f`, and turns a panic (a bug of this library)
+/// into a message and the end of the program, never an unwind into C.
+fn guard<T>(call: &'static str, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            eprintln!("bsplib: internal error in {call}: {what}");
+            terminate(1)
+        }
+    }
+}
+
+/// Runs `f` on this thread's BSP process; an error ends the program
+/// ([`fail`]).
+fn with_bsp<T>(
+    call: &'static str,
+    loc: Option<SourceLocation>,
+    f: impl FnOnce(&mut Bsp) -> Result<T, Error>,
+) -> T {
+    let result = guard(call, || {
+        CURRENT.with(|c| match c.borrow_mut().as_mut() {
+            Some(attached) => f(attached.bsp()),
+            None => Err(outside(call, loc)),
+        })
+    });
+    result.unwrap_or_else(|e| fail(e))
+}
+
+/// The error of a call made outside `bsp_begin` ... `bsp_end`.
+fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error {
+    Error::c_edge(ErrorKind::OutsideRun, call, 0, 0, loc)
+}
+
+/// Ends the program after the error `err`: prints the run's error once (a
+/// process stopped by another's failure prints nothing of its own), stops
+/// every process, and exits with status 1.
+fn fail(err: Error) -> ! {
+    match startup::launch() {
+        Some(launch) => {
+            if !err.is_stopped() {
+                launch.record_failure(err.clone());
+            }
+            launch.report();
+            launch.stop();
+            startup::kill_others(&launch);
+        }
+        None => eprintln!("bsplib: {err}"),
+    }
+    terminate(1)
+}
+
+/// Flushes C and Rust output and ends the OS process.
+fn terminate(status: c_int) -> ! {
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: flushing C stdio has no preconditions; `_exit` ends the
+    // process without running handlers that could touch a stopped run.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(status)
+    }
+}
+
+/// An `int` for C, or the error naming the value.
+fn to_int(what: &'static str, v: usize, call: &'static str, bsp: &Bsp) -> Result<c_int, Error> {
+    c_int::try_from(v).map_err(|_| {
+        Error::c_edge(
+            ErrorKind::IntOverflow {
+                what,
+                value: v as u64,
+            },
+            call,
+            bsp.pid(),
+            bsp.superstep(),
+            None,
+        )
+    })
+}
+
+/// A pointer argument that must not be null.
+fn non_null<T>(
+    p: *mut T,
+    what: &'static str,
+    call: &'static str,
+    bsp: &Bsp,
+    loc: Option<SourceLocation>,
+) -> Result<*mut T, Error> {
+    if p.is_null() {
+        Err(Error::c_edge(
+            ErrorKind::NullPointer { what },
+            call,
+            bsp.pid(),
+            bsp.superstep(),
+            loc,
+        ))
+    } else {
+        Ok(p)
+    }
+}
+
+// ----- the primitives, each with its located twin -----------------------
+
+/// `int bsp_pid(void)`.
+#[no_mangle]
+pub extern "C" fn bsp_pid() -> c_int {
+    with_bsp("bsp_pid", None, |bsp| Ok(bsp.pid() as c_int))
+}
+
+/// `double bsp_time(void)`: seconds since `bsp_begin`.
+#[no_mangle]
+pub extern "C" fn bsp_time() -> f64 {
+    with_bsp("bsp_time", None, |bsp| Ok(bsp.time()))
+}
+
+/// `void bsp_sync(void)`.
+#[no_mangle]
+pub extern "C" fn bsp_sync() {
+    bsplib_sync_at(std::ptr::null(), 0)
+}
+
+/// `bsp_sync` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_sync_at(file: *const c_char, line: c_int) {
+    let loc = location(file, line);
+    with_bsp("bsp_sync", loc, |bsp| Raw::sync(bsp, loc))
+}
+
+/// `void bsp_push_reg(const void *ident, int size)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_push_reg(ident: *const c_void, size: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_push_reg_at(ident, size, std::ptr::null(), 0) }
+}
+
+/// `bsp_push_reg` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_push_reg_at(
+    ident: *const c_void,
+    size: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: the C caller's contract (bsp.h) is the raw layer's.
+    let loc = location(file, line);
+    with_bsp("bsp_push_reg", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.push_reg(ident, size.into())
+    })
+}
+
+/// `void bsp_pop_reg(const void *ident)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_pop_reg(ident: *const c_void) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_pop_reg_at(ident, std::ptr::null(), 0) }
+}
+
+/// `bsp_pop_reg` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_pop_reg_at(ident: *const c_void, file: *const c_char, line: c_int) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_pop_reg", loc, |bsp| unsafe {
+        bsp.raw().at(loc).pop_reg(ident)
+    })
+}
+
+/// `void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_put(
+    pid: c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    offset: c_int,
+    nbytes: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_put_at(pid, src, dst, offset, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_put` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_put_at(
+    pid: c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    offset: c_int,
+    nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_put", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.put(pid.into(), src, dst, offset.into(), nbytes.into())
+    })
+}
+
+/// `void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_hpput(
+    pid: c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    offset: c_int,
+    nbytes: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_hpput_at(pid, src, dst, offset, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_hpput` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_hpput_at(
+    pid: c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    offset: c_int,
+    nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_hpput", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.hpput(pid.into(), src, dst, offset.into(), nbytes.into())
+    })
+}
+
+/// `void bsp_get(int pid, const void *src, int offset, void *dst, int nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_get(
+    pid: c_int,
+    src: *const c_void,
+    offset: c_int,
+    dst: *mut c_void,
+    nbytes: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_get_at(pid, src, offset, dst, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_get` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_get_at(
+    pid: c_int,
+    src: *const c_void,
+    offset: c_int,
+    dst: *mut c_void,
+    nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_get", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.get(pid.into(), src, offset.into(), dst, nbytes.into())
+    })
+}
+
+/// `void bsp_hpget(int pid, const void *src, int offset, void *dst, int nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_hpget(
+    pid: c_int,
+    src: *const c_void,
+    offset: c_int,
+    dst: *mut c_void,
+    nbytes: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_hpget_at(pid, src, offset, dst, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_hpget` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_hpget_at(
+    pid: c_int,
+    src: *const c_void,
+    offset: c_int,
+    dst: *mut c_void,
+    nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_hpget", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.hpget(pid.into(), src, offset.into(), dst, nbytes.into())
+    })
+}
+
+/// `void bsp_set_tagsize(int *tag_nbytes)`: sets the tag size from the next
+/// superstep and writes the previous one back.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_set_tagsize(tag_nbytes: *mut c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_set_tagsize_at(tag_nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_set_tagsize` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_set_tagsize_at(
+    tag_nbytes: *mut c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    const CALL: &str = "bsp_set_tagsize";
+    let loc = location(file, line);
+    with_bsp(CALL, loc, |bsp| {
+        let raw = bsp.raw().at(loc);
+        let p = non_null(tag_nbytes, "tag_nbytes", CALL, bsp, loc)?;
+        // SAFETY: non-null, and the C caller passes a valid `int *`.
+        let prev = raw.set_tagsize(unsafe { p.read() }.into())?;
+        let prev = to_int("the previous tag size", prev as usize, CALL, bsp)?;
+        // SAFETY: as above.
+        unsafe { p.write(prev) };
+        Ok(())
+    })
+}
+
+/// `void bsp_send(int pid, const void *tag, const void *payload, int payload_nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_send(
+    pid: c_int,
+    tag: *const c_void,
+    payload: *const c_void,
+    payload_nbytes: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_send_at(pid, tag, payload, payload_nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_send` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_send_at(
+    pid: c_int,
+    tag: *const c_void,
+    payload: *const c_void,
+    payload_nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_send", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.send(pid.into(), tag, payload, payload_nbytes.into())
+    })
+}
+
+/// `void bsp_qsize(int *nmessages, int *accum_nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_qsize(nmessages: *mut c_int, accum_nbytes: *mut c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_qsize_at(nmessages, accum_nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_qsize` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_qsize_at(
+    nmessages: *mut c_int,
+    accum_nbytes: *mut c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    const CALL: &str = "bsp_qsize";
+    let loc = location(file, line);
+    with_bsp(CALL, loc, |bsp| {
+        let raw = bsp.raw().at(loc);
+        let n = non_null(nmessages, "nmessages", CALL, bsp, loc)?;
+        let b = non_null(accum_nbytes, "accum_nbytes", CALL, bsp, loc)?;
+        let (msgs, bytes) = raw.qsize();
+        let (msgs, bytes) = (
+            to_int("the number of messages", msgs, CALL, bsp)?,
+            to_int("the payload bytes", bytes, CALL, bsp)?,
+        );
+        // SAFETY: non-null `int *`s from the C caller.
+        unsafe {
+            n.write(msgs);
+            b.write(bytes);
+        }
+        Ok(())
+    })
+}
+
+/// `void bsp_get_tag(int *status, void *tag)`: `*status` is -1 on an empty
+/// queue, else the first message's payload length, and its tag is copied.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_get_tag(status: *mut c_int, tag: *mut c_void) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_get_tag_at(status, tag, std::ptr::null(), 0) }
+}
+
+/// `bsp_get_tag` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_get_tag_at(
+    status: *mut c_int,
+    tag: *mut c_void,
+    file: *const c_char,
+    line: c_int,
+) {
+    const CALL: &str = "bsp_get_tag";
+    let loc = location(file, line);
+    with_bsp(CALL, loc, |bsp| {
+        let raw = bsp.raw().at(loc);
+        let s = non_null(status, "status", CALL, bsp, loc)?;
+        // SAFETY: the C caller's `tag` holds the queue's tag size.
+        let v = match unsafe { raw.get_tag(tag) } {
+            None => -1,
+            Some(len) => to_int("the payload length", len, CALL, bsp)?,
+        };
+        // SAFETY: a non-null `int *` from the C caller.
+        unsafe { s.write(v) };
+        Ok(())
+    })
+}
+
+/// `void bsp_move(void *payload, int reception_nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_move(payload: *mut c_void, reception_nbytes: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_move_at(payload, reception_nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_move` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_move_at(
+    payload: *mut c_void,
+    reception_nbytes: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    let loc = location(file, line);
+    with_bsp("bsp_move", loc, |bsp| unsafe {
+        let raw = bsp.raw().at(loc);
+        raw.move_payload(payload, reception_nbytes.into()).map(drop)
+    })
+}
+
+/// `int bsp_hpmove(void **tag_ptr, void **payload_ptr)`: -1 on an empty
+/// queue, else the payload length, with pointers to the tag and payload
+/// valid until the end of the superstep.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_hpmove(
+    tag_ptr: *mut *mut c_void,
+    payload_ptr: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { bsplib_hpmove_at(tag_ptr, payload_ptr, std::ptr::null(), 0) }
+}
+
+/// `bsp_hpmove` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_hpmove_at(
+    tag_ptr: *mut *mut c_void,
+    payload_ptr: *mut *mut c_void,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
+    const CALL: &str = "bsp_hpmove";
+    let loc = location(file, line);
+    with_bsp(CALL, loc, |bsp| {
+        let raw = bsp.raw().at(loc);
+        let t = non_null(tag_ptr, "tag_ptr", CALL, bsp, loc)?;
+        let p = non_null(payload_ptr, "payload_ptr", CALL, bsp, loc)?;
+        Ok(match raw.hpmove() {
+            None => -1,
+            Some((tag, payload, len)) => {
+                let len = to_int("the payload length", len, CALL, bsp)?;
+                // SAFETY: non-null `void **`s from the C caller.
+                unsafe {
+                    t.write(tag.cast_mut());
+                    p.write(payload.cast_mut());
+                }
+                len
+            }
+        })
+    })
+}
+
+/// The Rust half of `bsp_abort` (`shim.c` formats the message).
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_abort_message(
+    file: *const c_char,
+    line: c_int,
+    message: *const c_char,
+) {
+    let text = if message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: `shim.c` passes a NUL-terminated buffer.
+        unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .trim_end_matches('\n')
+            .to_owned()
+    };
+    let loc = location(file, line);
+    let err = guard("bsp_abort", || {
+        CURRENT.with(|c| match c.borrow_mut().as_mut() {
+            Some(attached) => attached.bsp().raw().at(loc).abort(text.clone()),
+            None => Error::c_edge(
+                ErrorKind::Aborted {
+                    message: text.clone(),
+                },
+                "bsp_abort",
+                0,
+                0,
+                loc,
+            ),
+        })
+    });
+    fail(err)
+}

@@ -1,0 +1,259 @@
+//! Starting and ending the SPMD part: `bsp_init`, `bsp_begin`, `bsp_end`,
+//! and `bsp_nprocs` before `bsp_begin`.
+//!
+//! - The engine is `BSPLIB_ENGINE` (`processes`, the default, or
+//!   `threads`); the processes available are `BSPLIB_NPROCS` (set by
+//!   `bsprun -np P`), else the machine's hardware threads.
+//! - `bsp_begin(maxprocs)` on the first caller (process 0) starts
+//!   `min(maxprocs, available)` processes. On `processes` it forks: every
+//!   process returns from `bsp_begin` into the same code, with its own copy
+//!   of the program's memory. On `threads` it spawns threads that run
+//!   `spmd()` (`bsp_init` mode) or `main()` again (plain SPMD mode, where
+//!   `bsp_begin` is the first statement of `main`); their own `bsp_begin`
+//!   attaches them to their pids.
+//! - `bsp_end` on process 0 waits for every other process to end, then
+//!   returns (the sequential code after it runs once); on the others it
+//!   ends the thread or OS process.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_int};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+
+use bsplib::launch::Launch;
+use bsplib::{Engine, Error, ErrorKind};
+
+use crate::{fail, guard, location, terminate, CURRENT};
+
+/// The SPMD function given to `bsp_init`.
+type Spmd = extern "C" fn();
+
+/// The program's one run (BSPlib allows one `bsp_begin`/`bsp_end` pair).
+static LAUNCH: OnceLock<Arc<Launch>> = OnceLock::new();
+/// `bsp_init`'s function.
+static SPMD: OnceLock<Spmd> = OnceLock::new();
+/// The threads of a `threads` run, joined by process 0's `bsp_end`.
+static THREADS: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// The pid a thread spawned by `bsp_begin` attaches to at its own
+    /// `bsp_begin`.
+    static PENDING: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+extern "C" {
+    /// `shim.c`: runs `spmd()`, or `main()` if null, on this thread;
+    /// returns 1 if it left through `bsp_end`.
+    fn bsplib_c_run_process(spmd: Option<Spmd>) -> c_int;
+}
+
+/// The run, once started.
+pub(crate) fn launch() -> Option<Arc<Launch>> {
+    LAUNCH.get().cloned()
+}
+
+/// The processes available: `BSPLIB_NPROCS`, else the hardware threads.
+fn available() -> usize {
+    std::env::var("BSPLIB_NPROCS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(bsplib::available_processes)
+}
+
+/// The engine `BSPLIB_ENGINE` names; `processes` by default: a C program's
+/// global variables are then private to each process, as BSPlib's model
+/// has them.
+fn engine() -> Result<Engine, String> {
+    match std::env::var("BSPLIB_ENGINE") {
+        Err(_) => Ok(Engine::Processes),
+        Ok(name) if name.is_empty() => Ok(Engine::Processes),
+        Ok(name) => Engine::from_name(&name)
+            .ok_or_else(|| format!("BSPLIB_ENGINE={name} is not an engine (threads, processes)")),
+    }
+}
+
+/// `void bsp_init(void (*spmd)(void), int argc, char **argv)`: names the
+/// SPMD function, which the other processes of a `threads` run start in.
+#[no_mangle]
+pub extern "C" fn bsp_init(spmd: Option<extern "C" fn()>, argc: c_int, argv: *mut *mut c_char) {
+    // `shim.c` keeps the arguments `main` was called with.
+    let _ = (argc, argv);
+    if let Some(f) = spmd {
+        let _ = SPMD.set(f);
+    }
+}
+
+/// `int bsp_nprocs(void)`: the processes of the run, or before `bsp_begin`
+/// the processes available.
+#[no_mangle]
+pub extern "C" fn bsp_nprocs() -> c_int {
+    guard("bsp_nprocs", || {
+        let n = CURRENT
+            .with(|c| c.borrow().as_ref().map(|_| ()))
+            .and_then(|()| launch().map(|l| l.nprocs()))
+            .unwrap_or_else(available);
+        c_int::try_from(n).unwrap_or(c_int::MAX)
+    })
+}
+
+/// `void bsp_begin(int maxprocs)`.
+#[no_mangle]
+pub extern "C" fn bsp_begin(maxprocs: c_int) {
+    bsplib_begin_at(maxprocs, std::ptr::null(), 0)
+}
+
+/// `bsp_begin` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_int) {
+    let loc = location(file, line);
+    let started = guard("bsp_begin", || {
+        if let Some(pid) = PENDING.with(Cell::take) {
+            let launch = launch().expect("a spawned process has a run");
+            CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
+            return Ok(());
+        }
+        let startup =
+            |detail: String| Error::c_edge(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let engine = engine().map_err(startup)?;
+        if LAUNCH.get().is_some() {
+            return Err(Error::c_edge(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
+        }
+        let p = usize::try_from(maxprocs).unwrap_or(0).min(available());
+        let launch = Launch::new(engine, p, loc)?;
+        let _ = LAUNCH.set(Arc::clone(&launch));
+        // SAFETY: registering a handler with no captured state.
+        unsafe { libc::atexit(exit_without_end) };
+        let pid = match engine {
+            Engine::Processes => launch.fork(true)?,
+            _ => {
+                spawn(&launch).map_err(startup)?;
+                0
+            }
+        };
+        CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
+        Ok(())
+    });
+    if let Err(e) = started {
+        fail(e)
+    }
+}
+
+/// Spawns processes `1..p` of a `threads` run.
+fn spawn(launch: &Arc<Launch>) -> Result<(), String> {
+    let spmd = SPMD.get().copied();
+    let stack = stack_size();
+    let mut threads = THREADS.lock().unwrap_or_else(|p| p.into_inner());
+    for pid in 1..launch.nprocs() {
+        let handle = std::thread::Builder::new()
+            .name(format!("bsp-{pid}"))
+            .stack_size(stack)
+            .spawn(move || {
+                PENDING.with(|p| p.set(Some(pid)));
+                // SAFETY: runs the program's own code on this thread, as
+                // BSPlib's SPMD model requires; `shim.c` returns here.
+                let ended = unsafe { bsplib_c_run_process(spmd) };
+                if ended == 0 {
+                    let what = if spmd.is_some() {
+                        "the SPMD function"
+                    } else {
+                        "main"
+                    };
+                    fail(Error::c_edge(
+                        ErrorKind::Died {
+                            detail: format!(
+                                "process {pid} returned from {what} without calling bsp_end"
+                            ),
+                        },
+                        "bsp_end",
+                        pid,
+                        0,
+                        None,
+                    ));
+                }
+            })
+            .map_err(|e| format!("spawning process {pid}: {e}"))?;
+        threads.push(handle);
+    }
+    Ok(())
+}
+
+/// The stack of a process thread: the main thread's (`ulimit -s`), at
+/// least 8 MiB: C programs put arrays on the stack.
+fn stack_size() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the live struct it is given.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut lim) } == 0;
+    let cur = if ok && lim.rlim_cur != libc::RLIM_INFINITY {
+        usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    cur.max(8 << 20)
+}
+
+/// The Rust half of `bsp_end` (`shim.c`): returns 1 if the calling thread
+/// must leave its SPMD code.
+#[no_mangle]
+pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int {
+    let loc = location(file, line);
+    let ended = guard("bsp_end", || {
+        let Some(attached) = CURRENT.with(|c| c.borrow_mut().take()) else {
+            return Err(Error::c_edge(ErrorKind::OutsideRun, "bsp_end", 0, 0, loc));
+        };
+        let launch = launch().expect("an attached process has a run");
+        let mut attached = attached;
+        let pid = attached.bsp().pid();
+        launch.end(attached)?;
+        if pid != 0 {
+            return Ok(match launch.engine() {
+                Engine::Processes => terminate(0),
+                _ => 1,
+            });
+        }
+        let threads = std::mem::take(&mut *THREADS.lock().unwrap_or_else(|p| p.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+        launch.join();
+        if launch.failure().is_some() {
+            launch.report();
+            terminate(1);
+        }
+        Ok(0)
+    });
+    ended.unwrap_or_else(|e| fail(e))
+}
+
+/// Kills the other processes of a failed `processes` run (process 0 only;
+/// the other engines end with this OS process).
+pub(crate) fn kill_others(launch: &Launch) {
+    launch.kill_children();
+}
+
+/// `atexit`: a process that exits while attached never called `bsp_end`.
+extern "C" fn exit_without_end() {
+    // At exit, thread-locals may be gone already: then nothing is attached.
+    let attached = CURRENT
+        .try_with(|c| {
+            c.try_borrow_mut()
+                .ok()
+                .and_then(|mut c| c.as_mut().map(|a| (a.bsp().pid(), a.bsp().superstep())))
+        })
+        .ok()
+        .flatten();
+    if let Some((pid, superstep)) = attached {
+        fail(Error::c_edge(
+            ErrorKind::Died {
+                detail: format!("process {pid} called exit() without calling bsp_end"),
+            },
+            "bsp_end",
+            pid,
+            superstep,
+            None,
+        ));
+    }
+}
