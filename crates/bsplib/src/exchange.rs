@@ -34,7 +34,7 @@ use std::sync::Arc;
 use crate::codec::{read_location, write_location, Reader, Writer};
 use crate::engine::processes::{Shared, StreamWriter, REPLIES};
 use crate::error::{Error, ErrorKind};
-use crate::mailbox::{TagCalls, GET, REG};
+use crate::mailbox::{TagCalls, DATA, GET, REG};
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
@@ -97,22 +97,34 @@ impl Process {
         let shared = world.shared().expect("an exchange engine");
         let q = self.parity;
 
-        // Step 1.
-        // SAFETY: only this process writes its channel `q`, and nobody
-        // reads it now (module docs).
-        let mut w = unsafe { shared.writer(self.pid, q) };
-        self.compose(&mut w)
-            .map_err(|needed| self.capacity_error(needed, shared, loc))?;
-        // Our outgoing half is staging only: it can be reused at once.
-        // SAFETY: we own the mailbox, and in an exchange engine nobody else
-        // reads it.
-        unsafe { world.mailbox(self.pid).owner(q) }.clear();
-        self.dirty[q] = false;
+        // Step 1. A channel whose streams are all empty stays so: an empty
+        // superstep writes nothing shared.
+        if self.flags != 0 || !self.quiet[q] {
+            // SAFETY: only this process writes its channel `q`, and nobody
+            // reads it now (module docs).
+            let mut w = unsafe { shared.writer(self.pid, q) };
+            self.compose(&mut w)
+                .map_err(|needed| self.capacity_error(needed, shared, loc))?;
+            self.quiet[q] = self.flags == 0;
+        }
+        if self.dirty[q] {
+            // Our outgoing half is staging only: it can be reused at once.
+            // SAFETY: we own the mailbox, and in an exchange engine nobody
+            // else reads it.
+            unsafe { world.mailbox(self.pid).owner(q) }.clear();
+            self.dirty[q] = false;
+        }
 
         // Step 2.
         let all = world
             .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
+        if all & (REG | GET | DATA) == 0 {
+            self.inbox.clear();
+            self.finish_collectives(None);
+            self.next_superstep();
+            return Ok(());
+        }
         let me = self.pid;
         // Reused across syncs: steady-state supersteps allocate nothing.
         let mut streams = std::mem::take(&mut self.streams);

@@ -82,6 +82,8 @@ pub(crate) struct Process {
     /// owner into its get replies (kept to reuse their allocations).
     pub(crate) streams: Vec<crate::exchange::Sections>,
     pub(crate) cursors: Vec<usize>,
+    /// Exchange engines: channel `q` holds only empty streams.
+    pub(crate) quiet: [bool; 2],
 }
 
 impl Process {
@@ -108,6 +110,7 @@ impl Process {
             poisoned: false,
             streams: Vec::new(),
             cursors: Vec::new(),
+            quiet: [false; 2],
         }
     }
 

@@ -112,8 +112,9 @@ struct Control {
 }
 
 /// Per process: the process ended normally; its result has this length
-/// plus one (0: no result).
-#[repr(C)]
+/// plus one (0: no result). Aligned to its own cache lines: each process
+/// writes its superstep at every sync.
+#[repr(C, align(128))]
 struct Slot {
     done: AtomicBool,
     result_len: AtomicU64,
