@@ -186,11 +186,13 @@ pub unsafe extern "C" fn bsplib_push_reg_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: the C caller's contract (bsp.h) is the raw layer's.
     let loc = location(file, line);
-    with_bsp("bsp_push_reg", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.push_reg(ident, size.into())
+    with_bsp("bsp_push_reg", loc, |bsp| {
+        // SAFETY: the C caller's contract (bsp.h) is the raw layer's.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.push_reg(ident, size.into())
+        }
     })
 }
 
@@ -204,10 +206,10 @@ pub unsafe extern "C" fn bsp_pop_reg(ident: *const c_void) {
 /// `bsp_pop_reg` with the caller's location.
 #[no_mangle]
 pub unsafe extern "C" fn bsplib_pop_reg_at(ident: *const c_void, file: *const c_char, line: c_int) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_pop_reg", loc, |bsp| unsafe {
-        bsp.raw().at(loc).pop_reg(ident)
+    with_bsp("bsp_pop_reg", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe { bsp.raw().at(loc).pop_reg(ident) }
     })
 }
 
@@ -235,11 +237,13 @@ pub unsafe extern "C" fn bsplib_put_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_put", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.put(pid.into(), src, dst, offset.into(), nbytes.into())
+    with_bsp("bsp_put", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.put(pid.into(), src, dst, offset.into(), nbytes.into())
+        }
     })
 }
 
@@ -267,11 +271,13 @@ pub unsafe extern "C" fn bsplib_hpput_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_hpput", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.hpput(pid.into(), src, dst, offset.into(), nbytes.into())
+    with_bsp("bsp_hpput", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.hpput(pid.into(), src, dst, offset.into(), nbytes.into())
+        }
     })
 }
 
@@ -299,11 +305,13 @@ pub unsafe extern "C" fn bsplib_get_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_get", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.get(pid.into(), src, offset.into(), dst, nbytes.into())
+    with_bsp("bsp_get", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.get(pid.into(), src, offset.into(), dst, nbytes.into())
+        }
     })
 }
 
@@ -331,11 +339,13 @@ pub unsafe extern "C" fn bsplib_hpget_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_hpget", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.hpget(pid.into(), src, offset.into(), dst, nbytes.into())
+    with_bsp("bsp_hpget", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.hpget(pid.into(), src, offset.into(), dst, nbytes.into())
+        }
     })
 }
 
@@ -390,11 +400,13 @@ pub unsafe extern "C" fn bsplib_send_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_send", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.send(pid.into(), tag, payload, payload_nbytes.into())
+    with_bsp("bsp_send", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.send(pid.into(), tag, payload, payload_nbytes.into())
+        }
     })
 }
 
@@ -480,11 +492,13 @@ pub unsafe extern "C" fn bsplib_move_at(
     file: *const c_char,
     line: c_int,
 ) {
-    // SAFETY: as for `bsplib_push_reg_at`.
     let loc = location(file, line);
-    with_bsp("bsp_move", loc, |bsp| unsafe {
-        let raw = bsp.raw().at(loc);
-        raw.move_payload(payload, reception_nbytes.into()).map(drop)
+    with_bsp("bsp_move", loc, |bsp| {
+        // SAFETY: as for `bsplib_push_reg_at`.
+        unsafe {
+            let raw = bsp.raw().at(loc);
+            raw.move_payload(payload, reception_nbytes.into()).map(drop)
+        }
     })
 }
 

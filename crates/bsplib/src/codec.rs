@@ -372,7 +372,7 @@ impl Portable for () {
 
 impl Portable for String {
     fn encode(&self, out: &mut Vec<u8>) {
-        self.as_bytes().len().encode(out);
+        self.len().encode(out);
         out.extend_from_slice(self.as_bytes());
     }
     fn decode(input: &mut &[u8]) -> Option<Self> {
@@ -455,6 +455,25 @@ portable_tuple!(A B);
 portable_tuple!(A B C);
 portable_tuple!(A B C D);
 
+/// Errors cross address spaces too (a process may return what a call gave
+/// it).
+impl Portable for Error {
+    fn encode(&self, out: &mut Vec<u8>) {
+        let bytes = encode_error(self);
+        bytes.len().encode(out);
+        out.extend_from_slice(&bytes);
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        if n > input.len() {
+            return None;
+        }
+        let (head, rest) = input.split_at(n);
+        *input = rest;
+        decode_error(head)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,24 +529,5 @@ mod tests {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));
         }
-    }
-}
-
-/// Errors cross address spaces too (a process may return what a call gave
-/// it).
-impl Portable for Error {
-    fn encode(&self, out: &mut Vec<u8>) {
-        let bytes = encode_error(self);
-        bytes.len().encode(out);
-        out.extend_from_slice(&bytes);
-    }
-    fn decode(input: &mut &[u8]) -> Option<Self> {
-        let n = usize::decode(input)?;
-        if n > input.len() {
-            return None;
-        }
-        let (head, rest) = input.split_at(n);
-        *input = rest;
-        decode_error(head)
     }
 }

@@ -1,4 +1,6 @@
-//! The sync protocol (`bsp_sync`), engine-independent part.
+//! The sync protocol (`bsp_sync`), engine-independent part, for engines
+//! that share one address space (`serial`, `threads`); engines that do not
+//! use the exchange protocol of `exchange.rs`, which shares steps 3 and 6.
 //!
 //! With `q` the parity of the superstep that ends:
 //!

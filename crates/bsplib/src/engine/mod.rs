@@ -1,22 +1,26 @@
 //! The engine contract: what the superstep core needs from a backend.
 //!
 //! Semantics and argument checks live in the core (`process`, `drma`, `bsmp`,
-//! `superstep`); an engine only synchronises and gives access to the other
-//! processes' published state. The contract is small:
+//! `superstep`, `exchange`); an engine only synchronises and moves bytes.
+//! The contract is small:
 //!
 //! - [`World::barrier`]: every process arrives with a word of flags and leaves
 //!   with the OR of all of them (so "did anyone communicate or register?"
 //!   travels with the arrival and an empty superstep costs one barrier); it
 //!   returns an [`Interrupt`] instead when the run was stopped or a process
 //!   ended while others wait.
-//! - [`World::mailbox`]: direct memory access to each process's published
-//!   outgoing state ([`Mailbox`]), and, through the addresses in the
-//!   registration slots, to its registered memory. The `serial` and
-//!   `threads` engines share one address space, so this is plain memory; an
-//!   engine without shared memory (MPI, planned) replaces it by one total
-//!   exchange per superstep.
+//! - Data movement, one of two kinds ([`World::distributed`]):
+//!   - **direct** (`serial`, `threads`: one address space):
+//!     [`World::mailbox`] gives access to each process's published outgoing
+//!     state ([`Mailbox`]), and the addresses in the registration slots
+//!     to its registered memory (`superstep.rs`);
+//!   - **exchange** (`processes`; the planned `mpi`): one total exchange of
+//!     per-destination byte streams per superstep, plus one for get
+//!     replies ([`World::shared`]: channels a process writes and the others
+//!     read after the next barrier); `exchange.rs` composes and reads them.
 //! - [`World::fail`] / [`World::ended`]: stop every process, record the
-//!   error of the run (the first one wins), and wake anyone waiting.
+//!   error of the run (the first one wins, across address spaces too), and
+//!   wake anyone waiting.
 //!
 //! Dispatch is a closed enum, not a trait object: the barrier is on the hot
 //! path of every sync.
