@@ -212,6 +212,24 @@ void bsplib_begin_at(int maxprocs, const char *file, int line);
 
 #endif  /* BSP_H */
 
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+/* Registration names memory without reading it: tell GCC, so that
+ * registering a variable before giving it a value (as the paper's examples
+ * do) does not warn about an uninitialised read. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void bsp_push_reg(const void *ident, int size) __attribute__((access(none, 1)));
+void bsplib_push_reg_at(const void *ident, int size, const char *file, int line)
+    __attribute__((access(none, 1)));
+void bsp_pop_reg(const void *ident) __attribute__((access(none, 1)));
+void bsplib_pop_reg_at(const void *ident, const char *file, int line)
+    __attribute__((access(none, 1)));
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 #if !defined(BSPLIB_NO_LOCATION)
 /* Pass the caller's location to every call that can fail. */
 #define bsp_begin(maxprocs) bsplib_begin_at((maxprocs), __FILE__, __LINE__)

@@ -168,7 +168,11 @@ pub extern "C" fn bsp_sync() {
 #[no_mangle]
 pub extern "C" fn bsplib_sync_at(file: *const c_char, line: c_int) {
     let loc = location(file, line);
-    with_bsp("bsp_sync", loc, |bsp| Raw::sync(bsp, loc))
+    with_bsp("bsp_sync", loc, |bsp| {
+        Raw::sync(bsp, loc)?;
+        startup::note(bsp.pid(), bsp.superstep());
+        Ok(())
+    })
 }
 
 /// `void bsp_push_reg(const void *ident, int size)`.

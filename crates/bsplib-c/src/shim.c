@@ -5,6 +5,9 @@
  * bsplib_end_at are Rust trampolines that jump to the functions below. */
 
 #include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,4 +103,88 @@ void bsplib_c_abort(const char *format, ...)
     va_start(ap, format);
     vabort(NULL, 0, format, ap);
     va_end(ap);
+}
+
+/* Threads engine: a crash (SIGSEGV, ...) kills every process at once, as
+ * they share one OS process; name the process and superstep it happened
+ * in before the default action runs. What the handler reads is this
+ * thread's own, kept current by Rust (bsplib_c_note). */
+static __thread int note_pid = -1;
+static __thread long note_superstep;
+
+void bsplib_c_note(int pid, long superstep)
+{
+    note_pid = pid;
+    note_superstep = superstep;
+}
+
+/* Appends the decimal digits of v to *at (async-signal-safe). */
+static void put_num(char **at, long v)
+{
+    char digits[24];
+    int n = 0;
+    if (v < 0) {
+        *(*at)++ = '-';
+        v = -v;
+    }
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    while (n > 0)
+        *(*at)++ = digits[--n];
+}
+
+static void put_str(char **at, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(*at, s, n);
+    *at += n;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "Segmentation fault";
+    case SIGBUS: return "Bus error";
+    case SIGFPE: return "Floating point exception";
+    case SIGILL: return "Illegal instruction";
+    case SIGABRT: return "Aborted";
+    default: return "a signal";
+    }
+}
+
+static void crash(int sig)
+{
+    if (note_pid >= 0) {
+        char line[256];
+        char *at = line;
+        put_str(&at, "bsplib: the SPMD function (process ");
+        put_num(&at, note_pid);
+        put_str(&at, ", superstep ");
+        put_num(&at, note_superstep);
+        put_str(&at, "): process ");
+        put_num(&at, note_pid);
+        put_str(&at, " was killed by signal ");
+        put_num(&at, sig);
+        put_str(&at, " (");
+        put_str(&at, signal_name(sig));
+        put_str(&at, ")\n");
+        (void)!write(2, line, (size_t)(at - line));
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void bsplib_c_catch_crashes(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    size_t i;
+    for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = crash;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
 }

@@ -45,6 +45,18 @@ extern "C" {
     /// `shim.c`: runs `spmd()`, or `main()` if null, on this thread;
     /// returns 1 if it left through `bsp_end`.
     fn bsplib_c_run_process(spmd: Option<Spmd>) -> c_int;
+    /// `shim.c`: names this thread's process and superstep for a crash
+    /// message (threads engine).
+    pub(crate) fn bsplib_c_note(pid: c_int, superstep: std::ffi::c_long);
+    /// `shim.c`: prints that message on SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+    /// SIGABRT before the default action.
+    fn bsplib_c_catch_crashes();
+}
+
+/// Keeps the crash message of the threads engine current.
+pub(crate) fn note(pid: usize, superstep: u64) {
+    // SAFETY: stores two numbers in this thread's C thread-locals.
+    unsafe { bsplib_c_note(pid as c_int, superstep as std::ffi::c_long) };
 }
 
 /// The run, once started.
@@ -110,6 +122,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
     let started = guard("bsp_begin", || {
         if let Some(pid) = PENDING.with(Cell::take) {
             let launch = launch().expect("a spawned process has a run");
+            note(pid, 0);
             CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
             return Ok(());
         }
@@ -127,10 +140,13 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         let pid = match engine {
             Engine::Processes => launch.fork(true)?,
             _ => {
+                // SAFETY: installs signal handlers (shim.c).
+                unsafe { bsplib_c_catch_crashes() };
                 spawn(&launch).map_err(startup)?;
                 0
             }
         };
+        note(pid, 0);
         CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
         Ok(())
     });

@@ -160,13 +160,23 @@ impl Launch {
     }
 }
 
-/// See [`Launch::report`].
+/// See [`Launch::report`]. A process that does not print waits (up to a
+/// second) for the one printing, so that ending the program does not cut
+/// the message short.
 pub(crate) fn report(world: &World) -> bool {
+    use std::io::Write;
+    let state = world.reported();
     match world.failure() {
-        Some(err) if world.claim_report() => {
-            eprintln!("bsplib: {}", err);
+        Some(err) if state.claim() => {
+            // One write: a line is not interleaved with, or cut by, others.
+            let line = format!("bsplib: {err}\n");
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            state.done();
             true
         }
-        _ => false,
+        _ => {
+            state.wait(std::time::Duration::from_secs(1));
+            false
+        }
     }
 }

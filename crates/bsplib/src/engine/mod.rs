@@ -37,6 +37,37 @@ use crossbeam_utils::CachePadded;
 use crate::error::Error;
 use crate::mailbox::Mailbox;
 
+/// The state of the report of a run's error: nobody, someone printing,
+/// printed. Whoever claims it prints; the others wait for the print to end
+/// before they end the program, so the message is never cut short.
+#[derive(Default)]
+#[repr(C)]
+pub(crate) struct Reported(std::sync::atomic::AtomicU32);
+
+impl Reported {
+    /// True for the first caller only.
+    pub(crate) fn claim(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// The claimer finished printing.
+    pub(crate) fn done(&self) {
+        self.0.store(2, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Waits (at most `limit`) until a claimed report is printed.
+    pub(crate) fn wait(&self, limit: std::time::Duration) {
+        use std::sync::atomic::Ordering;
+        let start = std::time::Instant::now();
+        while self.0.load(Ordering::Acquire) == 1 && start.elapsed() < limit {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+}
+
 /// Why a barrier did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interrupt {
@@ -62,7 +93,7 @@ pub(crate) struct World {
     failure: Mutex<Option<Error>>,
     /// Whether the run's error was reported (engines without shared
     /// control memory).
-    reported: std::sync::atomic::AtomicBool,
+    reported: Reported,
     sync: Sync,
 }
 
@@ -108,7 +139,7 @@ impl World {
                 .map(|_| CachePadded::new(Mailbox::new(nprocs)))
                 .collect(),
             failure: Mutex::new(None),
-            reported: std::sync::atomic::AtomicBool::new(false),
+            reported: Reported::default(),
             sync,
         }
     }
@@ -172,14 +203,12 @@ impl World {
         }
     }
 
-    /// True for the first caller only, among all processes: the one that
-    /// reports the run's error to the user (C interface).
-    pub(crate) fn claim_report(&self) -> bool {
+    /// Who reports the run's error to the user (C interface), among all
+    /// processes.
+    pub(crate) fn reported(&self) -> &Reported {
         match &self.sync {
-            Sync::Processes(s) => s.claim_report(),
-            _ => !self
-                .reported
-                .swap(true, std::sync::atomic::Ordering::AcqRel),
+            Sync::Processes(s) => s.reported(),
+            _ => &self.reported,
         }
     }
 

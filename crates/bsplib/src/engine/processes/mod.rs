@@ -107,7 +107,7 @@ struct Control {
     /// 0: no failure; 1: being written; 2: `failure[..failure_len]` ready.
     failure_state: AtomicU32,
     failure_len: AtomicU64,
-    reported: AtomicBool,
+    reported: super::Reported,
     failure: [u8; FAILURE_BYTES],
 }
 
@@ -344,9 +344,9 @@ impl Shared {
         Some(c.failure[..n].to_vec())
     }
 
-    /// True for the first caller only: who prints the run's error.
-    pub(crate) fn claim_report(&self) -> bool {
-        !self.control().reported.swap(true, Ordering::AcqRel)
+    /// Who prints the run's error.
+    pub(crate) fn reported(&self) -> &super::Reported {
+        &self.control().reported
     }
 
     /// Whether process 0 exits once the run is stopped.
@@ -607,6 +607,8 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
         if world.is_stopped() {
             let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
             if since.elapsed() > GRACE {
+                // Not while a process prints the run's error.
+                shared.reported().wait(Duration::from_secs(1));
                 kill_all(&alive.iter().map(|&(_, p)| p).collect::<Vec<_>>());
             }
         }

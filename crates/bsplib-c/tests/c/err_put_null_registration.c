@@ -1,0 +1,19 @@
+/* Error path: bsp_put into a process that registered NULL in that slot.
+ * The faulty call is on the line marked ERROR; the expected call,
+ * process and superstep are in the table of tests/c_programs.rs. */
+#include "check.h"
+
+int main(void) {
+    bsp_begin(bsp_nprocs());
+    int p = bsp_nprocs(), s = bsp_pid();
+    int a[2] = {0, 0}, b[2] = {0, 0};
+    long long src = 1;
+    (void)p; (void)s; (void)a; (void)b; (void)src;
+    bsp_push_reg(s == 1 ? NULL : a, sizeof a);
+    bsp_sync();
+    if (s == 0)
+        bsp_put(1, &src, a, 0, sizeof(int)); /* ERROR */
+    bsp_sync();
+    bsp_end();
+    return 0;
+}

@@ -1,0 +1,18 @@
+/* The paper's bsp_sync example: process i prints in superstep i, so the
+ * lines come out in order of pid (the output is flushed before each sync). */
+#include <stdio.h>
+#include "bsp.h"
+
+int main(void) {
+    int i;
+    bsp_begin(bsp_nprocs());
+    for (i = 0; i < bsp_nprocs(); i++) {
+        if (bsp_pid() == i)
+            printf("Hello BSP Worldwide from process %d of %d\n",
+                   i, bsp_nprocs());
+        fflush(stdout);
+        bsp_sync();
+    }
+    bsp_end();
+    return 0;
+}

@@ -1,0 +1,705 @@
+//! The C test programs of `tests/c/`, built with `bspcc` and run with
+//! `bsprun` on both engines (`threads`, `processes`) and P = 1..4.
+//!
+//! Every program is self-checking (`tests/c/check.h`): a failed check calls
+//! `bsp_abort`. The tables below say what each run must produce: exit status
+//! 0 and an exact stdout for the normal programs; for the error programs a
+//! non-zero status and a stderr line naming the call, `process <pid>`,
+//! `superstep <s>` and `<file>:<line>`, the line being the one marked
+//! `/* ERROR */` in the program. Every run has a time limit: a hang is
+//! killed (with its whole process group) and reported as a failure.
+//!
+//! A test collects every failing run (program, engine, P, status, stdout,
+//! stderr) and reports them all at once.
+
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
+const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
+const ENGINES: [&str; 2] = ["threads", "processes"];
+const NPROCS: [usize; 4] = [1, 2, 3, 4];
+/// Process counts of the AddressSanitizer runs.
+const ASAN_NPROCS: [usize; 2] = [2, 4];
+/// A run taking longer than this is a hang.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Programs built or run at once by one test (the machine has 2 cores).
+const WORKERS: usize = 2;
+
+/// How the programs are compiled: `bspcc <flags> prog.c -o prog`.
+struct Variant {
+    name: &'static str,
+    /// `BSPCC_CC`, the compiler `bspcc` drives.
+    cc: Option<&'static str>,
+    flags: &'static [&'static str],
+    asan: bool,
+}
+
+/// Flags of every C build; the AddressSanitizer build adds [`ASAN_FLAGS`].
+const C_FLAGS: &[&str] = &[
+    "-std=c99",
+    "-D_POSIX_C_SOURCE=200809L",
+    "-Wall",
+    "-Werror",
+    "-g",
+];
+const ASAN_FLAGS: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer"];
+#[rustfmt::skip]
+const C99: Variant = Variant { name: "c99", cc: None, flags: C_FLAGS, asan: false };
+#[rustfmt::skip]
+const ASAN: Variant = Variant { name: "asan", cc: None, flags: C_FLAGS, asan: true };
+#[rustfmt::skip]
+const CXX: Variant = Variant { name: "cxx", cc: Some("g++"), flags: &["-std=c++11", "-Wall", "-Werror", "-g"], asan: false };
+
+/// What a run must produce.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// Exit status 0 and stdout exactly `ok\n` (printed by process 0).
+    Ok,
+    /// Exit status 0 and exactly this stdout, given P.
+    Stdout(fn(usize) -> String),
+    /// Exit status 0 and these stdout lines in any order, given P.
+    Lines(fn(usize) -> String),
+    /// An error found by the library: non-zero status and a stderr line
+    /// naming `call`, `process <pid>`, `superstep <superstep>` and the
+    /// `file:line` of the `/* ERROR */` marker. Skipped below `min_p`.
+    Error {
+        call: &'static str,
+        pid: usize,
+        superstep: usize,
+        min_p: usize,
+    },
+    /// A failure the program asks for (`bsp_abort`, `exit(1)`): non-zero
+    /// status, `stderr_has` in stderr, exactly `stdout` on stdout.
+    Fails {
+        stderr_has: &'static str,
+        stdout: fn(usize) -> String,
+        min_p: usize,
+    },
+    /// Process 1 dies from a signal while the others wait in `bsp_sync`:
+    /// non-zero status, no hang, and a message naming process 1: on every
+    /// engine for signals a handler can catch (`caught`), on the processes
+    /// engine only for SIGKILL (on threads it takes the whole OS process at
+    /// once).
+    Crash { caught: bool },
+}
+
+/// One C program of `tests/c/`, its standard input (none: `/dev/null`) and
+/// its expected outcome.
+struct Prog {
+    file: &'static str,
+    input: Option<fn(usize) -> String>,
+    expect: Expect,
+}
+
+const fn prog(file: &'static str, expect: Expect) -> Prog {
+    Prog {
+        file,
+        input: None,
+        expect,
+    }
+}
+
+const fn fed(file: &'static str, input: fn(usize) -> String, expect: Expect) -> Prog {
+    Prog {
+        file,
+        input: Some(input),
+        expect,
+    }
+}
+
+const fn ok(file: &'static str) -> Prog {
+    prog(file, Expect::Ok)
+}
+
+const fn err(
+    file: &'static str,
+    call: &'static str,
+    pid: usize,
+    superstep: usize,
+    min_p: usize,
+) -> Prog {
+    prog(
+        file,
+        Expect::Error {
+            call,
+            pid,
+            superstep,
+            min_p,
+        },
+    )
+}
+
+const fn fails(file: &'static str, stderr_has: &'static str, min_p: usize) -> Prog {
+    prog(
+        file,
+        Expect::Fails {
+            stderr_has,
+            stdout: nothing,
+            min_p,
+        },
+    )
+}
+
+/// One program per primitive, covering its semantics.
+#[rustfmt::skip]
+const PRIMITIVES: &[Prog] = &[
+    ok("begin_end_spmd.c"),
+    prog("begin_fewer.c", Expect::Stdout(begin_fewer_out)),
+    prog("init_mode.c", Expect::Stdout(|_| "before\nok\nafter\n".into())),
+    ok("time.c"),
+    ok("sync.c"),
+    ok("push_pop_reg.c"),
+    ok("put.c"),
+    ok("get.c"),
+    ok("hpput.c"),
+    ok("hpget.c"),
+    ok("set_tagsize.c"),
+    ok("bsmp.c"),
+    ok("hpmove.c"),
+    fails("abort.c", "bsp_abort test: 42 forty-two", 1),
+    ok("all_calls.c"),
+];
+
+/// The C examples of the paper and the manual pages, results checked.
+#[rustfmt::skip]
+const PAPER_EXAMPLES: &[Prog] = &[
+    prog("hello.c", Expect::Lines(hello_out)),
+    fed("hello_init.c", |p| format!("{p}\n"), Expect::Lines(hello_out)),
+    prog("hello_sync.c", Expect::Stdout(hello_out)),
+    ok("reverse.c"),
+    ok("put_array.c"),
+    ok("get_array.c"),
+    ok("bsp_sum.c"),
+    ok("cyclic_shift.c"),
+    prog("allsums.c", Expect::Lines(allsums_out)),
+    ok("sparse_vec.c"),
+];
+
+/// `inprod.c` reads "P n" on process 0: all of P; fewer than P, with n
+/// smaller than the number of processes; more than P (refused).
+#[rustfmt::skip]
+const INPROD: &[Prog] = &[
+    fed("inprod.c", |p| format!("{p} 1000\n"), Expect::Stdout(|_| inprod_out(1000))),
+    fed(
+        "inprod.c",
+        |p| format!("{}\n2\n", p.max(2) - 1),
+        Expect::Stdout(|_| inprod_out(2)),
+    ),
+    fed(
+        "inprod.c",
+        |p| format!("{}\n10\n", p + 1),
+        Expect::Fails {
+            stderr_has: "Sorry, only",
+            stdout: |_| "How many processes do you want to use?\n".into(),
+            min_p: 1,
+        },
+    ),
+];
+
+/// One program per misuse; each marks its faulty call `/* ERROR */`.
+/// `err(file, call, pid, superstep, min_p)`.
+#[rustfmt::skip]
+const ERRORS: &[Prog] = &[
+    err("err_put_out_of_bounds.c", "bsp_put", 1, 1, 2),
+    err("err_get_out_of_bounds.c", "bsp_get", 0, 1, 1),
+    err("err_hpput_out_of_bounds.c", "bsp_hpput", 1, 2, 2),
+    err("err_hpget_out_of_bounds.c", "bsp_hpget", 0, 1, 1),
+    err("err_put_unregistered.c", "bsp_put", 0, 1, 1),
+    err("err_get_unregistered.c", "bsp_get", 1, 0, 2),
+    err("err_hpput_unregistered.c", "bsp_hpput", 0, 2, 1),
+    err("err_hpget_unregistered.c", "bsp_hpget", 1, 0, 2),
+    err("err_put_pid_out_of_range.c", "bsp_put", 0, 1, 1),
+    err("err_put_negative_pid.c", "bsp_put", 1, 1, 2),
+    err("err_get_pid_out_of_range.c", "bsp_get", 0, 1, 1),
+    err("err_get_negative_pid.c", "bsp_get", 0, 1, 1),
+    err("err_hpput_pid_out_of_range.c", "bsp_hpput", 0, 1, 1),
+    err("err_hpget_negative_pid.c", "bsp_hpget", 1, 1, 2),
+    err("err_put_negative_offset.c", "bsp_put", 0, 1, 1),
+    err("err_get_negative_offset.c", "bsp_get", 1, 1, 2),
+    err("err_put_negative_nbytes.c", "bsp_put", 0, 1, 1),
+    err("err_hpget_negative_nbytes.c", "bsp_hpget", 0, 2, 1),
+    err("err_put_null_registration.c", "bsp_put", 0, 1, 2),
+    err("err_push_reg_negative_size.c", "bsp_push_reg", 0, 0, 1),
+    err("err_push_reg_mismatch.c", "bsp_push_reg", 1, 1, 2),
+    err("err_pop_reg_mismatch.c", "bsp_pop_reg", 1, 1, 2),
+    err("err_set_tagsize_mismatch.c", "bsp_set_tagsize", 1, 0, 2),
+    err("err_move_empty_queue.c", "bsp_move", 0, 1, 1),
+    err("err_sync_after_end.c", "bsp_sync", 0, 1, 2),
+    fails("err_abort_in_loop.c", "process 1 aborts while the others compute", 2),
+    fails("err_abort_in_sync.c", "process 1 aborts while the others wait in bsp_sync", 2),
+    prog("err_crash_segv.c", Expect::Crash { caught: true }),
+    prog("err_crash_abort.c", Expect::Crash { caught: true }),
+    prog("err_killed.c", Expect::Crash { caught: false }),
+];
+
+fn nothing(_: usize) -> String {
+    String::new()
+}
+
+fn begin_fewer_out(p: usize) -> String {
+    format!("p={}\nok\n", p.max(2) - 1)
+}
+
+fn hello_out(p: usize) -> String {
+    (0..p)
+        .map(|i| format!("Hello BSP Worldwide from process {i} of {p}\n"))
+        .collect()
+}
+
+fn allsums_out(p: usize) -> String {
+    (1..=p)
+        .map(|y| format!("y={y} sums={}\n", y * (y + 1) / 2))
+        .collect()
+}
+
+fn inprod_out(n: u64) -> String {
+    let e = n * (n + 1) * (2 * n + 1) / 6;
+    format!(
+        "How many processes do you want to use?\nPlease enter n:\n\
+         Proc 0: inner product of x with itself for n = {n} is {e} (expected {e})\ninprod: done\n"
+    )
+}
+
+#[test]
+fn each_primitive_program_passes_on_both_engines_with_1_to_4_processes() {
+    run_table(PRIMITIVES, &C99, &NPROCS);
+}
+
+#[test]
+fn paper_examples_give_the_documented_results() {
+    run_table(PAPER_EXAMPLES, &C99, &NPROCS);
+}
+
+#[test]
+fn every_misuse_stops_the_run_naming_call_process_superstep_and_line() {
+    run_table(ERRORS, &C99, &NPROCS);
+}
+
+#[test]
+fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
+    run_table(INPROD, &C99, &NPROCS);
+}
+
+#[test]
+fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
+    let obj_dir = out_dir("header");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let compilers: [(&str, &[&str]); 2] = [
+        (
+            "gcc",
+            &["-std=c99", "-Wall", "-Werror", "-Wextra", "-pedantic"],
+        ),
+        ("g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror"]),
+    ];
+    for (cc, flags) in compilers {
+        let output = Command::new(cc)
+            .current_dir(c_dir())
+            .args(flags)
+            .arg("-I")
+            .arg(&include)
+            .args(["-c", "header_only.c", "-o"])
+            .arg(obj_dir.join(format!("header_only.{cc}.o")))
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+        assert!(
+            output.status.success(),
+            "header_only.c with {cc} {flags:?}: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    run_table(&[ok("all_calls.c")], &CXX, &NPROCS);
+}
+
+#[test]
+fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
+    let all: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, INPROD, ERRORS]
+        .iter()
+        .flat_map(|t| t.iter())
+        .collect();
+    run_progs(&all, &ASAN, &ASAN_NPROCS);
+}
+
+fn run_table(progs: &[Prog], variant: &Variant, nprocs: &[usize]) {
+    run_progs(&progs.iter().collect::<Vec<_>>(), variant, nprocs);
+}
+
+/// Builds every program once, runs each on both engines at each process
+/// count it applies to, and fails with the list of failing runs.
+fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
+    let mut files: Vec<&str> = progs.iter().map(|p| p.file).collect();
+    files.sort_unstable();
+    files.dedup();
+    let built = par_map(&files, |file| build(file, variant));
+    let exe = |file: &str| &built[files.binary_search(&file).unwrap()];
+
+    let mut failures: Vec<String> = built
+        .iter()
+        .filter_map(|b| b.as_ref().err().cloned())
+        .collect();
+    let mut jobs = Vec::new();
+    for prog in progs {
+        let Ok(path) = exe(prog.file) else { continue };
+        for engine in ENGINES {
+            for &p in nprocs.iter().filter(|&&p| p >= min_p(&prog.expect)) {
+                jobs.push((*prog, path.as_path(), engine, p));
+            }
+        }
+    }
+    let results = par_map(&jobs, |&(prog, path, engine, p)| {
+        let outcome = run(
+            path,
+            engine,
+            p,
+            prog.input.map(|f| f(p)),
+            asan_options(variant, prog),
+        );
+        check(prog, engine, p, &outcome, variant.asan).map_err(|why| {
+            format!(
+                "{} [{} build, engine {engine}, P = {p}]: {why}\n  status: {}\n  stdout:\n{}\n  stderr:\n{}",
+                prog.file,
+                variant.name,
+                describe(outcome.status),
+                indent(&outcome.stdout),
+                indent(&outcome.stderr)
+            )
+        })
+    });
+    let passed = results.iter().filter(|r| r.is_ok()).count();
+    failures.extend(results.into_iter().filter_map(Result::err));
+    eprintln!(
+        "{} build: {passed} of {} runs passed",
+        variant.name,
+        jobs.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s) in the {} build ({passed} of {} runs passed):\n\n{}",
+        failures.len(),
+        variant.name,
+        jobs.len(),
+        failures.join("\n\n")
+    );
+}
+
+fn min_p(expect: &Expect) -> usize {
+    match *expect {
+        Expect::Error { min_p, .. } | Expect::Fails { min_p, .. } => min_p,
+        Expect::Crash { .. } => 2,
+        Expect::Ok | Expect::Stdout(_) | Expect::Lines(_) => 1,
+    }
+}
+
+fn asan_options(variant: &Variant, prog: &Prog) -> Option<String> {
+    // The crash programs raise SIGSEGV / SIGABRT on purpose: let the signal
+    // kill the process as it does without ASan instead of a SEGV report.
+    let crash =
+        matches!(prog.expect, Expect::Crash { .. }).then_some(":handle_segv=0:handle_abort=0");
+    variant
+        .asan
+        .then(|| format!("detect_leaks=1{}", crash.unwrap_or("")))
+}
+
+/// Checks one run's outcome against the expectation.
+fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Result<(), String> {
+    if let Some(problem) = &out.problem {
+        return Err(problem.clone());
+    }
+    let expect = prog.expect;
+    let want_success = matches!(expect, Expect::Ok | Expect::Stdout(_) | Expect::Lines(_));
+    if out.status.is_none_or(|s| s.success() != want_success) {
+        return Err(format!(
+            "expected {}",
+            if want_success {
+                "exit status 0"
+            } else {
+                "a non-zero exit status"
+            }
+        ));
+    }
+    let stdout = match expect {
+        Expect::Ok => Some("ok\n".to_owned()),
+        Expect::Stdout(f) | Expect::Fails { stdout: f, .. } => Some(f(p)),
+        _ => None,
+    };
+    if let Some(want) = stdout.filter(|want| *want != out.stdout) {
+        return Err(format!("expected stdout:\n{}", indent(&want)));
+    }
+    let sorted = |s: &str| {
+        let mut v: Vec<&str> = s.lines().collect();
+        v.sort_unstable();
+        v.join("\n")
+    };
+    match expect {
+        Expect::Lines(f) if sorted(&f(p)) != sorted(&out.stdout) => {
+            return Err(format!(
+                "expected these stdout lines in any order:\n{}",
+                indent(&f(p))
+            ));
+        }
+        Expect::Error {
+            call,
+            pid,
+            superstep,
+            ..
+        } => {
+            let location = format!("{}:{}", prog.file, marker_line(prog.file)?);
+            let want = [
+                format!("process {pid}"),
+                format!("superstep {superstep}"),
+                location,
+            ];
+            let named = |l: &str| l.contains(call) && want.iter().all(|w| has_number(l, w));
+            if !out.stderr.lines().any(named) {
+                return Err(format!(
+                    "expected a stderr line naming {call}, {}",
+                    want.join(", ")
+                ));
+            }
+        }
+        Expect::Fails { stderr_has, .. } if !out.stderr.contains(stderr_has) => {
+            return Err(format!("expected {stderr_has:?} on stderr"));
+        }
+        Expect::Crash { caught }
+            if (caught || engine == "processes")
+                && !out.stderr.lines().any(|l| has_number(l, "process 1")) =>
+        {
+            return Err("expected a stderr line naming process 1".into());
+        }
+        _ => {}
+    }
+    if asan
+        && ["AddressSanitizer", "LeakSanitizer"]
+            .iter()
+            .any(|s| out.stderr.contains(s))
+    {
+        return Err("AddressSanitizer reported a problem".into());
+    }
+    Ok(())
+}
+
+/// Whether `line` contains `needle` not followed by another digit (so that
+/// "superstep 1" does not match "superstep 12").
+fn has_number(line: &str, needle: &str) -> bool {
+    line.match_indices(needle)
+        .any(|(i, _)| !line[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The line (from 1) of the single `/* ERROR */` marker in `file`.
+fn marker_line(file: &str) -> Result<usize, String> {
+    let text = std::fs::read_to_string(c_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("/* ERROR */"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    match lines[..] {
+        [line] => Ok(line),
+        _ => Err(format!(
+            "{file} must have exactly one /* ERROR */ marker, has {}",
+            lines.len()
+        )),
+    }
+}
+
+fn c_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("c")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("c_programs")
+        .join(name);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
+
+/// `bspcc <flags> file -o <tmpdir>/<variant>/<stem>`, run in `tests/c` so
+/// that `__FILE__` is the bare file name.
+fn build(file: &str, variant: &Variant) -> Result<PathBuf, String> {
+    let exe = out_dir(variant.name).join(file.trim_end_matches(".c"));
+    let flags = [variant.flags, if variant.asan { ASAN_FLAGS } else { &[] }].concat();
+    let mut cmd = Command::new(BSPCC);
+    cmd.current_dir(c_dir())
+        .args(&flags)
+        .arg(file)
+        .arg("-o")
+        .arg(&exe);
+    if let Some(cc) = variant.cc {
+        cmd.env("BSPCC_CC", cc);
+    }
+    let output = cmd
+        .output()
+        .map_err(|e| format!("{file}: cannot run bspcc: {e}"))?;
+    if output.status.success() {
+        Ok(exe)
+    } else {
+        Err(format!(
+            "{file} [{} build]: bspcc {} failed ({}):\n{}{}",
+            variant.name,
+            flags.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+/// What a run produced. `problem` is set for a hang or for processes left
+/// behind holding the output open after the program exited.
+struct Outcome {
+    status: Option<ExitStatus>,
+    stdout: String,
+    stderr: String,
+    problem: Option<String>,
+}
+
+/// `bsprun --engine <engine> -np <p> <exe> <p>` in a process group of its
+/// own, stdin from `input` or `/dev/null`, under [`TIMEOUT`].
+fn run(
+    exe: &Path,
+    engine: &str,
+    p: usize,
+    input: Option<String>,
+    asan_options: Option<String>,
+) -> Outcome {
+    let mut cmd = Command::new(BSPRUN);
+    cmd.args(["--engine", engine, "-np", &p.to_string()])
+        .arg(exe)
+        .arg(p.to_string())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(options) = asan_options {
+        cmd.env("ASAN_OPTIONS", options);
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {BSPRUN}: {e}"));
+    let group = child.id() as i32;
+    let (tx, rx) = mpsc::channel();
+    let pipes: [Box<dyn Read + Send>; 2] = [
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    ];
+    for (i, mut pipe) in pipes.into_iter().enumerate() {
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = tx.send((i, bytes));
+        });
+    }
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        let _ = stdin.write_all(text.as_bytes()); // the program may not read it
+    }
+    let deadline = Instant::now() + TIMEOUT;
+    let mut problem = None;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for bsprun") {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            problem = Some(format!("no exit after {TIMEOUT:?}: a hang (killed)"));
+            kill_group(group);
+            break child.wait().ok();
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let mut output = [Vec::new(), Vec::new()];
+    for _ in 0..2 {
+        let (i, bytes) = match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(received) => received,
+            Err(_) => {
+                problem.get_or_insert_with(|| {
+                    "the program exited but processes it left behind kept stdout/stderr open (killed)".into()
+                });
+                kill_group(group);
+                rx.recv_timeout(Duration::from_secs(10))
+                    .unwrap_or((2, Vec::new()))
+            }
+        };
+        if i < 2 {
+            output[i] = bytes;
+        }
+    }
+    let [stdout, stderr] = output.map(|b| String::from_utf8_lossy(&b).into_owned());
+    Outcome {
+        status,
+        stdout,
+        stderr,
+        problem,
+    }
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+/// SIGKILL to every process of the group `group`.
+fn kill_group(group: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; it has no
+    // memory-safety preconditions.
+    unsafe { kill(-group, 9) };
+}
+
+fn describe(status: Option<ExitStatus>) -> String {
+    match status {
+        None => "unknown".into(),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => s.to_string(),
+        },
+    }
+}
+
+/// `text` indented, its tail only if long.
+fn indent(text: &str) -> String {
+    const MAX: usize = 4000;
+    let start = text.len().saturating_sub(MAX);
+    let start = (start..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let tail = &text[start..];
+    let mut s: String = tail.lines().map(|l| format!("    | {l}\n")).collect();
+    if start > 0 {
+        s.insert_str(0, "    | [...]\n");
+    }
+    s
+}
+
+/// `f` over `items` on [`WORKERS`] threads; results in the order of `items`.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    thread::scope(|scope| {
+        for _ in 0..WORKERS {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                *results[i].lock().unwrap() = Some(f(item));
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| m.into_inner().unwrap().expect("every item is done"))
+        .collect()
+}
