@@ -3,8 +3,8 @@
 //! reports it) and of results ([`Portable`], what `run` returns from
 //! processes that are not threads of the caller).
 
+use std::cell::RefCell;
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 use crate::error::{Error, ErrorKind, SourceLocation};
 
@@ -60,18 +60,23 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A `'static` copy of `s`, made once per distinct string (call names and
-/// source file names: a handful per program).
+/// A `'static` copy of `s`, made once per distinct string and thread (call
+/// names and source file names: a handful per program). Thread-local, not
+/// behind a lock: a process forked while another thread held a lock would
+/// wait for it forever.
 pub(crate) fn intern(s: &str) -> &'static str {
-    static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    let seen = seen.get_or_insert_with(HashSet::new);
-    if let Some(&s) = seen.get(s) {
-        return s;
+    thread_local! {
+        static SEEN: RefCell<HashSet<&'static str>> = RefCell::new(HashSet::new());
     }
-    let s: &'static str = Box::leak(s.to_owned().into_boxed_str());
-    seen.insert(s);
-    s
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(&s) = seen.get(s) {
+            return s;
+        }
+        let s: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        seen.insert(s);
+        s
+    })
 }
 
 pub(crate) fn write_location(w: &mut Writer, loc: Option<SourceLocation>) {

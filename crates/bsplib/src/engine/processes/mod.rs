@@ -44,6 +44,21 @@ const ADDRESS_BUDGET: usize = 16 << 40;
 const MAX_CAPACITY: usize = 64 << 30;
 const MIN_CAPACITY: usize = 16 << 20;
 
+/// `BSPLIB_PROCESSES_CAPACITY`: bytes per channel (suffixes `K`, `M`, `G`),
+/// for tools that scan every mapped byte (valgrind's leak check) or limits
+/// on address space.
+fn capacity_override() -> Option<usize> {
+    let v = std::env::var("BSPLIB_PROCESSES_CAPACITY").ok()?;
+    let v = v.trim();
+    let (digits, unit) = match v.char_indices().last()? {
+        (i, 'K' | 'k') => (&v[..i], 1 << 10),
+        (i, 'M' | 'm') => (&v[..i], 1 << 20),
+        (i, 'G' | 'g') => (&v[..i], 1 << 30),
+        _ => (v, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(unit)
+}
+
 /// Sleeping on a futex in shared memory: waiters read `seq` before their
 /// check and sleep only while it is unchanged; `notify` bumps it before
 /// waking, so a notification after a check is never lost.
@@ -209,7 +224,10 @@ impl Shared {
                 },
             ));
         }
-        let mut capacity = (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY) & !4095;
+        let mut capacity = capacity_override()
+            .unwrap_or_else(|| (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY))
+            .max(MIN_CAPACITY)
+            & !4095;
         let streams = loop {
             match Mapping::new(capacity * nprocs * CHANNELS, true) {
                 Ok(m) => break m,
