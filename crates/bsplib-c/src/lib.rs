@@ -7,7 +7,7 @@
 //! the Oxford toolset did: a message on standard error naming the call, the
 //! process, the superstep and (through the macros of `bsp.h`) the caller's
 //! `__FILE__:__LINE__`, and the end of every process with a non-zero exit
-//! status. [`guard`] is the one panic boundary.
+//! status. `guard` is the one panic boundary.
 //!
 //! Start-up (`bsp_init`, `bsp_begin`, `bsp_end`) is in `startup.rs`; the C
 //! part (variadic `bsp_abort`, `longjmp` out of a thread's SPMD code) in
