@@ -527,11 +527,20 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// `bspcc <flags> file -o <tmpdir>/<variant>/<stem>`, run in `tests/c` so
 /// that `__FILE__` is the bare file name.
+/// Where Cargo built the libbsp this test links: beside this test binary
+/// (`target/<profile>/deps`), fresh for this build, whatever an earlier
+/// `cargo build` left beside `bspcc`.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    exe.parent().expect("a directory").to_path_buf()
+}
+
 fn build(file: &str, variant: &Variant) -> Result<PathBuf, String> {
     let exe = out_dir(variant.name).join(file.trim_end_matches(".c"));
     let flags = [variant.flags, if variant.asan { ASAN_FLAGS } else { &[] }].concat();
     let mut cmd = Command::new(BSPCC);
-    cmd.current_dir(c_dir())
+    cmd.env("BSPLIB_LIBDIR", lib_dir())
+        .current_dir(c_dir())
         .args(&flags)
         .arg(file)
         .arg("-o")

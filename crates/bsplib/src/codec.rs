@@ -3,8 +3,7 @@
 //! reports it) and of results ([`Portable`], what `run` returns from
 //! processes that are not threads of the caller).
 
-use std::cell::RefCell;
-use std::collections::HashSet;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, ErrorKind, SourceLocation};
 
@@ -60,23 +59,41 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A `'static` copy of `s`, made once per distinct string and thread (call
-/// names and source file names: a handful per program). Thread-local, not
-/// behind a lock: a process forked while another thread held a lock would
-/// wait for it forever.
+/// A `'static` copy of `s`, made once per distinct string (call names and
+/// source file names: a handful per program). The copies are kept in a
+/// lock-free list: a process forked while another thread held a lock
+/// would wait for it forever, and a global root keeps leak checkers from
+/// calling the copies lost.
 pub(crate) fn intern(s: &str) -> &'static str {
-    thread_local! {
-        static SEEN: RefCell<HashSet<&'static str>> = RefCell::new(HashSet::new());
+    struct Node {
+        s: &'static str,
+        next: *mut Node,
     }
-    SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if let Some(&s) = seen.get(s) {
-            return s;
+    static HEAD: AtomicPtr<Node> = AtomicPtr::new(std::ptr::null_mut());
+    let mut at = HEAD.load(Ordering::Acquire);
+    while !at.is_null() {
+        // SAFETY: nodes are leaked boxes, never freed or changed after
+        // they are published (Release CAS below, Acquire loads).
+        let node = unsafe { &*at };
+        if node.s == s {
+            return node.s;
         }
-        let s: &'static str = Box::leak(s.to_owned().into_boxed_str());
-        seen.insert(s);
-        s
-    })
+        at = node.next;
+    }
+    let copy: &'static str = Box::leak(s.to_owned().into_boxed_str());
+    let node = Box::into_raw(Box::new(Node {
+        s: copy,
+        next: std::ptr::null_mut(),
+    }));
+    let mut head = HEAD.load(Ordering::Acquire);
+    loop {
+        // SAFETY: `node` is ours until the CAS publishes it.
+        unsafe { (*node).next = head };
+        match HEAD.compare_exchange_weak(head, node, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return copy,
+            Err(now) => head = now,
+        }
+    }
 }
 
 pub(crate) fn write_location(w: &mut Writer, loc: Option<SourceLocation>) {

@@ -32,12 +32,13 @@
 use std::sync::Arc;
 
 use crate::codec::{read_location, write_location, Reader, Writer};
-use crate::engine::processes::{Shared, StreamWriter, REPLIES};
+use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{TagCalls, DATA, GET, REG};
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
+use crate::stream::{StreamWriter, REPLIES};
 use crate::superstep::apply_puts;
 
 const CALL: &str = "bsp_sync";
@@ -94,7 +95,6 @@ impl Process {
     /// `bsp_sync` by exchange (module docs).
     pub(crate) fn sync_exchange(&mut self, loc: Loc) -> Result<(), Error> {
         let world = Arc::clone(&self.world);
-        let shared = world.shared().expect("an exchange engine");
         let q = self.parity;
 
         // Step 1. A channel whose streams are all empty stays so: an empty
@@ -102,9 +102,9 @@ impl Process {
         if self.flags != 0 || !self.quiet[q] {
             // SAFETY: only this process writes its channel `q`, and nobody
             // reads it now (module docs).
-            let mut w = unsafe { shared.writer(self.pid, q) };
+            let mut w = unsafe { world.writer(self.pid, q) };
             self.compose(&mut w)
-                .map_err(|needed| self.capacity_error(needed, shared, loc))?;
+                .map_err(|needed| self.capacity_error(needed, loc))?;
             self.quiet[q] = self.flags == 0;
         }
         if self.dirty[q] {
@@ -125,26 +125,23 @@ impl Process {
             self.next_superstep();
             return Ok(());
         }
+        world
+            .deliver(&mut self.episode, q)
+            .map_err(|why| self.interrupted(why, CALL, loc))?;
         let me = self.pid;
         // Reused across syncs: steady-state supersteps allocate nothing.
         let mut streams = std::mem::take(&mut self.streams);
         streams.clear();
         // SAFETY: every process wrote its channel `q` before barrier A and
         // rewrites it only two syncs from now (module docs).
-        streams.extend((0..self.nprocs).map(|src| sections(unsafe { shared.stream(src, q, me) })));
-        let result = self.exchange_steps(shared, &streams, all, loc);
+        streams.extend((0..self.nprocs).map(|src| sections(unsafe { world.stream(src, q, me) })));
+        let result = self.exchange_steps(&streams, all, loc);
         self.streams = streams;
         result
     }
 
     /// Steps 3 to 6 of a sync by exchange, on the received `streams`.
-    fn exchange_steps(
-        &mut self,
-        shared: &Shared,
-        streams: &[Sections],
-        all: u32,
-        loc: Loc,
-    ) -> Result<(), Error> {
+    fn exchange_steps(&mut self, streams: &[Sections], all: u32, loc: Loc) -> Result<(), Error> {
         let world = Arc::clone(&self.world);
 
         // Step 3.
@@ -174,13 +171,13 @@ impl Process {
         if all & GET != 0 {
             // SAFETY: only we write our reply channel; its readers of the
             // previous sync finished before barrier A.
-            let mut w = unsafe { shared.writer(self.pid, REPLIES) };
-            serve_gets(streams, &mut w)
-                .map_err(|needed| self.capacity_error(needed, shared, loc))?;
+            let mut w = unsafe { world.writer(self.pid, REPLIES) };
+            serve_gets(streams, &mut w).map_err(|needed| self.capacity_error(needed, loc))?;
+            drop(w);
             world
-                .barrier(&mut self.episode, 0)
+                .deliver(&mut self.episode, REPLIES)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
-            self.write_replies(shared);
+            self.write_replies(&world);
         }
         self.gets.clear();
         self.get_keep.clear();
@@ -203,11 +200,11 @@ impl Process {
         Ok(())
     }
 
-    fn capacity_error(&self, needed: usize, shared: &Shared, loc: Loc) -> Error {
+    fn capacity_error(&self, needed: usize, loc: Loc) -> Error {
         self.fail(
             ErrorKind::Capacity {
                 needed,
-                capacity: shared.capacity(),
+                capacity: self.world.capacity(),
             },
             CALL,
             loc,
@@ -254,7 +251,7 @@ impl Process {
     }
 
     /// Step 4, requester side: copies each reply to its get's destination.
-    fn write_replies(&mut self, shared: &Shared) {
+    fn write_replies(&mut self, world: &World) {
         let me = self.pid;
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
@@ -262,7 +259,7 @@ impl Process {
         for g in &self.gets {
             // SAFETY: the owner wrote its replies before barrier B and
             // rewrites them only after barrier A of the next sync.
-            let replies = unsafe { shared.stream(g.pid, REPLIES, me) };
+            let replies = unsafe { world.stream(g.pid, REPLIES, me) };
             let at = cursor[g.pid];
             let src = replies.ptr(at, g.len);
             // SAFETY: `dst` is writable for `len` bytes until the end of

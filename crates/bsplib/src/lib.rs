@@ -81,6 +81,7 @@ mod process;
 pub mod raw;
 mod registration;
 mod runtime;
+mod stream;
 mod superstep;
 
 pub use area::Area;

@@ -11,7 +11,8 @@
 //! `bspcc` runs `<compiler> -I<incdir> <arguments...> <link flags>`, where
 //! `incdir` holds `bsp.h` ([`include_dir`]) and the link flags
 //! ([`command_line`]) point at the libraries in `libdir`, the directory of
-//! the `bspcc` executable: Cargo builds `libbsp.so` and `libbsp.a` there.
+//! the `bspcc` executable (or its `deps/`, or `$BSPLIB_LIBDIR`: [`lib_dir`]):
+//! Cargo builds `libbsp.so` and `libbsp.a` there.
 //! There are no link flags when the arguments ask only to preprocess,
 //! compile or assemble ([`COMPILE_ONLY`]). `bspcc`'s own options
 //! (`--bsp-static`, `--bsp-show`, `--bsp-help`; see [`USAGE`]) are removed
@@ -175,6 +176,27 @@ fn exe_dir() -> std::io::Result<PathBuf> {
         .map_or_else(|| PathBuf::from("/"), Path::to_path_buf))
 }
 
+/// The directory of the library to link: `$BSPLIB_LIBDIR` if set; else
+/// `exe_dir` or its `deps/`, whichever holds the newer `library` (Cargo's
+/// test builds leave the library in `deps/` without copying it up, so a
+/// copy beside `bspcc` may be stale).
+fn lib_dir(exe_dir: &Path, library: &str, over: Option<OsString>) -> PathBuf {
+    if let Some(dir) = over {
+        return PathBuf::from(dir);
+    }
+    let modified = |dir: &Path| {
+        std::fs::metadata(dir.join(library))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    let deps = exe_dir.join("deps");
+    match (modified(exe_dir), modified(&deps)) {
+        (Some(up), Some(down)) if down > up => deps,
+        (None, Some(_)) => deps,
+        _ => exe_dir.to_path_buf(),
+    }
+}
+
 /// The directory holding `bsp.h`: next to the libraries if installed there,
 /// else the source tree's.
 fn include_dir(libdir: &Path) -> PathBuf {
@@ -218,13 +240,18 @@ fn main() -> ExitCode {
         print!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let libdir = match exe_dir() {
+    let exe_dir = match exe_dir() {
         Ok(dir) => dir,
         Err(error) => {
             eprintln!("bspcc: cannot locate the bspcc executable: {error}");
             return ExitCode::from(2);
         }
     };
+    let libdir = lib_dir(
+        &exe_dir,
+        options.linking().library().unwrap_or("libbsp.so"),
+        std::env::var_os("BSPLIB_LIBDIR"),
+    );
     if let Some(library) = options.linking().library() {
         if !libdir.join(library).is_file() {
             eprintln!(
@@ -237,7 +264,7 @@ fn main() -> ExitCode {
         }
     }
     let compiler = compiler_words(std::env::var("BSPCC_CC").ok(), std::env::var("CC").ok());
-    let line = command_line(&compiler, &include_dir(&libdir), &libdir, &options);
+    let line = command_line(&compiler, &include_dir(&exe_dir), &libdir, &options);
     if options.show {
         println!("{}", shell_line(&line));
         return ExitCode::SUCCESS;

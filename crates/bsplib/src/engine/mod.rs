@@ -36,6 +36,8 @@ use crossbeam_utils::CachePadded;
 
 use crate::error::Error;
 use crate::mailbox::Mailbox;
+use crate::mem::Records;
+use crate::stream::{StreamWriter, REPLIES};
 
 /// The state of the report of a run's error: nobody, someone printing,
 /// printed. Whoever claims it prints; the others wait for the print to end
@@ -131,6 +133,56 @@ impl World {
     #[inline]
     pub(crate) fn distributed(&self) -> bool {
         matches!(self.sync, Sync::Processes(_))
+    }
+
+    /// Exchange engines: a writer of process `me`'s streams on channel `ch`
+    /// (`stream.rs`).
+    ///
+    /// # Safety
+    ///
+    /// Only `me` writes its channels, and only while no other process
+    /// reads that channel (the protocol of `exchange.rs`).
+    pub(crate) unsafe fn writer(&self, me: usize, ch: usize) -> StreamWriter<'_> {
+        match &self.sync {
+            // SAFETY: forwarded.
+            Sync::Processes(s) => unsafe { s.writer(me, ch) },
+            _ => unreachable!("an exchange on an engine with shared memory"),
+        }
+    }
+
+    /// Exchange engines: makes the streams every process wrote on channel
+    /// `ch` readable by their destinations. Channel `q` follows barrier A,
+    /// whose flags said there is something to read; the replies channel
+    /// stands for barrier B.
+    pub(crate) fn deliver(&self, episode: &mut u64, ch: usize) -> Result<(), Interrupt> {
+        match &self.sync {
+            Sync::Processes(_) if ch == REPLIES => self.barrier(episode, 0).map(drop),
+            Sync::Processes(_) => Ok(()),
+            _ => unreachable!("an exchange on an engine with shared memory"),
+        }
+    }
+
+    /// Exchange engines: the stream `src` wrote on channel `ch` for `dst`.
+    ///
+    /// # Safety
+    ///
+    /// Only after `deliver` of that channel, and until `src` writes the
+    /// channel again (the protocol of `exchange.rs`).
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records {
+        match &self.sync {
+            // SAFETY: forwarded.
+            Sync::Processes(s) => unsafe { s.stream(src, ch, dst) },
+            _ => unreachable!("an exchange on an engine with shared memory"),
+        }
+    }
+
+    /// Exchange engines: the most one process can send in one superstep on
+    /// one channel.
+    pub(crate) fn capacity(&self) -> usize {
+        match &self.sync {
+            Sync::Processes(s) => s.capacity(),
+            _ => usize::MAX,
+        }
     }
 
     fn with(nprocs: usize, sync: Sync) -> Self {

@@ -28,11 +28,11 @@ use super::barrier::{Barrier, Check, Wake};
 use super::World;
 use crate::error::{Error, ErrorKind};
 use crate::mem::{self, Records};
+use crate::stream::StreamWriter;
 
-/// Channel of the outgoing streams of supersteps of parity `q`: `q`.
-pub(crate) const REPLIES: usize = 2;
-/// Channel holding an ended process's encoded result.
-pub(crate) const RESULT: usize = 3;
+/// Channel holding an ended process's encoded result (after the channels
+/// of `stream.rs`).
+const RESULT: usize = 3;
 const CHANNELS: usize = 4;
 
 /// Bytes reserved for the encoded first error of a run.
@@ -294,7 +294,9 @@ impl Shared {
     /// Only `me` writes its channels, and only while no other process reads
     /// that channel (the README's protocol).
     pub(crate) unsafe fn writer(&self, me: usize, ch: usize) -> StreamWriter<'_> {
-        StreamWriter::new(self, me, ch)
+        // SAFETY: the channel is `capacity` bytes of the streams mapping,
+        // page-aligned; exclusivity is the caller's contract.
+        unsafe { StreamWriter::fixed(self.channel(me, ch), self.capacity, self.nprocs) }
     }
 
     /// The stream process `src` wrote on channel `ch` for process `dst`.
@@ -414,83 +416,6 @@ impl Shared {
         // SAFETY: written by `pid` before its done flag (acquired above);
         // `n <= capacity` was checked by `set_done`.
         Some(unsafe { std::slice::from_raw_parts(self.channel(pid, RESULT), n) })
-    }
-}
-
-/// Writes the per-destination streams of one channel: a directory of
-/// `(offset, length)` pairs, then the streams, each 8-aligned.
-pub(crate) struct StreamWriter<'a> {
-    shared: &'a Shared,
-    base: *mut u8,
-    dir: *mut u64,
-    at: usize,
-    start: usize,
-    dest: usize,
-}
-
-impl<'a> StreamWriter<'a> {
-    fn new(shared: &'a Shared, me: usize, ch: usize) -> Self {
-        let base = shared.channel(me, ch);
-        StreamWriter {
-            shared,
-            base,
-            dir: base.cast(),
-            at: 16 * shared.nprocs,
-            start: 0,
-            dest: 0,
-        }
-    }
-
-    /// Starts the stream for `dest`.
-    pub(crate) fn begin(&mut self, dest: usize) {
-        self.dest = dest;
-        self.start = self.at;
-    }
-
-    /// Ends the stream started by `begin`.
-    pub(crate) fn end(&mut self) {
-        assert!(self.dest < self.shared.nprocs);
-        // SAFETY: the directory occupies the first `16 * nprocs` bytes of
-        // our channel, which we own (contract of `Shared::writer`).
-        unsafe {
-            self.dir.add(2 * self.dest).write(self.start as u64);
-            self.dir
-                .add(2 * self.dest + 1)
-                .write((self.at - self.start) as u64);
-        }
-    }
-
-    /// Room for `n` more bytes (padded), or the capacity error.
-    fn reserve(&self, n: usize) -> Result<usize, usize> {
-        let end = self
-            .at
-            .checked_add(mem::pad8(n))
-            .filter(|&e| e <= self.shared.capacity)
-            .ok_or(self.at.saturating_add(n))?;
-        Ok(end)
-    }
-
-    /// Appends a word.
-    pub(crate) fn word(&mut self, w: usize) -> Result<(), usize> {
-        let end = self.reserve(8)?;
-        // SAFETY: in our channel (reserved), 8-aligned.
-        unsafe { self.base.add(self.at).cast::<u64>().write(w as u64) };
-        self.at = end;
-        Ok(())
-    }
-
-    /// Appends `len` bytes from `src`, padded to 8.
-    ///
-    /// # Safety
-    ///
-    /// `src` must be readable for `len` bytes.
-    pub(crate) unsafe fn bytes(&mut self, src: *const u8, len: usize) -> Result<(), usize> {
-        let end = self.reserve(len)?;
-        // SAFETY: the destination is in our channel (reserved); the caller
-        // vouches for `src`, which is not in our channel.
-        unsafe { mem::copy(src, self.base.add(self.at), len) };
-        self.at = end;
-        Ok(())
     }
 }
 

@@ -1,0 +1,156 @@
+//! Writing the per-destination streams of one superstep (`exchange.rs`)
+//! into an engine's outgoing channel: a fixed region of shared memory
+//! (`processes`) or a growable buffer handed to MPI (`mpi`).
+
+use std::marker::PhantomData;
+use std::ops::DerefMut;
+
+use crate::mem;
+
+/// The channel of the outgoing streams of supersteps of parity `q`: `q`.
+/// The channel of the replies to get requests:
+pub(crate) const REPLIES: usize = 2;
+
+/// A growable outgoing channel: the streams back to back, and where each
+/// destination's starts and how long it is.
+#[derive(Default)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) struct Outbox {
+    pub(crate) data: Vec<u64>,
+    pub(crate) dir: Vec<(usize, usize)>,
+}
+
+/// Where a writer writes.
+enum Target<'a> {
+    /// A fixed region: a directory of `nprocs` `(offset, length)` pairs,
+    /// then the streams; `capacity` bytes in all.
+    Fixed {
+        base: *mut u8,
+        capacity: usize,
+        nprocs: usize,
+        _region: PhantomData<&'a mut [u8]>,
+    },
+    /// A growable buffer, with its directory beside it (`mpi`).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Growable(Box<dyn DerefMut<Target = Outbox> + 'a>),
+}
+
+/// Writes one stream per destination, each 8-byte aligned. Every method
+/// that writes returns `Err(bytes needed)` when a fixed region is full.
+pub(crate) struct StreamWriter<'a> {
+    target: Target<'a>,
+    at: usize,
+    start: usize,
+    dest: usize,
+}
+
+impl<'a> StreamWriter<'a> {
+    /// A writer into the fixed region of `capacity` bytes at `base`, for
+    /// `nprocs` destinations.
+    ///
+    /// # Safety
+    ///
+    /// The region must be writable, 8-aligned, and written by no one else
+    /// (and read by no one) while the writer lives.
+    pub(crate) unsafe fn fixed(base: *mut u8, capacity: usize, nprocs: usize) -> Self {
+        StreamWriter {
+            target: Target::Fixed {
+                base,
+                capacity,
+                nprocs,
+                _region: PhantomData,
+            },
+            at: 16 * nprocs,
+            start: 0,
+            dest: 0,
+        }
+    }
+
+    /// A writer into `outbox`, emptied first, for `nprocs` destinations.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn growable(mut outbox: impl DerefMut<Target = Outbox> + 'a, nprocs: usize) -> Self {
+        outbox.dir.clear();
+        outbox.dir.resize(nprocs, (0, 0));
+        StreamWriter {
+            target: Target::Growable(Box::new(outbox)),
+            at: 0,
+            start: 0,
+            dest: 0,
+        }
+    }
+
+    /// Starts the stream for `dest`.
+    pub(crate) fn begin(&mut self, dest: usize) {
+        self.dest = dest;
+        self.start = self.at;
+    }
+
+    /// Ends the stream started by `begin`.
+    pub(crate) fn end(&mut self) {
+        let (start, len) = (self.start, self.at - self.start);
+        match &mut self.target {
+            Target::Fixed { base, nprocs, .. } => {
+                assert!(self.dest < *nprocs);
+                let dir = base.cast::<u64>();
+                // SAFETY: the directory occupies the first `16 * nprocs`
+                // bytes of the region, ours alone (contract of `fixed`).
+                unsafe {
+                    dir.add(2 * self.dest).write(start as u64);
+                    dir.add(2 * self.dest + 1).write(len as u64);
+                }
+            }
+            Target::Growable(outbox) => outbox.dir[self.dest] = (start, len),
+        }
+    }
+
+    /// Makes room for `n` more bytes (padded to 8); returns where they go
+    /// and the new end.
+    fn reserve(&mut self, n: usize) -> Result<(*mut u8, usize), usize> {
+        let end = self.at.checked_add(mem::pad8(n)).ok_or(usize::MAX)?;
+        match &mut self.target {
+            Target::Fixed { base, capacity, .. } => {
+                if end > *capacity {
+                    return Err(end);
+                }
+                // SAFETY: in bounds of the region (checked).
+                Ok((unsafe { base.add(self.at) }, end))
+            }
+            Target::Growable(outbox) => {
+                let data = &mut outbox.data;
+                if data.len() < end / 8 {
+                    let grown = (end / 8).max(data.len() * 2);
+                    data.resize(grown, 0);
+                }
+                // SAFETY: `data` holds at least `end` bytes now.
+                Ok((
+                    unsafe { outbox.data.as_mut_ptr().cast::<u8>().add(self.at) },
+                    end,
+                ))
+            }
+        }
+    }
+
+    /// Appends a word.
+    pub(crate) fn word(&mut self, w: usize) -> Result<(), usize> {
+        let (at, end) = self.reserve(8)?;
+        // SAFETY: `reserve` gave 8 writable bytes, 8-aligned (every record
+        // is padded to 8 and the region starts aligned).
+        unsafe { at.cast::<u64>().write(w as u64) };
+        self.at = end;
+        Ok(())
+    }
+
+    /// Appends `len` bytes from `src`, padded to 8.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `len` bytes and not inside the target.
+    pub(crate) unsafe fn bytes(&mut self, src: *const u8, len: usize) -> Result<(), usize> {
+        let (at, end) = self.reserve(len)?;
+        // SAFETY: `reserve` gave `len` writable bytes; the caller vouches
+        // for `src`.
+        unsafe { mem::copy(src, at, len) };
+        self.at = end;
+        Ok(())
+    }
+}
