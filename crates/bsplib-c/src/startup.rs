@@ -64,8 +64,14 @@ pub(crate) fn launch() -> Option<Arc<Launch>> {
     LAUNCH.get().cloned()
 }
 
-/// The processes available: `BSPLIB_NPROCS`, else the hardware threads.
+/// The processes available: on `mpi` the ranks of the job, else
+/// `BSPLIB_NPROCS`, else the hardware threads.
 fn available() -> usize {
+    if engine() == Ok(Engine::Mpi) && Engine::Mpi.is_available() {
+        return bsplib::Runtime::new(usize::MAX)
+            .engine(Engine::Mpi)
+            .nprocs();
+    }
     std::env::var("BSPLIB_NPROCS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -93,6 +99,58 @@ pub extern "C" fn bsp_init(spmd: Option<extern "C" fn()>, argc: c_int, argv: *mu
     let _ = (argc, argv);
     if let Some(f) = spmd {
         let _ = SPMD.set(f);
+        if engine() == Ok(Engine::Mpi) {
+            mpi_init_mode(f);
+        }
+    }
+}
+
+/// Rank 0 of an `mpi` run in `bsp_init` mode has not called `bsp_begin`.
+static BEGIN_PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" {
+    /// glibc: like `atexit`, with the exit status.
+    fn on_exit(f: extern "C" fn(c_int, *mut std::ffi::c_void), arg: *mut std::ffi::c_void)
+        -> c_int;
+}
+
+/// `on_exit` of rank 0 in `bsp_init` mode: exiting before `bsp_begin`
+/// (say, after refusing its input) ends the job with the same status
+/// instead of leaving the other ranks waiting.
+extern "C" fn exit_before_begin(status: c_int, _: *mut std::ffi::c_void) {
+    if BEGIN_PENDING.load(std::sync::atomic::Ordering::Relaxed) {
+        bsplib::launch::mpi_abort(status);
+    }
+}
+
+/// `bsp_init` on `mpi`, where every rank runs `main`: ranks other than 0
+/// go straight to the SPMD function, and end in its `bsp_end`.
+fn mpi_init_mode(spmd: Spmd) {
+    let rank = guard("bsp_init", bsplib::launch::mpi_rank);
+    match rank {
+        Ok(0) => {
+            // The other ranks now wait in `bsp_begin` for this one: if the
+            // program exits before calling it, the job must end too.
+            BEGIN_PENDING.store(true, std::sync::atomic::Ordering::Relaxed);
+            // SAFETY: registers a handler with no captured state (glibc's
+            // `on_exit` passes the exit status).
+            unsafe { on_exit(exit_before_begin, std::ptr::null_mut()) };
+        }
+        Ok(rank) => {
+            spmd();
+            fail(Error::c_edge(
+                ErrorKind::Died {
+                    detail: format!(
+                        "rank {rank} returned from the SPMD function without calling bsp_end"
+                    ),
+                },
+                "bsp_end",
+                rank,
+                0,
+                None,
+            ))
+        }
+        Err(e) => fail(e),
     }
 }
 
@@ -132,13 +190,22 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         if LAUNCH.get().is_some() {
             return Err(Error::c_edge(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
         }
-        let p = usize::try_from(maxprocs).unwrap_or(0).min(available());
+        let mut p = usize::try_from(maxprocs).unwrap_or(0).min(available());
+        if engine == Engine::Mpi && bsplib::launch::mpi_rank()? != 0 {
+            // Only process 0's request counts; the run takes it from there.
+            p = usize::MAX;
+        }
         let launch = Launch::new(engine, p, loc)?;
         let _ = LAUNCH.set(Arc::clone(&launch));
         // SAFETY: registering a handler with no captured state.
         unsafe { libc::atexit(exit_without_end) };
         let pid = match engine {
             Engine::Processes => launch.fork(true)?,
+            Engine::Mpi => {
+                // SAFETY: installs signal handlers (shim.c).
+                unsafe { bsplib_c_catch_crashes() };
+                launch.fork(true)?
+            }
             _ => {
                 // SAFETY: installs signal handlers (shim.c).
                 unsafe { bsplib_c_catch_crashes() };
@@ -226,7 +293,7 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
         launch.end(attached)?;
         if pid != 0 {
             return Ok(match launch.engine() {
-                Engine::Processes => terminate(0),
+                Engine::Processes | Engine::Mpi => launch.leave(),
                 _ => 1,
             });
         }

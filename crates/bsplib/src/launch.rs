@@ -23,6 +23,8 @@ pub struct Launch {
     world: Arc<World>,
     start: Instant,
     engine: Engine,
+    /// `mpi`: this rank's pid, if the run has a process for it.
+    rank_pid: Option<usize>,
 }
 
 /// A process of a [`Launch`], attached to the current thread.
@@ -52,17 +54,34 @@ impl Launch {
         loc: Option<SourceLocation>,
     ) -> Result<Arc<Self>, Error> {
         let n = Runtime::new(nprocs).engine(engine).check_start(loc)?;
+        let startup =
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
+        let mut rank_pid = None;
         let world = match engine {
             Engine::Serial => World::serial(),
             Engine::Threads => World::threads(n),
-            Engine::Processes => World::processes(n).map_err(|detail| {
-                Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc)
-            })?,
+            Engine::Processes => World::processes(n).map_err(startup)?,
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => {
+                let (n, member) = crate::engine::mpi::join(n).map_err(startup)?;
+                match member {
+                    Some((pid, engine)) => {
+                        rank_pid = Some(pid);
+                        World::mpi(n, engine)
+                    }
+                    // A rank the run has no process for ends here.
+                    None => crate::engine::mpi::finalize_and_exit(),
+                }
+            }
+            #[cfg(not(feature = "mpi"))]
+            Engine::Mpi => unreachable!("check_start refuses an unavailable engine"),
         };
         Ok(Arc::new(Launch {
             world: Arc::new(world),
             start: Instant::now(),
             engine,
+            rank_pid,
         }))
     }
 
@@ -77,18 +96,18 @@ impl Launch {
     }
 
     /// `processes` engine: forks processes `1..p` and returns the pid of the
-    /// calling OS process (0 in the caller). A forked process's standard
+    /// calling OS process (0 in the caller). `mpi`: this rank's pid. A forked process's standard
     /// input is `/dev/null`: input is process 0's. With `exit_on_stop`,
     /// once the run is stopped by an error, process 0 reports it and exits
     /// with status 1 even while its own code computes (the C interface's
-    /// behaviour). Other engines: 0.
+    /// behaviour). `threads`, `serial`: 0.
     ///
     /// # Errors
     ///
     /// A failed `fork`.
     pub fn fork(&self, exit_on_stop: bool) -> Result<usize, Error> {
         let Some(shared) = self.world.shared() else {
-            return Ok(0);
+            return Ok(self.rank_pid.unwrap_or(0));
         };
         shared.exit_on_stop(exit_on_stop);
         let pid = processes::fork(&self.world, shared)?;
@@ -96,6 +115,28 @@ impl Launch {
             processes::detach_stdin();
         }
         Ok(pid)
+    }
+
+    /// `mpi`: every rank runs the program, and this one is process `pid`
+    /// (other engines: `None`).
+    pub fn rank_pid(&self) -> Option<usize> {
+        self.rank_pid
+    }
+
+    /// Ends the calling OS process after its BSP process ended (`bsp_end` on
+    /// a process other than 0 of `processes` or `mpi`), flushing output.
+    pub fn leave(&self) -> ! {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        #[cfg(feature = "mpi")]
+        if self.engine == Engine::Mpi {
+            crate::engine::mpi::finalize_and_exit();
+        }
+        // SAFETY: flushing C stdio has no preconditions; `_exit` ends this
+        // process without running handlers that belong to process 0.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(0)
+        }
     }
 
     /// Attaches process `pid` to the calling thread.
@@ -179,4 +220,29 @@ pub(crate) fn report(world: &World) -> bool {
             false
         }
     }
+}
+
+/// `mpi`: this process's rank in the job (initialising MPI if needed).
+///
+/// # Errors
+///
+/// MPI could not be initialised, or this build has no `mpi` engine.
+pub fn mpi_rank() -> Result<usize, Error> {
+    let startup =
+        |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_init", 0, 0, None);
+    #[cfg(feature = "mpi")]
+    return crate::engine::mpi::world_rank().map_err(startup);
+    #[cfg(not(feature = "mpi"))]
+    Err(startup(
+        "this build has no mpi engine: build with the cargo feature mpi".into(),
+    ))
+}
+
+/// `mpi`: ends every rank of the job with `status` (a program that exits on
+/// process 0 before its run began, while the other ranks wait for it).
+pub fn mpi_abort(status: i32) -> ! {
+    #[cfg(feature = "mpi")]
+    crate::engine::mpi::abort_with(status);
+    #[cfg(not(feature = "mpi"))]
+    std::process::exit(status)
 }

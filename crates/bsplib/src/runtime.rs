@@ -27,11 +27,20 @@ pub enum Engine {
     /// communicating through shared memory; process 0 runs in the calling
     /// process. Results come back through [`Runtime::run_portable`].
     Processes,
+    /// Every process is an MPI rank (Open MPI; cargo feature `mpi`): the
+    /// program is started on every rank by `mpirun`, and each rank runs
+    /// one process. Results come back through [`Runtime::run_portable`].
+    Mpi,
 }
 
 impl Engine {
     /// Every engine, for tests that run a scenario on each.
-    pub const ALL: [Engine; 3] = [Engine::Serial, Engine::Threads, Engine::Processes];
+    pub const ALL: [Engine; 4] = [
+        Engine::Serial,
+        Engine::Threads,
+        Engine::Processes,
+        Engine::Mpi,
+    ];
 
     /// The engine's name as used on command lines and in `BSPLIB_ENGINE`.
     pub fn name(self) -> &'static str {
@@ -39,12 +48,27 @@ impl Engine {
             Engine::Serial => "serial",
             Engine::Threads => "threads",
             Engine::Processes => "processes",
+            Engine::Mpi => "mpi",
         }
     }
 
-    /// The engine named `name` (`serial`, `threads`, `processes`).
+    /// The engine named `name` (`serial`, `threads`, `processes`, `mpi`).
     pub fn from_name(name: &str) -> Option<Self> {
         Engine::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The engine named by the environment variable `BSPLIB_ENGINE`, if it
+    /// is set (`Err` with the value if it names no engine). This is how the
+    /// same binary runs on threads by default and on MPI under
+    /// `mpirun -x BSPLIB_ENGINE=mpi` (or `bsprun --engine mpi`).
+    pub fn from_env() -> Option<Result<Self, String>> {
+        let name = std::env::var("BSPLIB_ENGINE").ok()?;
+        Some(Engine::from_name(name.trim()).ok_or(name))
+    }
+
+    /// Whether this build has the engine (`mpi` needs the cargo feature).
+    pub fn is_available(self) -> bool {
+        self != Engine::Mpi || cfg!(feature = "mpi")
     }
 }
 
@@ -66,34 +90,66 @@ pub fn available_processes() -> usize {
 /// assert_eq!(pids, vec![0]); // the serial engine gives one process
 /// # Ok::<(), bsplib::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Runtime {
     nprocs: usize,
     engine: Engine,
+    /// A `BSPLIB_ENGINE` that names no engine: the run fails saying so.
+    bad_env: Option<String>,
+    return_everywhere: bool,
 }
 
 impl Runtime {
     /// A run of `nprocs` processes (`bsp_begin(maxprocs)`) on the default
-    /// engine.
+    /// engine: the one `BSPLIB_ENGINE` names if it is set
+    /// ([`Engine::from_env`]), else `threads`.
     pub fn new(nprocs: usize) -> Self {
+        let (engine, bad_env) = match Engine::from_env() {
+            None => (Engine::default(), None),
+            Some(Ok(engine)) => (engine, None),
+            Some(Err(name)) => (Engine::default(), Some(name)),
+        };
         Runtime {
             nprocs,
-            engine: Engine::default(),
+            engine,
+            bad_env,
+            return_everywhere: false,
         }
     }
 
-    /// Chooses the engine.
+    /// Chooses the engine (overriding `BSPLIB_ENGINE`).
     pub fn engine(mut self, engine: Engine) -> Self {
         self.engine = engine;
+        self.bad_env = None;
         self
     }
 
+    /// On `mpi`, where every process runs the whole program, whether the
+    /// processes other than 0 return from the run too (with everyone's
+    /// results). By default they end there, as `bsp_end` ends them in C:
+    /// the code after the run runs once, on process 0. Other engines
+    /// always return on the caller only.
+    pub fn return_everywhere(mut self, yes: bool) -> Self {
+        self.return_everywhere = yes;
+        self
+    }
+
+    /// The engine of the run.
+    pub fn engine_used(&self) -> Engine {
+        self.engine
+    }
+
     /// The number of processes the run will have (the engine may give fewer
-    /// than requested, as `bsp_begin` allows).
+    /// than requested, as `bsp_begin` allows; on `mpi`, at most the ranks
+    /// of the job).
     pub fn nprocs(&self) -> usize {
         match self.engine {
             Engine::Serial => self.nprocs.min(1),
             Engine::Threads | Engine::Processes => self.nprocs,
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => crate::engine::mpi::world_size().map_or(0, |n| self.nprocs.min(n)),
+            #[cfg(not(feature = "mpi"))]
+            Engine::Mpi => self.nprocs,
         }
     }
 
@@ -127,10 +183,13 @@ impl Runtime {
         let world = Arc::new(match self.engine {
             Engine::Serial => World::serial(),
             Engine::Threads => World::threads(n),
-            Engine::Processes => {
+            Engine::Processes | Engine::Mpi => {
                 return Err(Error::new(
                     ErrorKind::Startup {
-                        detail: "the processes engine returns results from other address spaces: use Runtime::run_portable".into(),
+                        detail: format!(
+                            "the {} engine returns results from other address spaces: use Runtime::run_portable",
+                            self.engine.name()
+                        ),
                     },
                     "bsp_begin",
                     0,
@@ -189,6 +248,18 @@ impl Runtime {
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
+        let startup =
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        if let Some(name) = &self.bad_env {
+            return Err(startup(format!(
+                "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
+            )));
+        }
+        if !self.engine.is_available() {
+            return Err(startup(
+                "this build has no mpi engine: build with the cargo feature mpi".into(),
+            ));
+        }
         match self.nprocs() {
             0 => Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc)),
             n => Ok(n),
@@ -220,8 +291,11 @@ impl Runtime {
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Portable + Send,
     {
-        if self.engine != Engine::Processes {
-            return self.run(spmd);
+        match self.engine {
+            Engine::Processes => {}
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => return self.run_mpi(spmd),
+            _ => return self.run(spmd),
         }
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
@@ -271,6 +345,60 @@ impl Runtime {
                     )
                 })?;
             results.push(r);
+        }
+        Ok(results)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Runtime {
+    /// [`run_portable`](Runtime::run_portable) on `mpi`: this rank runs its
+    /// process (if the run has one for it); the results are gathered on
+    /// every rank.
+    #[track_caller]
+    fn run_mpi<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    where
+        F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
+        R: Portable + Send,
+    {
+        use crate::engine::mpi;
+        let loc = Some(SourceLocation::caller());
+        self.check_start(loc)?;
+        let startup =
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let (n, member) = mpi::join(self.nprocs).map_err(startup)?;
+        if n == 0 {
+            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
+        }
+        let mut mine = Vec::new();
+        if let Some((pid, engine)) = member {
+            let world = Arc::new(World::mpi(n, engine));
+            // A failed process ends the job (`World::fail`): past this
+            // point the process succeeded.
+            if let Some(r) = process_main(pid, &world, Instant::now(), &spmd) {
+                r.encode(&mut mine);
+            }
+        }
+        let all = mpi::all_gather_bytes(&mine);
+        let results = all[..n]
+            .iter()
+            .enumerate()
+            .map(|(pid, bytes)| {
+                R::decode(&mut bytes.as_slice()).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Died {
+                            detail: format!("process {pid} left no readable result"),
+                        },
+                        "bsp_end",
+                        pid,
+                        0,
+                        None,
+                    )
+                })
+            })
+            .collect::<Result<Vec<R>, Error>>()?;
+        if !self.return_everywhere && mpi::world_rank().unwrap_or(0) != 0 {
+            mpi::finalize_and_exit();
         }
         Ok(results)
     }

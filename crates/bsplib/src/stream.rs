@@ -3,7 +3,7 @@
 //! (`processes`) or a growable buffer handed to MPI (`mpi`).
 
 use std::marker::PhantomData;
-use std::ops::DerefMut;
+use std::sync::MutexGuard;
 
 use crate::mem;
 
@@ -32,7 +32,7 @@ enum Target<'a> {
     },
     /// A growable buffer, with its directory beside it (`mpi`).
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    Growable(Box<dyn DerefMut<Target = Outbox> + 'a>),
+    Growable(MutexGuard<'a, Outbox>, usize),
 }
 
 /// Writes one stream per destination, each 8-byte aligned. Every method
@@ -68,11 +68,16 @@ impl<'a> StreamWriter<'a> {
 
     /// A writer into `outbox`, emptied first, for `nprocs` destinations.
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub(crate) fn growable(mut outbox: impl DerefMut<Target = Outbox> + 'a, nprocs: usize) -> Self {
+    /// At most `capacity` bytes in all.
+    pub(crate) fn growable(
+        mut outbox: MutexGuard<'a, Outbox>,
+        nprocs: usize,
+        capacity: usize,
+    ) -> Self {
         outbox.dir.clear();
         outbox.dir.resize(nprocs, (0, 0));
         StreamWriter {
-            target: Target::Growable(Box::new(outbox)),
+            target: Target::Growable(outbox, capacity),
             at: 0,
             start: 0,
             dest: 0,
@@ -99,7 +104,7 @@ impl<'a> StreamWriter<'a> {
                     dir.add(2 * self.dest + 1).write(len as u64);
                 }
             }
-            Target::Growable(outbox) => outbox.dir[self.dest] = (start, len),
+            Target::Growable(outbox, _) => outbox.dir[self.dest] = (start, len),
         }
     }
 
@@ -115,7 +120,10 @@ impl<'a> StreamWriter<'a> {
                 // SAFETY: in bounds of the region (checked).
                 Ok((unsafe { base.add(self.at) }, end))
             }
-            Target::Growable(outbox) => {
+            Target::Growable(outbox, capacity) => {
+                if end > *capacity {
+                    return Err(end);
+                }
                 let data = &mut outbox.data;
                 if data.len() < end / 8 {
                     let grown = (end / 8).max(data.len() * 2);

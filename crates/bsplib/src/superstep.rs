@@ -163,13 +163,13 @@ impl Process {
                     self.superstep,
                     t.location.or(t0.location).or(loc),
                 );
-                self.world.fail(err.clone());
+                self.world.fail_collective(err.clone(), self.pid);
                 return Err(err);
             }
         }
         self.reg.apply(ops).map_err(|e| {
             let err = Error::new(e.kind, e.call, e.pid, self.superstep, e.location);
-            self.world.fail(err.clone());
+            self.world.fail_collective(err.clone(), self.pid);
             err
         })
     }

@@ -45,6 +45,10 @@ Options:
 Environment set for the program (only when the option is given):
   BSPLIB_NPROCS   the number of processes
   BSPLIB_ENGINE   the engine
+
+The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
+choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
+\"--oversubscribe --bind-to none\"), e.g. \"--hostfile hosts\" for a cluster.
 ",
         ENGINES.join(", ")
     )
@@ -198,19 +202,37 @@ fn direct_command(inv: &Invocation) -> Command {
     command
 }
 
-/// The command for the `mpi` engine.
-///
-/// Placeholder for a launch through `mpirun`: this build has no MPI engine,
-/// so it refuses unless `BSPLIB_MPIRUN` is set, in which case the program
-/// runs directly (with `BSPLIB_ENGINE=mpi`), as when an outer `mpirun`
-/// started `bsprun` itself.
+/// The command for the `mpi` engine: the program under `mpirun`
+/// (`$BSPLIB_MPIRUN`, default `mpirun`) with `-np P`, the flags in
+/// `$BSPLIB_MPIRUN_FLAGS` (split on whitespace; default
+/// `--oversubscribe --bind-to none`, for one machine with fewer cores
+/// than processes), and `-x` for the variables the ranks need. Under an
+/// `mpirun` already (`OMPI_COMM_WORLD_SIZE` is set), the program runs
+/// directly.
 fn mpi_command(inv: &Invocation) -> Result<Command, String> {
-    if std::env::var_os("BSPLIB_MPIRUN").is_none() {
+    if !cfg!(feature = "mpi") {
         return Err("the mpi engine is not available in this build \
                     (build with cargo build --release --features mpi)"
             .to_owned());
     }
-    Ok(direct_command(inv))
+    if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some() {
+        return Ok(direct_command(inv));
+    }
+    let mpirun = std::env::var_os("BSPLIB_MPIRUN").unwrap_or_else(|| "mpirun".into());
+    let flags = std::env::var("BSPLIB_MPIRUN_FLAGS")
+        .unwrap_or_else(|_| "--oversubscribe --bind-to none".to_owned());
+    let mut command = Command::new(mpirun);
+    if let Some(p) = inv.nprocs {
+        command.arg("-np").arg(p.to_string());
+    }
+    command
+        .args(flags.split_whitespace())
+        .args(["-x", "BSPLIB_ENGINE"]);
+    if inv.nprocs.is_some() {
+        command.args(["-x", "BSPLIB_NPROCS"]);
+    }
+    command.arg(&inv.program).args(&inv.args);
+    Ok(command)
 }
 
 /// Replaces this process with the invocation's program; returns only on

@@ -26,6 +26,8 @@
 //! path of every sync.
 
 pub(crate) mod barrier;
+#[cfg(feature = "mpi")]
+pub(crate) mod mpi;
 pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
@@ -87,6 +89,8 @@ enum Sync {
     Serial(serial::Sync),
     Threads(threads::Barrier),
     Processes(processes::Shared),
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::Mpi),
 }
 
 /// The state one run shares between its processes.
@@ -119,6 +123,12 @@ impl World {
         ))
     }
 
+    /// A world for one rank of an `mpi` run of `nprocs` processes.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn mpi(nprocs: usize, engine: mpi::Mpi) -> Self {
+        Self::with(nprocs, Sync::Mpi(engine))
+    }
+
     /// The shared memory of a `processes` run.
     #[inline]
     pub(crate) fn shared(&self) -> Option<&processes::Shared> {
@@ -132,7 +142,12 @@ impl World {
     /// through an exchange of streams (`exchange.rs`), not by direct access.
     #[inline]
     pub(crate) fn distributed(&self) -> bool {
-        matches!(self.sync, Sync::Processes(_))
+        match self.sync {
+            Sync::Processes(_) => true,
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => true,
+            _ => false,
+        }
     }
 
     /// Exchange engines: a writer of process `me`'s streams on channel `ch`
@@ -146,6 +161,8 @@ impl World {
         match &self.sync {
             // SAFETY: forwarded.
             Sync::Processes(s) => unsafe { s.writer(me, ch) },
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.writer(ch),
             _ => unreachable!("an exchange on an engine with shared memory"),
         }
     }
@@ -158,6 +175,11 @@ impl World {
         match &self.sync {
             Sync::Processes(_) if ch == REPLIES => self.barrier(episode, 0).map(drop),
             Sync::Processes(_) => Ok(()),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => {
+                m.deliver(ch);
+                Ok(())
+            }
             _ => unreachable!("an exchange on an engine with shared memory"),
         }
     }
@@ -172,6 +194,9 @@ impl World {
         match &self.sync {
             // SAFETY: forwarded.
             Sync::Processes(s) => unsafe { s.stream(src, ch, dst) },
+            // SAFETY: forwarded; an MPI rank receives only its own streams.
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => unsafe { m.stream(src, ch) },
             _ => unreachable!("an exchange on an engine with shared memory"),
         }
     }
@@ -181,6 +206,8 @@ impl World {
     pub(crate) fn capacity(&self) -> usize {
         match &self.sync {
             Sync::Processes(s) => s.capacity(),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => mpi::CAPACITY,
             _ => usize::MAX,
         }
     }
@@ -217,6 +244,11 @@ impl World {
             Sync::Serial(s) => s.barrier(flags),
             Sync::Threads(b) => b.wait(episode, flags),
             Sync::Processes(s) => s.barrier().wait(episode, flags),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => {
+                *episode += 1;
+                m.barrier(flags)
+            }
         }
     }
 
@@ -224,7 +256,28 @@ impl World {
     /// and stops every process.
     pub(crate) fn fail(&self, err: Error) {
         self.record_failure(err);
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(_) = self.sync {
+            // An MPI job ends at `stop`: say why first.
+            crate::launch::report(self);
+        }
         self.stop();
+    }
+
+    /// [`fail`](Self::fail) for an error every process finds alike at the
+    /// same time (calls that differ between processes): on `mpi`, where each
+    /// would print it, only process 0 does, and the others leave it time.
+    pub(crate) fn fail_collective(&self, err: Error, me: usize) {
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(_) = self.sync {
+            if me != 0 {
+                self.record_failure(err);
+                std::thread::sleep(std::time::Duration::from_secs(5));
+                mpi::abort();
+            }
+        }
+        let _ = me;
+        self.fail(err);
     }
 
     /// Records `err` as the error of the run unless one is recorded
@@ -252,6 +305,8 @@ impl World {
             Sync::Serial(s) => s.stop(),
             Sync::Threads(b) => b.stop(),
             Sync::Processes(s) => s.barrier().stop(),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => mpi::abort(),
         }
     }
 
@@ -270,6 +325,8 @@ impl World {
             Sync::Serial(_) => {}
             Sync::Threads(b) => b.ended(pid),
             Sync::Processes(s) => s.barrier().ended(pid),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.ended(pid),
         }
     }
 
@@ -280,6 +337,9 @@ impl World {
             Sync::Serial(s) => s.is_stopped(),
             Sync::Threads(b) => b.is_stopped(),
             Sync::Processes(s) => s.barrier().is_stopped(),
+            // A stopped MPI job has ended.
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => false,
         }
     }
 

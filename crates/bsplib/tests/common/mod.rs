@@ -20,8 +20,19 @@ pub const PROCESS_PROCS: [usize; 4] = [1, 2, 3, 4];
 /// How long a run may take before the harness calls it a hang.
 pub const HANG: Duration = Duration::from_secs(60);
 
+/// Under `mpirun` with `BSPLIB_ENGINE=mpi` (CI's MPI step runs the test
+/// binaries of the scenarios that end without error so, one test at a
+/// time), every scenario runs on the `mpi` engine only, on every rank.
+pub fn mpi_mode() -> bool {
+    std::env::var("BSPLIB_ENGINE").as_deref() == Ok("mpi")
+}
+
 /// Every (engine, requested p) pair a scenario runs on.
 pub fn configurations() -> Vec<(Engine, usize)> {
+    if mpi_mode() {
+        // As many processes as the job has ranks.
+        return vec![(Engine::Mpi, usize::MAX)];
+    }
     let mut v = vec![(Engine::Serial, 1)];
     v.extend(PROCS.iter().map(|&p| (Engine::Threads, p)));
     // Miri cannot fork.
@@ -40,7 +51,10 @@ where
 {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let r = Runtime::new(p).engine(engine).run_portable(spmd);
+        let r = Runtime::new(p)
+            .engine(engine)
+            .return_everywhere(true)
+            .run_portable(spmd);
         let _ = tx.send(r);
     });
     match rx.recv_timeout(HANG) {
@@ -126,6 +140,11 @@ where
     F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
     V: Fn(usize, &Error),
 {
+    // On mpi an error ends the whole job (MPI_Abort): the error paths run
+    // there as C programs, one job each (.ci/mpi).
+    if mpi_mode() {
+        return;
+    }
     for (engine, p, n) in configurations_with(min_p) {
         verify(n, &run_expecting_error(engine, p, spmd.clone()));
     }

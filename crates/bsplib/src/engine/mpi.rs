@@ -1,0 +1,317 @@
+//! The `mpi` engine (cargo feature `mpi`): every BSP process is an MPI
+//! rank, through Open MPI and rsmpi. The protocol is in `mpi.md` beside
+//! this file; in short:
+//!
+//! - **Barrier** with flags: one `MPI_Allreduce` (bitwise or) of two words:
+//!   the superstep's flags, and whether the caller syncs or has ended (a
+//!   process that ends does the same reduction, so a process waiting in a
+//!   sync for one that ended learns it instead of waiting forever).
+//! - **Exchange**: the streams of `exchange.rs`, written into a growable
+//!   buffer per channel, are delivered with `MPI_Alltoall` (the lengths)
+//!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
+//!   kept until that channel is delivered again (two syncs later, as for
+//!   `processes`). Gets: the owners' replies are a second such exchange.
+//! - **Errors** cannot interrupt a blocked collective: the process that
+//!   finds one prints it and calls `MPI_Abort`, which ends every rank.
+
+use std::sync::{Mutex, OnceLock};
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::{Color, SimpleCommunicator};
+use mpi::traits::*;
+use mpi::Count;
+
+use super::Interrupt;
+use crate::mem::Records;
+use crate::stream::{Outbox, StreamWriter};
+
+/// The second word of a barrier's reduction: who arrived from where.
+const SYNCING: u64 = 1;
+const ENDED: u64 = 2;
+
+/// Channels: the outgoing streams of even and odd supersteps, the replies.
+const CHANNELS: usize = 3;
+
+/// `MPI_Alltoallv` counts and displacements are `int`s of 8-byte words.
+pub(crate) const CAPACITY: usize = (Count::MAX as usize) * 8;
+
+/// MPI is initialised once per program and finalised when it exits.
+static INIT: OnceLock<Result<(), String>> = OnceLock::new();
+
+fn init() -> Result<(), String> {
+    INIT.get_or_init(|| {
+        if mpi::environment::is_initialized() {
+            // The program initialised MPI itself, and finalises it.
+            return Ok(());
+        }
+        match mpi::initialize_with_threading(mpi::Threading::Serialized) {
+            Some((universe, _)) => {
+                // Finalised at exit instead of when a value is dropped: runs
+                // may start and end several times in one program.
+                std::mem::forget(universe);
+                // SAFETY: registers a handler that takes no state.
+                unsafe { libc::atexit(finalize_at_exit) };
+                Ok(())
+            }
+            None => Err("MPI could not be initialised".into()),
+        }
+    })
+    .clone()
+}
+
+extern "C" fn finalize_at_exit() {
+    if !mpi::environment::is_finalized() {
+        // SAFETY: MPI is initialised (by `init`) and not yet finalised; no
+        // MPI call follows at exit.
+        unsafe { mpi::ffi::MPI_Finalize() };
+    }
+}
+
+/// The number of ranks of the job (`mpirun -np`).
+pub(crate) fn world_size() -> Result<usize, String> {
+    init()?;
+    Ok(SimpleCommunicator::world().size() as usize)
+}
+
+/// This process's rank in the job.
+pub(crate) fn world_rank() -> Result<usize, String> {
+    init()?;
+    Ok(SimpleCommunicator::world().rank() as usize)
+}
+
+/// Ends every rank of the job, now, with status 1.
+pub(crate) fn abort() -> ! {
+    abort_with(1)
+}
+
+/// Ends every rank of the job, now, with `status`.
+pub(crate) fn abort_with(status: i32) -> ! {
+    // Whatever the printing process wrote must reach the terminal first.
+    // SAFETY: flushing C stdio has no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    SimpleCommunicator::world().abort(status)
+}
+
+/// Finalises MPI and ends this process with status 0 (a rank other than 0
+/// at the end of its BSP process, as `bsp_end` ends it).
+pub(crate) fn finalize_and_exit() -> ! {
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    finalize_at_exit();
+    // SAFETY: ends the process; MPI is finalised.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(0)
+    }
+}
+
+/// Collective over the whole job: every rank's `mine`, in rank order.
+pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
+    let world = SimpleCommunicator::world();
+    let n = world.size() as usize;
+    let mut lens = vec![0u64; n];
+    world.all_gather_into(&(mine.len() as u64), &mut lens[..]);
+    let counts: Vec<Count> = lens.iter().map(|&l| l as Count).collect();
+    let displs: Vec<Count> = counts
+        .iter()
+        .scan(0, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect();
+    let total = lens.iter().sum::<u64>() as usize;
+    let mut all = vec![0u8; total];
+    // Nothing to move (every rank knows): empty buffers share one dangling
+    // address, which MPI would take for an aliased send and receive buffer.
+    if total > 0 {
+        let mut part = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+        world.all_gather_varcount_into(mine, &mut part);
+    }
+    displs
+        .iter()
+        .zip(&lens)
+        .map(|(&d, &l)| all[d as usize..d as usize + l as usize].to_vec())
+        .collect()
+}
+
+/// Joins a run of `requested` processes (process 0's request counts): the
+/// number of processes, and for a rank that takes part its pid and engine.
+pub(crate) fn join(requested: usize) -> Result<(usize, Option<(usize, Mpi)>), String> {
+    init()?;
+    let world = SimpleCommunicator::world();
+    let mut req = requested as u64;
+    world.process_at_rank(0).broadcast_into(&mut req);
+    let n = (req as usize).min(world.size() as usize);
+    let rank = world.rank() as usize;
+    let color = if rank < n {
+        Color::with_value(0)
+    } else {
+        Color::undefined()
+    };
+    let comm = world.split_by_color(color);
+    Ok((n, comm.map(|comm| (rank, Mpi::new(comm, n)))))
+}
+
+/// What one rank received on one channel.
+#[derive(Default)]
+struct Inbox {
+    data: Vec<u64>,
+    /// Per source: where its stream starts and its length, in words.
+    at: Vec<usize>,
+    len: Vec<usize>,
+}
+
+/// A communicator that may cross threads: MPI runs with
+/// `MPI_THREAD_SERIALIZED`, and a rank's communicator is used by the one
+/// thread running its BSP process at a time (the `World` that holds it is
+/// shared only to satisfy the engine-independent types).
+struct Comm(SimpleCommunicator);
+
+// SAFETY: see above: calls on it are serialised, which is all MPI requires
+// at the level it was initialised with.
+unsafe impl Send for Comm {}
+// SAFETY: as above.
+unsafe impl Sync for Comm {}
+
+impl std::ops::Deref for Comm {
+    type Target = SimpleCommunicator;
+    fn deref(&self) -> &SimpleCommunicator {
+        &self.0
+    }
+}
+
+/// Counts and displacements of a delivery, kept to reuse their memory.
+#[derive(Default)]
+struct Scratch {
+    counts: Vec<Count>,
+    displs: Vec<Count>,
+    rcounts: Vec<Count>,
+    rdispls: Vec<Count>,
+}
+
+/// One rank's side of a run.
+pub(crate) struct Mpi {
+    comm: Comm,
+    nprocs: usize,
+    // Locks only to satisfy `Sync`: one thread per rank uses them.
+    out: [Mutex<Outbox>; CHANNELS],
+    inbox: [Mutex<Inbox>; CHANNELS],
+    scratch: Mutex<Scratch>,
+}
+
+impl Mpi {
+    fn new(comm: SimpleCommunicator, nprocs: usize) -> Self {
+        Mpi {
+            comm: Comm(comm),
+            nprocs,
+            out: Default::default(),
+            inbox: Default::default(),
+            scratch: Mutex::default(),
+        }
+    }
+
+    /// The barrier: see the module docs.
+    pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
+        let all = self.reduce_or([u64::from(flags), SYNCING]);
+        if all[1] & ENDED != 0 {
+            return Err(Interrupt::Ended(self.min_ended(u64::MAX)));
+        }
+        Ok(all[0] as u32)
+    }
+
+    /// Process `pid` ended: the reduction that matches the others' barrier.
+    pub(crate) fn ended(&self, pid: usize) {
+        let all = self.reduce_or([0, ENDED]);
+        if all[1] & SYNCING != 0 {
+            // Someone waits in a sync: tell them who ended. They fail the
+            // run (and end the job).
+            self.min_ended(pid as u64);
+        }
+    }
+
+    fn reduce_or(&self, mine: [u64; 2]) -> [u64; 2] {
+        let mut all = [0u64; 2];
+        self.comm
+            .all_reduce_into(&mine[..], &mut all[..], SystemOperation::bitwise_or());
+        all
+    }
+
+    /// The smallest pid of the processes that ended.
+    fn min_ended(&self, mine: u64) -> usize {
+        let mut least = 0u64;
+        self.comm
+            .all_reduce_into(&mine, &mut least, SystemOperation::min());
+        least as usize
+    }
+
+    /// A writer of this rank's streams on channel `ch`.
+    pub(crate) fn writer(&self, ch: usize) -> StreamWriter<'_> {
+        let out = self.out[ch].lock().unwrap_or_else(|p| p.into_inner());
+        StreamWriter::growable(out, self.nprocs, CAPACITY)
+    }
+
+    /// Delivers every rank's streams of channel `ch`. Allocates nothing
+    /// once the buffers have grown to the traffic.
+    pub(crate) fn deliver(&self, ch: usize) {
+        let out = self.out[ch].lock().unwrap_or_else(|p| p.into_inner());
+        let mut inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
+        let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let Scratch {
+            counts,
+            displs,
+            rcounts,
+            rdispls,
+        } = &mut *scratch;
+        let words = |bytes: usize| Count::try_from(bytes / 8).expect("checked by the writer");
+        counts.clear();
+        counts.extend(out.dir.iter().map(|&(_, len)| words(len)));
+        displs.clear();
+        displs.extend(out.dir.iter().map(|&(at, _)| words(at)));
+        rcounts.clear();
+        rcounts.resize(self.nprocs, 0);
+        self.comm.all_to_all_into(&counts[..], &mut rcounts[..]);
+        rdispls.clear();
+        let mut total: usize = 0;
+        for &c in rcounts.iter() {
+            rdispls.push(Count::try_from(total).unwrap_or_else(|_| too_much(total)));
+            total += c as usize;
+        }
+        let inbox = &mut *inbox;
+        if inbox.data.len() < total {
+            inbox.data.resize(total, 0);
+        }
+        {
+            let send = Partition::new(&out.data[..], &counts[..], &displs[..]);
+            let mut recv = PartitionMut::new(&mut inbox.data[..], &rcounts[..], &rdispls[..]);
+            self.comm.all_to_all_varcount_into(&send, &mut recv);
+        }
+        inbox.at.clear();
+        inbox.at.extend(rdispls.iter().map(|&d| d as usize));
+        inbox.len.clear();
+        inbox.len.extend(rcounts.iter().map(|&c| c as usize));
+    }
+
+    /// The stream `src` sent this rank on channel `ch`, as delivered last.
+    ///
+    /// # Safety
+    ///
+    /// Only until channel `ch` is delivered again.
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Records {
+        let inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
+        let (at, len) = (inbox.at[src], inbox.len[src]);
+        assert!(at + len <= inbox.data.len(), "stream out of its buffer");
+        // SAFETY: in bounds (checked), 8-aligned (`u64`s); the buffer is
+        // not touched until the next delivery of this channel (caller).
+        unsafe { Records::new(inbox.data.as_ptr().add(at).cast(), len * 8) }
+    }
+}
+
+/// More than one rank may receive in one superstep.
+fn too_much(total: usize) -> ! {
+    eprintln!(
+        "bsplib: bsp_sync: this superstep delivers more than {CAPACITY} bytes to one process, more than MPI_Alltoallv can ({} words)",
+        total
+    );
+    abort()
+}
