@@ -248,22 +248,24 @@ impl Runtime {
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let startup = |detail: String| {
+            Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc)
+        };
         if let Some(name) = &self.bad_env {
             return Err(startup(format!(
                 "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
             )));
+        }
+        let n = self.nprocs();
+        if n == 0 {
+            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
         }
         if !self.engine.is_available() {
             return Err(startup(
                 "this build has no mpi engine: build with the cargo feature mpi".into(),
             ));
         }
-        match self.nprocs() {
-            0 => Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc)),
-            n => Ok(n),
-        }
+        Ok(n)
     }
 
     /// [`run`](Runtime::run) on any engine, the `processes` engine

@@ -39,6 +39,12 @@ pub fn configurations() -> Vec<(Engine, usize)> {
     if !cfg!(miri) {
         v.extend(PROCESS_PROCS.iter().map(|&p| (Engine::Processes, p)));
     }
+    // `BSPLIB_TEST_ENGINES=threads,serial` (comma-separated) keeps only
+    // those engines (CI's valgrind step checks forked processes apart).
+    if let Ok(only) = std::env::var("BSPLIB_TEST_ENGINES") {
+        let only: Vec<&str> = only.split(',').map(str::trim).collect();
+        v.retain(|(engine, _)| only.contains(&engine.name()));
+    }
     v
 }
 
