@@ -248,9 +248,8 @@ impl Runtime {
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
-        let startup = |detail: String| {
-            Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc)
-        };
+        let startup =
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
         if let Some(name) = &self.bad_env {
             return Err(startup(format!(
                 "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"

@@ -1,5 +1,5 @@
 //! The `mpi` engine (cargo feature `mpi`): every BSP process is an MPI
-//! rank, through Open MPI and rsmpi. The protocol is in `mpi.md` beside
+//! rank, through Open MPI and rsmpi. The protocol is in `README.md` beside
 //! this file; in short:
 //!
 //! - **Barrier** with flags: one `MPI_Allreduce` (bitwise or) of two words:

@@ -1,0 +1,267 @@
+//! The `mpi` engine against raw MPI, measured in one run on the same ranks:
+//!
+//! - an empty `sync` against `MPI_Barrier`;
+//! - a `put` of 1 MiB and of 16 MiB to the next rank, then `sync`, against
+//!   the same bytes moved by `MPI_Alltoallv` (two-sided, what the engine
+//!   does) and by `MPI_Put` between two `MPI_Win_fence`s (one-sided, on a
+//!   window from `MPI_Win_allocate`);
+//! - the same with 8 bytes, for the choice between the two.
+//!
+//! Each figure and its baselines are measured alternately, 7 rounds; rank
+//! 0 prints min and median per operation and the ratio of minima.
+//!
+//! ```text
+//! cargo build --release --features mpi --example mpi_bench
+//! OMPI_MCA_osc=^ucx mpirun -np 2 --oversubscribe --bind-to none \
+//!     -x BSPLIB_ENGINE=mpi target/release/examples/mpi_bench [--quick]
+//! ```
+
+use std::time::Instant;
+
+use bsplib::{Area, Bsp, Engine, Error, Runtime};
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+
+const ROUNDS: usize = 7;
+
+/// One-sided MPI, which rsmpi does not wrap: the raw calls in one place.
+mod rma {
+    use mpi::ffi;
+    use std::ffi::c_void;
+
+    /// A window of `len` bytes allocated by MPI on every rank of the world.
+    pub struct Window {
+        win: ffi::MPI_Win,
+    }
+
+    impl Window {
+        pub fn allocate(len: usize) -> Self {
+            let mut base: *mut c_void = std::ptr::null_mut();
+            let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+            // SAFETY: MPI is initialised (by the bsplib run around this
+            // code); `base` and `win` are live out-parameters; the world
+            // communicator and the null info are valid handles.
+            let rc = unsafe {
+                ffi::MPI_Win_allocate(
+                    len as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    ffi::RSMPI_COMM_WORLD,
+                    (&mut base as *mut *mut c_void).cast(),
+                    win.as_mut_ptr(),
+                )
+            };
+            assert_eq!(rc, 0, "MPI_Win_allocate");
+            // SAFETY: MPI_Win_allocate succeeded, so it wrote the handle.
+            let win = unsafe { win.assume_init() };
+            Window { win }
+        }
+
+        /// An access epoch boundary on every rank.
+        pub fn fence(&self) {
+            // SAFETY: `win` is a live window of the world communicator;
+            // every rank calls this collectively.
+            unsafe { ffi::MPI_Win_fence(0, self.win) };
+        }
+
+        /// Puts `src` at offset 0 of `target`'s window (within an epoch).
+        pub fn put(&self, src: &[u8], target: i32) {
+            // SAFETY: `src` is live until the next fence, which the caller
+            // calls before touching it; the window holds `src.len()` bytes
+            // on every rank (allocated with that length or more).
+            unsafe {
+                ffi::MPI_Put(
+                    src.as_ptr().cast(),
+                    src.len() as i32,
+                    ffi::RSMPI_UINT8_T,
+                    target,
+                    0,
+                    src.len() as i32,
+                    ffi::RSMPI_UINT8_T,
+                    self.win,
+                )
+            };
+        }
+    }
+
+    impl Drop for Window {
+        fn drop(&mut self) {
+            // SAFETY: collective free of a live window; no epoch is open.
+            unsafe { ffi::MPI_Win_free(&mut self.win) };
+        }
+    }
+}
+
+/// Seconds per repetition of `f`, `reps` times.
+fn time(reps: usize, mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    t.elapsed().as_secs_f64() / reps as f64
+}
+
+/// `len` bytes to the next rank with `MPI_Alltoallv`.
+struct Alltoallv {
+    send: Vec<u8>,
+    recv: Vec<u8>,
+    scounts: Vec<Count>,
+    rcounts: Vec<Count>,
+    sdispls: Vec<Count>,
+    rdispls: Vec<Count>,
+}
+
+impl Alltoallv {
+    fn new(me: usize, p: usize, len: usize) -> Self {
+        let mut scounts = vec![0; p];
+        let mut rcounts = vec![0; p];
+        scounts[(me + 1) % p] = len as Count;
+        rcounts[(me + p - 1) % p] = len as Count;
+        Alltoallv {
+            send: vec![me as u8; len],
+            recv: vec![0; len],
+            scounts,
+            rcounts,
+            sdispls: vec![0; p],
+            rdispls: vec![0; p],
+        }
+    }
+
+    fn exchange(&mut self, world: &SimpleCommunicator) {
+        let send = Partition::new(&self.send[..], &self.scounts[..], &self.sdispls[..]);
+        let mut recv = PartitionMut::new(&mut self.recv[..], &self.rcounts[..], &self.rdispls[..]);
+        world.all_to_all_varcount_into(&send, &mut recv);
+    }
+}
+
+/// The rounds of one measurement on this rank: `(name, seconds per op)`.
+type Rounds = Vec<(String, Vec<f64>)>;
+
+fn record(rounds: &mut Rounds, name: &str, t: f64) {
+    match rounds.iter_mut().find(|(n, _)| n == name) {
+        Some((_, v)) => v.push(t),
+        None => rounds.push((name.to_owned(), vec![t])),
+    }
+}
+
+fn bench(bsp: &mut Bsp, quick: bool) -> Result<Rounds, Error> {
+    let world = SimpleCommunicator::world();
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let right = (me + 1) % p;
+    let mut rounds = Rounds::new();
+    let sizes: [(usize, usize); 3] = if quick {
+        [(8, 100), (1 << 20, 10), (16 << 20, 2)]
+    } else {
+        [(8, 10_000), (1 << 20, 200), (16 << 20, 20)]
+    };
+    let barrier_reps = if quick { 1_000 } else { 50_000 };
+    let window = rma::Window::allocate(16 << 20);
+    let dst = Area::<u8>::new(bsp, 16 << 20);
+    bsp.push_reg(&dst)?;
+    bsp.sync()?;
+    for _ in 0..ROUNDS {
+        world.barrier();
+        record(
+            &mut rounds,
+            "MPI_Barrier",
+            time(barrier_reps, || world.barrier()),
+        );
+        world.barrier();
+        let mut sync_err = Ok(());
+        let t = time(barrier_reps, || {
+            if sync_err.is_ok() {
+                sync_err = bsp.sync();
+            }
+        });
+        sync_err?;
+        record(&mut rounds, "empty sync", t);
+        for &(len, reps) in &sizes {
+            let src = vec![me as u8; len];
+            let label = |what: &str| format!("{what} {}", human(len));
+            let mut a2a = Alltoallv::new(me, p, len);
+            world.barrier();
+            record(
+                &mut rounds,
+                &label("MPI_Alltoallv"),
+                time(reps, || a2a.exchange(&world)),
+            );
+            window.fence();
+            let t = time(reps, || {
+                window.put(&src, right as i32);
+                window.fence();
+            });
+            record(&mut rounds, &label("MPI_Put+fence"), t);
+            world.barrier();
+            let mut err = Ok(());
+            let t = time(reps, || {
+                if err.is_ok() {
+                    err = bsp.put(right, &src, &dst, 0).and_then(|()| bsp.sync());
+                }
+            });
+            err?;
+            record(&mut rounds, &label("bsp put+sync"), t);
+        }
+    }
+    bsp.pop_reg(&dst)?;
+    bsp.sync()?;
+    drop(window);
+    Ok(rounds)
+}
+
+fn human(len: usize) -> String {
+    match len {
+        n if n >= 1 << 20 => format!("{} MiB", n >> 20),
+        n => format!("{n} B"),
+    }
+}
+
+fn stats(v: &[f64]) -> (f64, f64) {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    (v[0], v[v.len() / 2])
+}
+
+fn main() -> Result<(), Error> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let results = Runtime::new(usize::MAX)
+        .engine(Engine::Mpi)
+        .run_portable(|bsp| bench(bsp, quick))?;
+    // Only process 0 returns (the others end with their BSP process).
+    let p = results.len();
+    let rounds = &results[0];
+    let get = |name: &str| {
+        rounds
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| stats(v))
+    };
+    println!("mpi engine, np = {p}, {ROUNDS} rounds (process 0's times; min / median)");
+    for (name, v) in rounds {
+        let (min, med) = stats(v);
+        println!("  {name:<24} {:>12.2} us {:>12.2} us", min * 1e6, med * 1e6);
+    }
+    let ratio = |a: &str, b: &str| {
+        if let (Some((x, _)), Some((y, _))) = (get(a), get(b)) {
+            println!("  {a} / {b}: {:.2}x", x / y);
+        }
+    };
+    println!("ratios of minima:");
+    ratio("empty sync", "MPI_Barrier");
+    for size in ["8 B", "1 MiB", "16 MiB"] {
+        ratio(
+            &format!("bsp put+sync {size}"),
+            &format!("MPI_Alltoallv {size}"),
+        );
+        ratio(
+            &format!("bsp put+sync {size}"),
+            &format!("MPI_Put+fence {size}"),
+        );
+        ratio(
+            &format!("MPI_Alltoallv {size}"),
+            &format!("MPI_Put+fence {size}"),
+        );
+    }
+    Ok(())
+}
