@@ -93,7 +93,8 @@ fn main() -> ExitCode {
         }
     };
 
-    let results = match bsplib::run(p, |bsp| spmd(bsp, n)) {
+    // Any engine (BSPLIB_ENGINE), MPI included: results are portable.
+    let results = match bsplib::Runtime::new(p).run_portable(|bsp| spmd(bsp, n)) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("inprod: {e}");
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
     let nn = n as u128;
     let exact = (nn * (nn + 1) * (2 * nn + 1) / 6) as f64;
     let (alpha, time) = results[0];
+    let p = results.len();
     println!("Inner product of x = y = (1, ..., {n}) on {p} processes (cyclic distribution)");
     println!("Processor 0: sum of squares up to {n}*{n} is {alpha:.0}");
     println!("             exact value n(n+1)(2n+1)/6    is {exact:.0}");
