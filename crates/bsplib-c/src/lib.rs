@@ -75,7 +75,7 @@ fn with_bsp<T>(
 
 /// The error of a call made outside `bsp_begin` ... `bsp_end`.
 fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error {
-    Error::c_edge(ErrorKind::OutsideRun, call, 0, 0, loc)
+    Error::new(ErrorKind::OutsideRun, call, 0, 0, loc)
 }
 
 /// Ends the program after the error `err`: prints the run's error once (a
@@ -110,7 +110,7 @@ fn terminate(status: c_int) -> ! {
 /// An `int` for C, or the error naming the value.
 fn to_int(what: &'static str, v: usize, call: &'static str, bsp: &Bsp) -> Result<c_int, Error> {
     c_int::try_from(v).map_err(|_| {
-        Error::c_edge(
+        Error::new(
             ErrorKind::IntOverflow {
                 what,
                 value: v as u64,
@@ -132,7 +132,7 @@ fn non_null<T>(
     loc: Option<SourceLocation>,
 ) -> Result<*mut T, Error> {
     if p.is_null() {
-        Err(Error::c_edge(
+        Err(Error::new(
             ErrorKind::NullPointer { what },
             call,
             bsp.pid(),
@@ -567,7 +567,7 @@ pub unsafe extern "C" fn bsplib_abort_message(
     let err = guard("bsp_abort", || {
         CURRENT.with(|c| match c.borrow_mut().as_mut() {
             Some(attached) => attached.bsp().raw().at(loc).abort(text.clone()),
-            None => Error::c_edge(
+            None => Error::new(
                 ErrorKind::Aborted {
                     message: text.clone(),
                 },

@@ -138,7 +138,7 @@ fn mpi_init_mode(spmd: Spmd) {
         }
         Ok(rank) => {
             spmd();
-            fail(Error::c_edge(
+            fail(Error::new(
                 ErrorKind::Died {
                     detail: format!(
                         "rank {rank} returned from the SPMD function without calling bsp_end"
@@ -185,10 +185,10 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
             return Ok(());
         }
         let startup =
-            |detail: String| Error::c_edge(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
         let engine = engine().map_err(startup)?;
         if LAUNCH.get().is_some() {
-            return Err(Error::c_edge(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
+            return Err(Error::new(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
         }
         let mut p = usize::try_from(maxprocs).unwrap_or(0).min(available());
         if engine == Engine::Mpi && bsplib::launch::mpi_rank()? != 0 {
@@ -242,7 +242,7 @@ fn spawn(launch: &Arc<Launch>) -> Result<(), String> {
                     } else {
                         "main"
                     };
-                    fail(Error::c_edge(
+                    fail(Error::new(
                         ErrorKind::Died {
                             detail: format!(
                                 "process {pid} returned from {what} without calling bsp_end"
@@ -285,7 +285,7 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
     let loc = location(file, line);
     let ended = guard("bsp_end", || {
         let Some(attached) = CURRENT.with(|c| c.borrow_mut().take()) else {
-            return Err(Error::c_edge(ErrorKind::OutsideRun, "bsp_end", 0, 0, loc));
+            return Err(Error::new(ErrorKind::OutsideRun, "bsp_end", 0, 0, loc));
         };
         let launch = launch().expect("an attached process has a run");
         let mut attached = attached;
@@ -329,7 +329,7 @@ extern "C" fn exit_without_end() {
         .ok()
         .flatten();
     if let Some((pid, superstep)) = attached {
-        fail(Error::c_edge(
+        fail(Error::new(
             ErrorKind::Died {
                 detail: format!("process {pid} called exit() without calling bsp_end"),
             },

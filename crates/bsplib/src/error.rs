@@ -306,7 +306,12 @@ pub struct Error {
 }
 
 impl Error {
-    pub(crate) fn new(
+    /// An error: `kind`, in `call`, on process `pid`, in `superstep`, at
+    /// `location`. For front doors outside this crate (the C interface:
+    /// a call outside a run, a null pointer); errors of the library are
+    /// made by the library.
+    #[doc(hidden)]
+    pub fn new(
         kind: ErrorKind,
         call: &'static str,
         pid: usize,
@@ -322,17 +327,9 @@ impl Error {
         }
     }
 
-    /// An error found by a front door outside this crate (the C
-    /// interface): a call outside a run, a null pointer.
-    #[doc(hidden)]
-    pub fn c_edge(
-        kind: ErrorKind,
-        call: &'static str,
-        pid: usize,
-        superstep: u64,
-        location: Option<SourceLocation>,
-    ) -> Self {
-        Self::new(kind, call, pid, superstep, location)
+    /// The error of an engine that could not start.
+    pub(crate) fn startup(detail: String, location: Option<SourceLocation>) -> Self {
+        Self::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, location)
     }
 
     /// What went wrong.

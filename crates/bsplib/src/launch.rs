@@ -54,8 +54,7 @@ impl Launch {
         loc: Option<SourceLocation>,
     ) -> Result<Arc<Self>, Error> {
         let n = Runtime::new(nprocs).engine(engine).check_start(loc)?;
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let startup = |detail: String| Error::startup(detail, loc);
         #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
         let mut rank_pid = None;
         let world = match engine {

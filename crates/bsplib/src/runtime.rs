@@ -248,8 +248,7 @@ impl Runtime {
         if let Some(err) = nested_error(loc) {
             return Err(err);
         }
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let startup = |detail: String| Error::startup(detail, loc);
         if let Some(name) = &self.bad_env {
             return Err(startup(format!(
                 "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
@@ -300,8 +299,7 @@ impl Runtime {
         }
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let startup = |detail: String| Error::startup(detail, loc);
         let world = Arc::new(World::processes(n).map_err(startup)?);
         let shared = world.shared().expect("a processes world");
         let start = Instant::now();
@@ -334,17 +332,7 @@ impl Runtime {
             let r = shared
                 .result(pid)
                 .and_then(|mut bytes| R::decode(&mut bytes))
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Died {
-                            detail: format!("process {pid} left no readable result"),
-                        },
-                        "bsp_end",
-                        pid,
-                        0,
-                        None,
-                    )
-                })?;
+                .ok_or_else(|| no_result(pid))?;
             results.push(r);
         }
         Ok(results)
@@ -365,9 +353,7 @@ impl Runtime {
         use crate::engine::mpi;
         let loc = Some(SourceLocation::caller());
         self.check_start(loc)?;
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
-        let (n, member) = mpi::join(self.nprocs).map_err(startup)?;
+        let (n, member) = mpi::join(self.nprocs).map_err(|d| Error::startup(d, loc))?;
         if n == 0 {
             return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
         }
@@ -384,25 +370,27 @@ impl Runtime {
         let results = all[..n]
             .iter()
             .enumerate()
-            .map(|(pid, bytes)| {
-                R::decode(&mut bytes.as_slice()).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Died {
-                            detail: format!("process {pid} left no readable result"),
-                        },
-                        "bsp_end",
-                        pid,
-                        0,
-                        None,
-                    )
-                })
-            })
+            .map(|(pid, bytes)| R::decode(&mut bytes.as_slice()).ok_or_else(|| no_result(pid)))
             .collect::<Result<Vec<R>, Error>>()?;
         if !self.return_everywhere && mpi::world_rank().unwrap_or(0) != 0 {
             mpi::finalize_and_exit();
         }
         Ok(results)
     }
+}
+
+/// The error of a run whose process `pid` (in another address space)
+/// left no result that decodes.
+fn no_result(pid: usize) -> Error {
+    Error::new(
+        ErrorKind::Died {
+            detail: format!("process {pid} left no readable result"),
+        },
+        "bsp_end",
+        pid,
+        0,
+        None,
+    )
 }
 
 /// Runs `spmd` on `nprocs` processes of the default engine (`threads`);
