@@ -6,7 +6,10 @@
  *   bsprun --engine processes -np 2 ./sync_bench [reps]
  *
  * bsp_init mode, so that the spin barrier's memory (a shared mapping made
- * by main before bsp_begin) is the same for threads and forked processes. */
+ * by main before bsp_begin) is the same for threads and forked processes.
+ * Not for the mpi engine: ranks share no memory for a spin barrier (and
+ * ranks other than 0 do not run main); crates/bsplib/examples/mpi_bench.rs
+ * compares against MPI_Barrier instead. */
 #define _DEFAULT_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
