@@ -228,6 +228,49 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
     w.0
 }
 
+/// The bytes of `err`, at most `max` of them: a longer message (a huge
+/// `bsp_abort` text, say) is cut, marked with `...`, so that the error
+/// still decodes as itself.
+pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
+    let bytes = encode_error(err);
+    if bytes.len() <= max {
+        return bytes;
+    }
+    use ErrorKind as K;
+    let cut = |s: &String| {
+        let mut keep = max.saturating_sub(1024).min(s.len());
+        while !s.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        format!("{}...", &s[..keep])
+    };
+    let kind = match err.kind() {
+        K::RegistrationMismatch { detail } => K::RegistrationMismatch {
+            detail: cut(detail),
+        },
+        K::TagSizeMismatch { detail } => K::TagSizeMismatch {
+            detail: cut(detail),
+        },
+        K::Startup { detail } => K::Startup {
+            detail: cut(detail),
+        },
+        K::Died { detail } => K::Died {
+            detail: cut(detail),
+        },
+        K::Aborted { message } => K::Aborted {
+            message: cut(message),
+        },
+        K::Panicked { message } => K::Panicked {
+            message: cut(message),
+        },
+        other => other.clone(),
+    };
+    let short = Error::new(kind, err.call(), err.pid(), err.superstep(), err.location());
+    let bytes = encode_error(&short);
+    assert!(bytes.len() <= max, "an error too long to record");
+    bytes
+}
+
 /// The error whose bytes are `bytes`.
 pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
     use ErrorKind as K;
@@ -525,6 +568,29 @@ mod tests {
         vec![1u64, 2, 3].encode(&mut out);
         out.pop();
         assert_eq!(Vec::<u64>::decode(&mut out.as_slice()), None);
+    }
+
+    #[test]
+    fn long_errors_are_cut_and_still_decode() {
+        let e = Error::new(
+            ErrorKind::Aborted {
+                message: "é".repeat(50_000),
+            },
+            "bsp_abort",
+            1,
+            2,
+            None,
+        );
+        let bytes = encode_error_within(&e, 1 << 16);
+        assert!(bytes.len() <= 1 << 16);
+        let d = decode_error(&bytes).expect("decodes");
+        assert_eq!((d.call(), d.pid(), d.superstep()), ("bsp_abort", 1, 2));
+        match d.kind() {
+            ErrorKind::Aborted { message } => {
+                assert!(message.ends_with("...") && message.starts_with("éé"))
+            }
+            k => panic!("{k:?}"),
+        }
     }
 
     #[test]

@@ -290,6 +290,34 @@ fn abort_while_others_wait_in_sync() {
     );
 }
 
+/// A message too long for the `processes` engine's record of the run's
+/// error is cut, and the error is still the abort, with its process.
+#[test]
+fn abort_with_a_huge_message_is_still_the_abort() {
+    expect_error(
+        1,
+        |bsp| {
+            if is_last(bsp) {
+                bsp.abort("x".repeat(100_000));
+            }
+            bsp.sync()
+        },
+        |n, err| {
+            assert_located(err, "bsp_abort", n - 1, 0);
+            match err.kind() {
+                ErrorKind::Aborted { message } => {
+                    assert!(
+                        message.starts_with("xxxx") && message.len() > 60_000,
+                        "{}",
+                        message.len()
+                    )
+                }
+                k => panic!("not an abort: {k:?}"),
+            }
+        },
+    );
+}
+
 #[test]
 fn abort_while_others_compute_needs_no_barrier() {
     // The others never sync: they compute, making calls, until one reports

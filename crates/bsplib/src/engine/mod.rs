@@ -286,7 +286,8 @@ impl World {
     /// True if `err` is now the run's error.
     pub(crate) fn record_failure(&self, err: Error) -> bool {
         if let Sync::Processes(s) = &self.sync {
-            if !s.record_failure(&crate::codec::encode_error(&err)) {
+            let bytes = crate::codec::encode_error_within(&err, processes::FAILURE_BYTES);
+            if !s.record_failure(&bytes) {
                 return false;
             }
         }

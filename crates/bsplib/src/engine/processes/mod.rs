@@ -36,7 +36,7 @@ const RESULT: usize = 3;
 const CHANNELS: usize = 4;
 
 /// Bytes reserved for the encoded first error of a run.
-const FAILURE_BYTES: usize = 1 << 16;
+pub(crate) const FAILURE_BYTES: usize = 1 << 16;
 
 /// Address space reserved for the streams of one run, over all processes
 /// and channels; each channel gets an equal share, at most [`MAX_CAPACITY`].
@@ -423,8 +423,10 @@ impl Shared {
 /// the caller). Process 0 then runs a thread that reaps the others and
 /// stops the run if one dies without ending normally.
 pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> {
-    // SAFETY: flushing every C stdio stream has no preconditions; it keeps
-    // buffered output from being written twice, by parent and child.
+    // Buffered output would be written twice, by parent and child: flush
+    // Rust's and C's.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: flushing every C stdio stream has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     let parent = std::process::id() as libc::pid_t;
     let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
