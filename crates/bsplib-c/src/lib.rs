@@ -73,6 +73,18 @@ fn with_bsp<T>(
     result.unwrap_or_else(|e| fail(e))
 }
 
+/// [`with_bsp`] for a call of the raw layer, reporting the C caller's
+/// location (`file`, `line`).
+fn with_raw<T>(
+    call: &'static str,
+    file: *const c_char,
+    line: c_int,
+    f: impl FnOnce(Raw<'_>) -> Result<T, Error>,
+) -> T {
+    let loc = location(file, line);
+    with_bsp(call, loc, |bsp| f(bsp.raw().at(loc)))
+}
+
 /// The error of a call made outside `bsp_begin` ... `bsp_end`.
 fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error {
     Error::new(ErrorKind::OutsideRun, call, 0, 0, loc)
@@ -190,13 +202,9 @@ pub unsafe extern "C" fn bsplib_push_reg_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_push_reg", loc, |bsp| {
-        // SAFETY: the C caller's contract (bsp.h) is the raw layer's.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.push_reg(ident, size.into())
-        }
+    // SAFETY: the C caller's contract (bsp.h) is the raw layer's.
+    with_raw("bsp_push_reg", file, line, |raw| unsafe {
+        raw.push_reg(ident, size.into())
     })
 }
 
@@ -210,10 +218,9 @@ pub unsafe extern "C" fn bsp_pop_reg(ident: *const c_void) {
 /// `bsp_pop_reg` with the caller's location.
 #[no_mangle]
 pub unsafe extern "C" fn bsplib_pop_reg_at(ident: *const c_void, file: *const c_char, line: c_int) {
-    let loc = location(file, line);
-    with_bsp("bsp_pop_reg", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe { bsp.raw().at(loc).pop_reg(ident) }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_pop_reg", file, line, |raw| unsafe {
+        raw.pop_reg(ident)
     })
 }
 
@@ -241,13 +248,9 @@ pub unsafe extern "C" fn bsplib_put_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_put", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.put(pid.into(), src, dst, offset.into(), nbytes.into())
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_put", file, line, |raw| unsafe {
+        raw.put(pid.into(), src, dst, offset.into(), nbytes.into())
     })
 }
 
@@ -275,13 +278,9 @@ pub unsafe extern "C" fn bsplib_hpput_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_hpput", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.hpput(pid.into(), src, dst, offset.into(), nbytes.into())
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_hpput", file, line, |raw| unsafe {
+        raw.hpput(pid.into(), src, dst, offset.into(), nbytes.into())
     })
 }
 
@@ -309,13 +308,9 @@ pub unsafe extern "C" fn bsplib_get_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_get", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.get(pid.into(), src, offset.into(), dst, nbytes.into())
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_get", file, line, |raw| unsafe {
+        raw.get(pid.into(), src, offset.into(), dst, nbytes.into())
     })
 }
 
@@ -343,13 +338,9 @@ pub unsafe extern "C" fn bsplib_hpget_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_hpget", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.hpget(pid.into(), src, offset.into(), dst, nbytes.into())
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_hpget", file, line, |raw| unsafe {
+        raw.hpget(pid.into(), src, offset.into(), dst, nbytes.into())
     })
 }
 
@@ -404,13 +395,9 @@ pub unsafe extern "C" fn bsplib_send_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_send", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.send(pid.into(), tag, payload, payload_nbytes.into())
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_send", file, line, |raw| unsafe {
+        raw.send(pid.into(), tag, payload, payload_nbytes.into())
     })
 }
 
@@ -496,13 +483,9 @@ pub unsafe extern "C" fn bsplib_move_at(
     file: *const c_char,
     line: c_int,
 ) {
-    let loc = location(file, line);
-    with_bsp("bsp_move", loc, |bsp| {
-        // SAFETY: as for `bsplib_push_reg_at`.
-        unsafe {
-            let raw = bsp.raw().at(loc);
-            raw.move_payload(payload, reception_nbytes.into()).map(drop)
-        }
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_move", file, line, |raw| unsafe {
+        raw.move_payload(payload, reception_nbytes.into()).map(drop)
     })
 }
 
