@@ -186,6 +186,9 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         }
         let startup =
             |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        // Rank 0 of an mpi run in bsp_init mode is here: exiting is no
+        // longer leaving the others waiting for it.
+        BEGIN_PENDING.store(false, std::sync::atomic::Ordering::Relaxed);
         let engine = engine().map_err(startup)?;
         if LAUNCH.get().is_some() {
             return Err(Error::new(ErrorKind::Nested, "bsp_begin", 0, 0, loc));

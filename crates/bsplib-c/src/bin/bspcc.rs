@@ -149,6 +149,9 @@ fn command_line(
         Linking::None => {}
         Linking::Shared => {
             line.push(prefixed("-L", libdir));
+            // DT_RPATH, not DT_RUNPATH: the library the program was built
+            // against wins over any libbsp.so on LD_LIBRARY_PATH.
+            line.push("-Wl,--disable-new-dtags".into());
             line.push(prefixed("-Wl,-rpath,", libdir));
             line.push("-lbsp".into());
             line.extend(SHARED_SYSTEM_LIBS.map(OsString::from));
@@ -316,7 +319,7 @@ mod tests {
     fn shared_and_static_link_lines() {
         assert_eq!(
             line("hello.c -o hello"),
-            "gcc -std=c99 -I/inc hello.c -o hello '-L/lib dir' '-Wl,-rpath,/lib dir' \
+            "gcc -std=c99 -I/inc hello.c -o hello '-L/lib dir' -Wl,--disable-new-dtags '-Wl,-rpath,/lib dir' \
              -lbsp -lpthread -ldl -lm"
         );
         assert_eq!(
