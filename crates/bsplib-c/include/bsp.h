@@ -46,9 +46,19 @@ extern "C" {
 int bsp_pid(void);
 
 /**
+ * `bsp_pid` with the caller's location.
+ */
+int bsplib_pid_at(const char *file, int line);
+
+/**
  * `double bsp_time(void)`: seconds since `bsp_begin`.
  */
 double bsp_time(void);
+
+/**
+ * `bsp_time` with the caller's location.
+ */
+double bsplib_time_at(const char *file, int line);
 
 /**
  * `void bsp_sync(void)`.
@@ -191,6 +201,11 @@ int bsplib_hpmove_at(void **tag_ptr, void **payload_ptr, const char *file, int l
 void bsp_init(void (*spmd)(void), int argc, char **argv);
 
 /**
+ * `bsp_init` with the caller's location.
+ */
+void bsplib_init_at(void (*spmd)(void), int argc, char **argv, const char *file, int line);
+
+/**
  * `int bsp_nprocs(void)`: the processes of the run, or before `bsp_begin`
  * the processes available.
  */
@@ -232,7 +247,10 @@ void bsplib_pop_reg_at(const void *ident, const char *file, int line)
 
 #if !defined(BSPLIB_NO_LOCATION)
 /* Pass the caller's location to every call that can fail. */
+#define bsp_init(spmd, argc, argv) bsplib_init_at((spmd), (argc), (argv), __FILE__, __LINE__)
 #define bsp_begin(maxprocs) bsplib_begin_at((maxprocs), __FILE__, __LINE__)
+#define bsp_pid() bsplib_pid_at(__FILE__, __LINE__)
+#define bsp_time() bsplib_time_at(__FILE__, __LINE__)
 #define bsp_end() bsplib_end_at(__FILE__, __LINE__)
 #define bsp_abort(...) bsplib_abort_at(__FILE__, __LINE__, __VA_ARGS__)
 #define bsp_sync() bsplib_sync_at(__FILE__, __LINE__)

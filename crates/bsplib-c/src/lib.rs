@@ -18,7 +18,7 @@
 mod startup;
 mod trampoline;
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -26,11 +26,53 @@ use bsplib::launch::Attached;
 use bsplib::raw::Raw;
 use bsplib::{Bsp, Error, ErrorKind, SourceLocation};
 
-pub use startup::{bsp_begin, bsp_init, bsp_nprocs, bsplib_begin_at, bsplib_end_process};
+pub use startup::{
+    bsp_begin, bsp_init, bsp_nprocs, bsplib_begin_at, bsplib_end_process, bsplib_init_at,
+};
 
 thread_local! {
-    /// The BSP process this thread runs, between `bsp_begin` and `bsp_end`.
-    static CURRENT: RefCell<Option<Attached>> = const { RefCell::new(None) };
+    /// The BSP process this thread runs, between `bsp_begin` and `bsp_end`:
+    /// a leaked `Box`, taken out while a call uses it. A plain pointer, so
+    /// that this thread-local has no destructor: it stays readable while
+    /// the program exits (`exit` runs thread-local destructors before the
+    /// `on_exit` handler that names a process exiting in mid-run).
+    static CURRENT: Cell<*mut Attached> = const { Cell::new(std::ptr::null_mut()) };
+    /// The call this thread is in, for the crash handler of `shim.c`:
+    /// (name, name length, C file or null, line). No destructor either.
+    static IN_CALL: Cell<(*const u8, usize, *const c_char, c_int)> =
+        const { Cell::new((std::ptr::null(), 0, std::ptr::null(), 0)) };
+    /// This thread ran a BSP process that called `bsp_end`.
+    static ENDED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes `attached` this thread's process.
+pub(crate) fn attach(attached: Attached) {
+    let p = Box::into_raw(Box::new(attached));
+    CURRENT.with(|c| c.set(p));
+}
+
+/// Takes this thread's process away (`bsp_end`).
+pub(crate) fn detach() -> Option<Attached> {
+    let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
+    // SAFETY: a non-null `CURRENT` is the `Box` leaked by `attach`, owned
+    // by this thread and not in use (calls take it out while they use it).
+    (!p.is_null()).then(|| *unsafe { Box::from_raw(p) })
+}
+
+/// This thread's BSP process called `bsp_end`.
+pub(crate) fn mark_ended() {
+    ENDED.with(|e| e.set(true));
+}
+
+/// This thread's process's pid and superstep, if it has one (also while
+/// the program exits).
+pub(crate) fn attached_place() -> Option<(usize, u64)> {
+    let p = CURRENT.try_with(Cell::get).ok()?;
+    // SAFETY: as in `detach`; only read.
+    (!p.is_null()).then(|| {
+        let bsp = unsafe { &mut *p }.bsp();
+        (bsp.pid(), bsp.superstep())
+    })
 }
 
 /// The location a C macro passed.
@@ -57,20 +99,71 @@ fn guard<T>(call: &'static str, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Puts this thread's process back into `CURRENT` and forgets the call,
+/// however the call ends.
+struct InCall(*mut Attached);
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+        IN_CALL.with(|c| c.set((std::ptr::null(), 0, std::ptr::null(), 0)));
+    }
+}
+
 /// Runs `f` on this thread's BSP process; an error ends the program
-/// ([`fail`]).
+/// ([`fail`]). While `f` runs, a crash is reported as a crash of `call`
+/// at `file:line` (`shim.c`).
 fn with_bsp<T>(
     call: &'static str,
-    loc: Option<SourceLocation>,
-    f: impl FnOnce(&mut Bsp) -> Result<T, Error>,
+    file: *const c_char,
+    line: c_int,
+    f: impl FnOnce(&mut Bsp, Option<SourceLocation>) -> Result<T, Error>,
 ) -> T {
+    let loc = location(file, line);
     let result = guard(call, || {
-        CURRENT.with(|c| match c.borrow_mut().as_mut() {
-            Some(attached) => f(attached.bsp()),
-            None => Err(outside(call, loc)),
-        })
+        let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
+        if p.is_null() {
+            return Err(outside(call, loc));
+        }
+        let _in_call = InCall(p);
+        IN_CALL.with(|c| c.set((call.as_ptr(), call.len(), file, line)));
+        // SAFETY: `p` is this thread's leaked `Box` (see `CURRENT`), taken
+        // out of `CURRENT` for this call: no other reference to it exists.
+        f(unsafe { &mut *p }.bsp(), loc)
     });
     result.unwrap_or_else(|e| fail(e))
+}
+
+/// `shim.c`'s crash handler: the call this thread is in, if any.
+#[no_mangle]
+pub extern "C" fn bsplib_c_in_call(
+    name: *mut *const u8,
+    name_len: *mut usize,
+    file: *mut *const c_char,
+    line: *mut c_int,
+) -> c_int {
+    let (n, len, f, l) =
+        IN_CALL
+            .try_with(Cell::get)
+            .unwrap_or((std::ptr::null(), 0, std::ptr::null(), 0));
+    if n.is_null() {
+        return 0;
+    }
+    // SAFETY: `shim.c` passes pointers to four live locals.
+    unsafe {
+        name.write(n);
+        name_len.write(len);
+        file.write(f);
+        line.write(l);
+    }
+    1
+}
+
+/// `shim.c`: true in a process the program forked itself from a BSP
+/// process, which must not report anything about the run.
+#[no_mangle]
+pub extern "C" fn bsplib_c_foreign() -> c_int {
+    c_int::from(bsplib::launch::in_foreign_process())
 }
 
 /// [`with_bsp`] for a call of the raw layer, reporting the C caller's
@@ -81,19 +174,45 @@ fn with_raw<T>(
     line: c_int,
     f: impl FnOnce(Raw<'_>) -> Result<T, Error>,
 ) -> T {
-    let loc = location(file, line);
-    with_bsp(call, loc, |bsp| f(bsp.raw().at(loc)))
+    with_bsp(call, file, line, |bsp, loc| f(bsp.raw().at(loc)))
 }
 
-/// The error of a call made outside `bsp_begin` ... `bsp_end`.
-fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error {
-    Error::new(ErrorKind::OutsideRun, call, 0, 0, loc)
+/// The error of a call made by a thread that runs no BSP process: outside
+/// `bsp_begin` ... `bsp_end`, or during a run from a thread (or forked
+/// process) the program made itself. The latter is named with the BSP
+/// process whose OS process it is in, and that process's superstep.
+pub(crate) fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error {
+    let launch = startup::launch();
+    match launch {
+        Some(launch) if !ENDED.with(Cell::get) && !startup::this_process_ended() => {
+            let what = if bsplib::launch::in_foreign_process() {
+                "a process the program forked"
+            } else {
+                "a thread the program created"
+            };
+            let pid = startup::os_process_pid();
+            Error::new(
+                ErrorKind::NotABspProcess { what },
+                call,
+                pid,
+                launch.superstep_of(pid),
+                loc,
+            )
+        }
+        _ => Error::new(ErrorKind::OutsideRun, call, 0, 0, loc),
+    }
 }
 
 /// Ends the program after the error `err`: prints the run's error once (a
 /// process stopped by another's failure prints nothing of its own), stops
 /// every process, and exits with status 1.
 fn fail(err: Error) -> ! {
+    if bsplib::launch::in_foreign_process() {
+        // A process the program forked itself: say what it did wrong, but
+        // leave the run alone.
+        eprintln!("bsplib: {err}");
+        terminate(1)
+    }
     match startup::launch() {
         Some(launch) => {
             if !err.is_stopped() {
@@ -101,7 +220,7 @@ fn fail(err: Error) -> ! {
             }
             launch.report();
             launch.stop();
-            startup::kill_others(&launch);
+            startup::end_others(&launch);
         }
         None => eprintln!("bsplib: {err}"),
     }
@@ -120,7 +239,13 @@ fn terminate(status: c_int) -> ! {
 }
 
 /// An `int` for C, or the error naming the value.
-fn to_int(what: &'static str, v: usize, call: &'static str, bsp: &Bsp) -> Result<c_int, Error> {
+fn to_int(
+    what: &'static str,
+    v: usize,
+    call: &'static str,
+    bsp: &Bsp,
+    loc: Option<SourceLocation>,
+) -> Result<c_int, Error> {
     c_int::try_from(v).map_err(|_| {
         Error::new(
             ErrorKind::IntOverflow {
@@ -130,7 +255,7 @@ fn to_int(what: &'static str, v: usize, call: &'static str, bsp: &Bsp) -> Result
             call,
             bsp.pid(),
             bsp.superstep(),
-            None,
+            loc,
         )
     })
 }
@@ -161,13 +286,25 @@ fn non_null<T>(
 /// `int bsp_pid(void)`.
 #[no_mangle]
 pub extern "C" fn bsp_pid() -> c_int {
-    with_bsp("bsp_pid", None, |bsp| Ok(bsp.pid() as c_int))
+    bsplib_pid_at(std::ptr::null(), 0)
+}
+
+/// `bsp_pid` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_pid_at(file: *const c_char, line: c_int) -> c_int {
+    with_bsp("bsp_pid", file, line, |bsp, _| Ok(bsp.pid() as c_int))
 }
 
 /// `double bsp_time(void)`: seconds since `bsp_begin`.
 #[no_mangle]
 pub extern "C" fn bsp_time() -> f64 {
-    with_bsp("bsp_time", None, |bsp| Ok(bsp.time()))
+    bsplib_time_at(std::ptr::null(), 0)
+}
+
+/// `bsp_time` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_time_at(file: *const c_char, line: c_int) -> f64 {
+    with_bsp("bsp_time", file, line, |bsp, _| Ok(bsp.time()))
 }
 
 /// `void bsp_sync(void)`.
@@ -179,8 +316,7 @@ pub extern "C" fn bsp_sync() {
 /// `bsp_sync` with the caller's location.
 #[no_mangle]
 pub extern "C" fn bsplib_sync_at(file: *const c_char, line: c_int) {
-    let loc = location(file, line);
-    with_bsp("bsp_sync", loc, |bsp| {
+    with_bsp("bsp_sync", file, line, |bsp, loc| {
         Raw::sync(bsp, loc)?;
         startup::note(bsp.pid(), bsp.superstep());
         Ok(())
@@ -360,13 +496,12 @@ pub unsafe extern "C" fn bsplib_set_tagsize_at(
     line: c_int,
 ) {
     const CALL: &str = "bsp_set_tagsize";
-    let loc = location(file, line);
-    with_bsp(CALL, loc, |bsp| {
+    with_bsp(CALL, file, line, |bsp, loc| {
         let raw = bsp.raw().at(loc);
         let p = non_null(tag_nbytes, "tag_nbytes", CALL, bsp, loc)?;
         // SAFETY: non-null, and the C caller passes a valid `int *`.
         let prev = raw.set_tagsize(unsafe { p.read() }.into())?;
-        let prev = to_int("the previous tag size", prev as usize, CALL, bsp)?;
+        let prev = to_int("the previous tag size", prev as usize, CALL, bsp, loc)?;
         // SAFETY: as above.
         unsafe { p.write(prev) };
         Ok(())
@@ -417,15 +552,14 @@ pub unsafe extern "C" fn bsplib_qsize_at(
     line: c_int,
 ) {
     const CALL: &str = "bsp_qsize";
-    let loc = location(file, line);
-    with_bsp(CALL, loc, |bsp| {
+    with_bsp(CALL, file, line, |bsp, loc| {
         let raw = bsp.raw().at(loc);
         let n = non_null(nmessages, "nmessages", CALL, bsp, loc)?;
         let b = non_null(accum_nbytes, "accum_nbytes", CALL, bsp, loc)?;
         let (msgs, bytes) = raw.qsize();
         let (msgs, bytes) = (
-            to_int("the number of messages", msgs, CALL, bsp)?,
-            to_int("the payload bytes", bytes, CALL, bsp)?,
+            to_int("the number of messages", msgs, CALL, bsp, loc)?,
+            to_int("the payload bytes", bytes, CALL, bsp, loc)?,
         );
         // SAFETY: non-null `int *`s from the C caller.
         unsafe {
@@ -453,14 +587,13 @@ pub unsafe extern "C" fn bsplib_get_tag_at(
     line: c_int,
 ) {
     const CALL: &str = "bsp_get_tag";
-    let loc = location(file, line);
-    with_bsp(CALL, loc, |bsp| {
+    with_bsp(CALL, file, line, |bsp, loc| {
         let raw = bsp.raw().at(loc);
         let s = non_null(status, "status", CALL, bsp, loc)?;
         // SAFETY: the C caller's `tag` holds the queue's tag size.
-        let v = match unsafe { raw.get_tag(tag) } {
+        let v = match unsafe { raw.get_tag(tag) }? {
             None => -1,
-            Some(len) => to_int("the payload length", len, CALL, bsp)?,
+            Some(len) => to_int("the payload length", len, CALL, bsp, loc)?,
         };
         // SAFETY: a non-null `int *` from the C caller.
         unsafe { s.write(v) };
@@ -510,15 +643,14 @@ pub unsafe extern "C" fn bsplib_hpmove_at(
     line: c_int,
 ) -> c_int {
     const CALL: &str = "bsp_hpmove";
-    let loc = location(file, line);
-    with_bsp(CALL, loc, |bsp| {
+    with_bsp(CALL, file, line, |bsp, loc| {
         let raw = bsp.raw().at(loc);
         let t = non_null(tag_ptr, "tag_ptr", CALL, bsp, loc)?;
         let p = non_null(payload_ptr, "payload_ptr", CALL, bsp, loc)?;
         Ok(match raw.hpmove() {
             None => -1,
             Some((tag, payload, len)) => {
-                let len = to_int("the payload length", len, CALL, bsp)?;
+                let len = to_int("the payload length", len, CALL, bsp, loc)?;
                 // SAFETY: non-null `void **`s from the C caller.
                 unsafe {
                     t.write(tag.cast_mut());
@@ -548,9 +680,9 @@ pub unsafe extern "C" fn bsplib_abort_message(
     };
     let loc = location(file, line);
     let err = guard("bsp_abort", || {
-        CURRENT.with(|c| match c.borrow_mut().as_mut() {
-            Some(attached) => attached.bsp().raw().at(loc).abort(text.clone()),
-            None => Error::new(
+        let p = CURRENT.with(Cell::get);
+        if p.is_null() {
+            return Error::new(
                 ErrorKind::Aborted {
                     message: text.clone(),
                 },
@@ -558,8 +690,11 @@ pub unsafe extern "C" fn bsplib_abort_message(
                 0,
                 0,
                 loc,
-            ),
-        })
+            );
+        }
+        // SAFETY: this thread's leaked `Box` (see `CURRENT`); `bsp_abort`
+        // is not called from inside another call of this thread.
+        unsafe { &mut *p }.bsp().raw().at(loc).abort(text.clone())
     });
     fail(err)
 }

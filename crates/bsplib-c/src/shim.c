@@ -105,10 +105,11 @@ void bsplib_c_abort(const char *format, ...)
     va_end(ap);
 }
 
-/* Threads engine: a crash (SIGSEGV, ...) kills every process at once, as
- * they share one OS process; name the process and superstep it happened
- * in before the default action runs. What the handler reads is this
- * thread's own, kept current by Rust (bsplib_c_note). */
+/* A crash (SIGSEGV, ...) names the process and superstep it happened in
+ * before the default action runs (on threads it kills every process at
+ * once, as they share one OS process; on processes the monitor would name
+ * only processes other than 0). What the handler reads is this thread's
+ * own, kept current by Rust (bsplib_c_note, bsplib_c_in_call). */
 static __thread int note_pid = -1;
 static __thread long note_superstep;
 
@@ -154,36 +155,102 @@ static const char *signal_name(int sig)
     }
 }
 
-static void crash(int sig)
+/* Rust side (src/lib.rs): the call this thread is in, if any; whether this
+ * is a process the program forked itself. */
+int bsplib_c_in_call(const char **name, size_t *name_len, const char **file, int *line);
+int bsplib_c_foreign(void);
+
+/* The run's report word (0: nobody reported the run's error, 1: being
+ * printed, 2: printed), shared by all processes of the run: whoever claims
+ * it prints the run's one error line. */
+static volatile unsigned *report_word;
+
+static void put_mem(char **at, const char *s, size_t n, const char *end)
 {
-    if (note_pid >= 0) {
-        char line[256];
-        char *at = line;
-        put_str(&at, "bsplib: the SPMD function (process ");
-        put_num(&at, note_pid);
-        put_str(&at, ", superstep ");
-        put_num(&at, note_superstep);
-        put_str(&at, "): process ");
-        put_num(&at, note_pid);
-        put_str(&at, " was killed by signal ");
-        put_num(&at, sig);
-        put_str(&at, " (");
-        put_str(&at, signal_name(sig));
-        put_str(&at, ")\n");
-        (void)!write(2, line, (size_t)(at - line));
+    if (n > (size_t)(end - *at))
+        n = (size_t)(end - *at);
+    memcpy(*at, s, n);
+    *at += n;
+}
+
+/* A crash: inside a BSPlib call (a pointer argument pointing to fewer bytes
+ * than the call reads or writes), or in the program's own code. Named with
+ * the process and superstep, once per run, then the default action. */
+static void crash(int sig, siginfo_t *info, void *context)
+{
+    const char *name, *file;
+    size_t name_len;
+    int line;
+    unsigned expected = 0;
+    (void)context;
+    if (note_pid >= 0 && !bsplib_c_foreign() &&
+        (!report_word || __atomic_compare_exchange_n(report_word, &expected, 1u, 0,
+                                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))) {
+        char text[1024];
+        char *at = text;
+        const char *end = text + sizeof text - 2;
+        if (bsplib_c_in_call(&name, &name_len, &file, &line)) {
+            put_str(&at, "bsplib: ");
+            put_mem(&at, name, name_len, end - 200);
+            put_str(&at, " (process ");
+            put_num(&at, note_pid);
+            put_str(&at, ", superstep ");
+            put_num(&at, note_superstep);
+            if (file) {
+                put_str(&at, ", ");
+                put_mem(&at, file, strlen(file), end - 160);
+                put_str(&at, ":");
+                put_num(&at, line);
+            }
+            put_str(&at, "): invalid memory access (signal ");
+            put_num(&at, sig);
+            put_str(&at, ", ");
+            put_str(&at, signal_name(sig));
+            put_str(&at, ") at address 0x");
+            {
+                unsigned long a = (unsigned long)(info ? info->si_addr : 0);
+                char hex[17];
+                int n = 0;
+                do {
+                    hex[n++] = "0123456789abcdef"[a % 16];
+                    a /= 16;
+                } while (a > 0);
+                while (n > 0)
+                    *at++ = hex[--n];
+            }
+            put_str(&at, " inside this call: a pointer argument points to fewer bytes than the call reads or writes");
+        } else {
+            put_str(&at, "bsplib: the SPMD function (process ");
+            put_num(&at, note_pid);
+            put_str(&at, ", superstep ");
+            put_num(&at, note_superstep);
+            put_str(&at, "): process ");
+            put_num(&at, note_pid);
+            put_str(&at, " was killed by signal ");
+            put_num(&at, sig);
+            put_str(&at, " (");
+            put_str(&at, signal_name(sig));
+            put_str(&at, ")");
+        }
+        *at++ = '\n';
+        (void)!write(2, text, (size_t)(at - text));
+        if (report_word)
+            __atomic_store_n(report_word, 2u, __ATOMIC_RELEASE);
     }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-void bsplib_c_catch_crashes(void)
+void bsplib_c_catch_crashes(volatile unsigned *report)
 {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     size_t i;
+    report_word = report;
     for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = crash;
+        sa.sa_sigaction = crash;
+        sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }

@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use bsplib::launch::Launch;
 use bsplib::{Engine, Error, ErrorKind};
 
-use crate::{fail, guard, location, terminate, CURRENT};
+use crate::{attach, attached_place, detach, fail, guard, location, terminate};
 
 /// The SPMD function given to `bsp_init`.
 type Spmd = extern "C" fn();
@@ -49,8 +49,9 @@ extern "C" {
     /// message (threads engine).
     pub(crate) fn bsplib_c_note(pid: c_int, superstep: std::ffi::c_long);
     /// `shim.c`: prints that message on SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-    /// SIGABRT before the default action.
-    fn bsplib_c_catch_crashes();
+    /// SIGABRT before the default action, if it claims the run's report
+    /// word (`Launch::report_word`).
+    fn bsplib_c_catch_crashes(report: *const std::sync::atomic::AtomicU32);
 }
 
 /// Keeps the crash message of the threads engine current.
@@ -66,17 +67,21 @@ pub(crate) fn launch() -> Option<Arc<Launch>> {
 
 /// The processes available: on `mpi` the ranks of the job, else
 /// `BSPLIB_NPROCS`, else the hardware threads.
-fn available() -> usize {
+fn available() -> Result<usize, String> {
     if engine() == Ok(Engine::Mpi) && Engine::Mpi.is_available() {
-        return bsplib::Runtime::new(usize::MAX)
+        return Ok(bsplib::Runtime::new(usize::MAX)
             .engine(Engine::Mpi)
-            .nprocs();
+            .nprocs());
     }
-    std::env::var("BSPLIB_NPROCS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(bsplib::available_processes)
+    match std::env::var("BSPLIB_NPROCS") {
+        Err(_) => Ok(bsplib::available_processes()),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("BSPLIB_NPROCS={v} is not a number of processes (1 or more)")),
+    }
 }
 
 /// The engine `BSPLIB_ENGINE` names; `processes` by default: a C program's
@@ -86,17 +91,63 @@ fn engine() -> Result<Engine, String> {
     match std::env::var("BSPLIB_ENGINE") {
         Err(_) => Ok(Engine::Processes),
         Ok(name) if name.is_empty() => Ok(Engine::Processes),
-        Ok(name) => Engine::from_name(&name)
-            .ok_or_else(|| format!("BSPLIB_ENGINE={name} is not an engine (threads, processes)")),
+        Ok(name) => Engine::from_name(name.trim()).ok_or_else(|| {
+            format!("BSPLIB_ENGINE={name} is not an engine (processes, threads, mpi, serial)")
+        }),
     }
+}
+
+/// The BSP process this OS process runs (0 on `threads`), and whether it
+/// ended (`bsp_end`).
+static OS_PROCESS_PID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static OS_PROCESS_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The pid of the BSP process this OS process runs (0 on `threads`).
+pub(crate) fn os_process_pid() -> usize {
+    OS_PROCESS_PID.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// True once this OS process's BSP process called `bsp_end` (`processes`,
+/// `mpi`; on `threads`, once process 0 did).
+pub(crate) fn this_process_ended() -> bool {
+    OS_PROCESS_ENDED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// `void bsp_init(void (*spmd)(void), int argc, char **argv)`: names the
 /// SPMD function, which the other processes of a `threads` run start in.
 #[no_mangle]
 pub extern "C" fn bsp_init(spmd: Option<extern "C" fn()>, argc: c_int, argv: *mut *mut c_char) {
+    bsplib_init_at(spmd, argc, argv, std::ptr::null(), 0)
+}
+
+/// `bsp_init` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_init_at(
+    spmd: Option<extern "C" fn()>,
+    argc: c_int,
+    argv: *mut *mut c_char,
+    file: *const c_char,
+    line: c_int,
+) {
     // `shim.c` keeps the arguments `main` was called with.
     let _ = (argc, argv);
+    if LAUNCH.get().is_some() || SPMD.get().is_some() {
+        let what = if LAUNCH.get().is_some() {
+            "bsp_init after bsp_begin: bsp_init names the SPMD function before the run starts"
+        } else {
+            "bsp_init called twice: a program has one SPMD function"
+        };
+        let (pid, superstep) = attached_place().unwrap_or((os_process_pid(), 0));
+        fail(Error::new(
+            ErrorKind::Startup {
+                detail: what.into(),
+            },
+            "bsp_init",
+            pid,
+            superstep,
+            location(file, line),
+        ));
+    }
     if let Some(f) = spmd {
         let _ = SPMD.set(f);
         if engine() == Ok(Engine::Mpi) {
@@ -159,10 +210,18 @@ fn mpi_init_mode(spmd: Spmd) {
 #[no_mangle]
 pub extern "C" fn bsp_nprocs() -> c_int {
     guard("bsp_nprocs", || {
-        let n = CURRENT
-            .with(|c| c.borrow().as_ref().map(|_| ()))
-            .and_then(|()| launch().map(|l| l.nprocs()))
-            .unwrap_or_else(available);
+        let n = match attached_place().and(launch()) {
+            Some(l) => l.nprocs(),
+            None => available().unwrap_or_else(|e| {
+                fail(Error::new(
+                    ErrorKind::Startup { detail: e },
+                    "bsp_nprocs",
+                    0,
+                    0,
+                    None,
+                ))
+            }),
+        };
         c_int::try_from(n).unwrap_or(c_int::MAX)
     })
 }
@@ -181,7 +240,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         if let Some(pid) = PENDING.with(Cell::take) {
             let launch = launch().expect("a spawned process has a run");
             note(pid, 0);
-            CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
+            attach(launch.attach(pid));
             return Ok(());
         }
         let startup =
@@ -190,34 +249,47 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         // longer leaving the others waiting for it.
         BEGIN_PENDING.store(false, std::sync::atomic::Ordering::Relaxed);
         let engine = engine().map_err(startup)?;
-        if LAUNCH.get().is_some() {
-            return Err(Error::new(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
+        if let Some(launch) = LAUNCH.get() {
+            if attached_place().is_some() || this_process_ended() {
+                return Err(Error::new(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
+            }
+            // A thread the program made calls bsp_begin during the run.
+            let pid = os_process_pid();
+            return Err(Error::new(
+                ErrorKind::NotABspProcess {
+                    what: "a thread the program created",
+                },
+                "bsp_begin",
+                pid,
+                launch.superstep_of(pid),
+                loc,
+            ));
         }
-        let mut p = usize::try_from(maxprocs).unwrap_or(0).min(available());
+        let mut p = usize::try_from(maxprocs)
+            .unwrap_or(0)
+            .min(available().map_err(startup)?);
         if engine == Engine::Mpi && bsplib::launch::mpi_rank()? != 0 {
             // Only process 0's request counts; the run takes it from there.
             p = usize::MAX;
         }
         let launch = Launch::new(engine, p, loc)?;
         let _ = LAUNCH.set(Arc::clone(&launch));
-        // SAFETY: registering a handler with no captured state.
-        unsafe { libc::atexit(exit_without_end) };
+        // SAFETY: registers a handler with no captured state (glibc's
+        // `on_exit` passes the exit status).
+        unsafe { on_exit(exit_without_end, std::ptr::null_mut()) };
+        // SAFETY: installs signal handlers (shim.c) that print through the
+        // run's shared report word, which lives as long as the run.
+        unsafe { bsplib_c_catch_crashes(launch.report_word()) };
         let pid = match engine {
-            Engine::Processes => launch.fork(true)?,
-            Engine::Mpi => {
-                // SAFETY: installs signal handlers (shim.c).
-                unsafe { bsplib_c_catch_crashes() };
-                launch.fork(true)?
-            }
+            Engine::Processes | Engine::Mpi => launch.fork(true)?,
             _ => {
-                // SAFETY: installs signal handlers (shim.c).
-                unsafe { bsplib_c_catch_crashes() };
                 spawn(&launch).map_err(startup)?;
                 0
             }
         };
+        OS_PROCESS_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
         note(pid, 0);
-        CURRENT.with(|c| *c.borrow_mut() = Some(launch.attach(pid)));
+        attach(launch.attach(pid));
         Ok(())
     });
     if let Err(e) = started {
@@ -245,6 +317,7 @@ fn spawn(launch: &Arc<Launch>) -> Result<(), String> {
                     } else {
                         "main"
                     };
+                    let superstep = crate::startup::launch().map_or(0, |l| l.superstep_of(pid));
                     fail(Error::new(
                         ErrorKind::Died {
                             detail: format!(
@@ -253,7 +326,7 @@ fn spawn(launch: &Arc<Launch>) -> Result<(), String> {
                         },
                         "bsp_end",
                         pid,
-                        0,
+                        superstep,
                         None,
                     ));
                 }
@@ -287,13 +360,19 @@ fn stack_size() -> usize {
 pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int {
     let loc = location(file, line);
     let ended = guard("bsp_end", || {
-        let Some(attached) = CURRENT.with(|c| c.borrow_mut().take()) else {
-            return Err(Error::new(ErrorKind::OutsideRun, "bsp_end", 0, 0, loc));
+        let Some(attached) = detach() else {
+            return Err(crate::outside("bsp_end", loc));
         };
         let launch = launch().expect("an attached process has a run");
         let mut attached = attached;
         let pid = attached.bsp().pid();
         launch.end(attached)?;
+        crate::mark_ended();
+        // A crash from here on is not in a BSP process's code.
+        note(usize::MAX, 0);
+        if pid == 0 || launch.engine() != Engine::Threads {
+            OS_PROCESS_ENDED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         if pid != 0 {
             return Ok(match launch.engine() {
                 Engine::Processes | Engine::Mpi => launch.leave(),
@@ -314,29 +393,30 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
     ended.unwrap_or_else(|e| fail(e))
 }
 
-/// Kills the other processes of a failed `processes` run (process 0 only;
-/// the other engines end with this OS process).
-pub(crate) fn kill_others(launch: &Launch) {
-    launch.kill_children();
+/// Process 0 of a failed `processes` run: lets the other processes end by
+/// themselves (they see the run stopped at their next call, flush their
+/// output and exit), killing those still there after a grace period. The
+/// other engines end with this OS process.
+pub(crate) fn end_others(launch: &Launch) {
+    if os_process_pid() == 0 {
+        launch.join();
+    }
 }
 
-/// `atexit`: a process that exits while attached never called `bsp_end`.
-extern "C" fn exit_without_end() {
-    // At exit, thread-locals may be gone already: then nothing is attached.
-    let attached = CURRENT
-        .try_with(|c| {
-            c.try_borrow_mut()
-                .ok()
-                .and_then(|mut c| c.as_mut().map(|a| (a.bsp().pid(), a.bsp().superstep())))
-        })
-        .ok()
-        .flatten();
-    if let Some((pid, superstep)) = attached {
+/// `on_exit`: a process that exits while attached never called `bsp_end`
+/// (`exit()` in mid-run, `main` returning, a `bsp_init` SPMD function
+/// returning on a forked process). A process the program forked itself is
+/// none of the run's business.
+extern "C" fn exit_without_end(status: c_int, _: *mut std::ffi::c_void) {
+    if bsplib::launch::in_foreign_process() {
+        return;
+    }
+    if let Some((pid, superstep)) = attached_place() {
         fail(Error::new(
             ErrorKind::Died {
-                detail: format!("process {pid} called exit() without calling bsp_end"),
+                detail: format!("process {pid} exited (status {status}) without calling bsp_end"),
             },
-            "bsp_end",
+            "exit",
             pid,
             superstep,
             None,

@@ -91,11 +91,20 @@ enum Expect {
         stdout: fn(usize) -> String,
         min_p: usize,
     },
+    /// A failure that names where it happened though not through a
+    /// located call (an `exit`, a deadline): non-zero status and a stderr
+    /// line containing every one of `all`. With `lines`, stdout holds
+    /// exactly those lines in any order (output is not lost).
+    Names {
+        all: &'static [&'static str],
+        lines: Option<fn(usize) -> String>,
+        min_p: usize,
+    },
     /// Process 1 dies from a signal while the others wait in `bsp_sync`:
-    /// non-zero status, no hang, and a message naming process 1: on every
-    /// engine for signals a handler can catch (`caught`), on the processes
-    /// engine only for SIGKILL (on threads it takes the whole OS process at
-    /// once).
+    /// non-zero status, no hang, and a message naming process 1 (on `mpi`
+    /// only for signals a handler can catch, `caught`: there `mpirun`
+    /// reports a SIGKILL; elsewhere `bsprun` names the processes when the
+    /// program could not).
     Crash { caught: bool },
 }
 
@@ -105,6 +114,14 @@ struct Prog {
     file: &'static str,
     input: Option<fn(usize) -> String>,
     expect: Expect,
+    /// Environment variables of the run.
+    env: &'static [(&'static str, &'static str)],
+    /// The engines the program runs on (all if empty).
+    only: &'static [&'static str],
+    /// Not run under AddressSanitizer (a program that reads out of bounds
+    /// on purpose, which ASan reports before the library's crash handler
+    /// can, or one whose forked child LeakSanitizer would check).
+    no_asan: bool,
 }
 
 const fn prog(file: &'static str, expect: Expect) -> Prog {
@@ -112,6 +129,9 @@ const fn prog(file: &'static str, expect: Expect) -> Prog {
         file,
         input: None,
         expect,
+        env: &[],
+        only: &[],
+        no_asan: false,
     }
 }
 
@@ -120,6 +140,28 @@ const fn fed(file: &'static str, input: fn(usize) -> String, expect: Expect) -> 
         file,
         input: Some(input),
         expect,
+        env: &[],
+        only: &[],
+        no_asan: false,
+    }
+}
+
+const fn names(file: &'static str, all: &'static [&'static str], min_p: usize) -> Prog {
+    prog(
+        file,
+        Expect::Names {
+            all,
+            lines: None,
+            min_p,
+        },
+    )
+}
+
+/// A run with a deadline of one second (`BSPLIB_DEADLINE`).
+const fn deadline(prog: Prog) -> Prog {
+    Prog {
+        env: &[("BSPLIB_DEADLINE", "1")],
+        ..prog
     }
 }
 
@@ -248,6 +290,40 @@ const ERRORS: &[Prog] = &[
     prog("err_killed.c", Expect::Crash { caught: false }),
 ];
 
+/// Bad pointers, exits, threads and processes of the program's own,
+/// deadlines: the defects of the reliability issue, each a clean error (or
+/// a run undisturbed).
+#[rustfmt::skip]
+const RELIABILITY: &[Prog] = &[
+    err("err_get_null_dst.c", "bsp_get", 0, 1, 1),
+    err("err_hpget_null_dst.c", "bsp_hpget", 0, 1, 1),
+    err("err_put_null_src.c", "bsp_put", 0, 1, 1),
+    err("err_hpput_null_src.c", "bsp_hpput", 0, 1, 1),
+    err("err_send_null_tag.c", "bsp_send", 0, 1, 1),
+    err("err_send_null_payload.c", "bsp_send", 0, 0, 1),
+    err("err_move_null.c", "bsp_move", 0, 1, 1),
+    err("err_get_tag_null.c", "bsp_get_tag", 0, 2, 1),
+    Prog { no_asan: true, ..err("err_send_huge_tagsize.c", "bsp_send", 0, 1, 1) },
+    err("err_put_to_null.c", "bsp_put", 0, 1, 1),
+    err("err_pid_outside.c", "bsp_pid", 0, 0, 1),
+    err("err_init_after_begin.c", "bsp_init", 0, 1, 1),
+    err("err_call_from_thread.c", "bsp_pid", 0, 1, 1),
+    err("err_begin_from_thread.c", "bsp_begin", 0, 1, 1),
+    names("err_exit_mid_run.c", &["process 1, superstep 1", "process 1 exited (status 3) without calling bsp_end"], 2),
+    names("err_main_returns.c", &["superstep 2", "without calling bsp_end"], 1),
+    names("err_init_spmd_returns.c", &["process 1, superstep 1", "process 1", "without calling bsp_end"], 2),
+    // Under ASan, LeakSanitizer calls the memory the forked child inherits
+    // from the other threads leaked, and changes the child's exit status.
+    Prog { no_asan: true, ..ok("user_fork.c") },
+    prog("err_output_kept.c", Expect::Names {
+        all: &["process 0 gives up"],
+        lines: Some(|p| (0..p).map(|i| format!("line from process {i}\n")).collect()),
+        min_p: 1,
+    }),
+    deadline(names("err_deadline.c", &["bsp_sync", "superstep 1", "never arrived: process 1 (computing in superstep 1)"], 2)),
+    Prog { only: &["processes"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
+];
+
 fn nothing(_: usize) -> String {
     String::new()
 }
@@ -292,6 +368,11 @@ fn every_misuse_stops_the_run_naming_call_process_superstep_and_line() {
 }
 
 #[test]
+fn bad_pointers_exits_foreign_threads_and_deadlines_end_in_one_clean_error() {
+    run_table(RELIABILITY, &C99, &NPROCS);
+}
+
+#[test]
 fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
     run_table(INPROD, &C99, &NPROCS);
 }
@@ -333,9 +414,10 @@ fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
     if engines().iter().any(|e| e == "mpi") {
         return;
     }
-    let all: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, INPROD, ERRORS]
+    let all: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, INPROD, ERRORS, RELIABILITY]
         .iter()
         .flat_map(|t| t.iter())
+        .filter(|p| !p.no_asan)
         .collect();
     run_progs(&all, &ASAN, &ASAN_NPROCS);
 }
@@ -361,7 +443,11 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
     let engines = engines();
     for prog in progs {
         let Ok(path) = exe(prog.file) else { continue };
-        for engine in engines.iter().map(String::as_str) {
+        for engine in engines
+            .iter()
+            .map(String::as_str)
+            .filter(|e| prog.only.is_empty() || prog.only.contains(e))
+        {
             for &p in nprocs.iter().filter(|&&p| p >= min_p(&prog.expect)) {
                 jobs.push((*prog, path.as_path(), engine, p));
             }
@@ -374,6 +460,7 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
             p,
             prog.input.map(|f| f(p)),
             asan_options(variant, prog),
+            prog.env,
         );
         check(prog, engine, p, &outcome, variant.asan).map_err(|why| {
             format!(
@@ -405,7 +492,9 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
 
 fn min_p(expect: &Expect) -> usize {
     match *expect {
-        Expect::Error { min_p, .. } | Expect::Fails { min_p, .. } => min_p,
+        Expect::Error { min_p, .. } | Expect::Fails { min_p, .. } | Expect::Names { min_p, .. } => {
+            min_p
+        }
         Expect::Crash { .. } => 2,
         Expect::Ok | Expect::Stdout(_) | Expect::Lines(_) => 1,
     }
@@ -463,6 +552,21 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
         v.join("\n")
     };
     match expect {
+        Expect::Names { all, lines, .. } => {
+            if !out
+                .stderr
+                .lines()
+                .any(|l| all.iter().all(|w| has_number(l, w)))
+            {
+                return Err(format!("expected a stderr line containing all of {all:?}"));
+            }
+            if let Some(f) = lines.filter(|f| sorted(&f(p)) != sorted(&out.stdout)) {
+                return Err(format!(
+                    "expected these stdout lines in any order:\n{}",
+                    indent(&f(p))
+                ));
+            }
+        }
         Expect::Lines(f) if sorted(&f(p)) != sorted(&out.stdout) => {
             return Err(format!(
                 "expected these stdout lines in any order:\n{}",
@@ -493,7 +597,7 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
             return Err(format!("expected {stderr_has:?} on stderr"));
         }
         Expect::Crash { caught }
-            if (caught || engine == "processes")
+            if (caught || engine != "mpi")
                 && !out.stderr.lines().any(|l| has_number(l, "process 1")) =>
         {
             return Err("expected a stderr line naming process 1".into());
@@ -607,8 +711,10 @@ fn run(
     p: usize,
     input: Option<String>,
     asan_options: Option<String>,
+    env: &[(&str, &str)],
 ) -> Outcome {
     let mut cmd = Command::new(BSPRUN);
+    cmd.envs(env.iter().copied());
     // Cargo points LD_LIBRARY_PATH at target/<profile>, where an older
     // libbsp.so may lie: the programs must load the one they were built
     // against (bspcc's rpath).

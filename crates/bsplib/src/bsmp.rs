@@ -125,6 +125,12 @@ impl Process {
         let pid = self.check_pid(pid, CALL, loc)?;
         let len = self.check_nonneg(nbytes, "payload nbytes", CALL, loc)?;
         let tag_len = self.tags.send;
+        self.check_pointer(tag, tag_len, "tag", CALL, loc)?;
+        self.check_pointer(payload, len, "payload", CALL, loc)?;
+        let out = self.out();
+        out.sends[pid]
+            .try_reserve_record(tag_len.saturating_add(len).saturating_add(8))
+            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
         let buf = &mut self.out().sends[pid];
         // SAFETY: the caller guarantees both ranges are readable. The
         // header and the tag form one record, the payload another, each
@@ -151,10 +157,12 @@ impl Process {
     ) -> Result<usize, Error> {
         const CALL: &str = "bsp_move";
         let max = self.check_nonneg(max, "reception nbytes", CALL, loc)?;
-        let Some(m) = self.inbox.pop_front() else {
+        let Some(m) = self.inbox.front() else {
             return Err(self.fail(ErrorKind::EmptyQueue, CALL, loc));
         };
         let n = m.len.min(max);
+        self.check_pointer(dst, n, "payload", CALL, loc)?;
+        self.inbox.pop_front();
         // SAFETY: `m.payload` is readable for `m.len` bytes until the next
         // sync (Inbox docs); the caller vouches for `dst`.
         unsafe { mem::copy(m.payload, dst, n) };

@@ -224,6 +224,19 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.str(what);
             w.u64(*value);
         }
+        K::Deadline { limit_ms, laggards } => {
+            w.u64(23);
+            w.u64(*limit_ms);
+            w.str(laggards);
+        }
+        K::OutOfMemory { bytes } => {
+            w.u64(24);
+            word(&mut w, *bytes);
+        }
+        K::NotABspProcess { what } => {
+            w.u64(25);
+            w.str(what);
+        }
     }
     w.0
 }
@@ -262,6 +275,10 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
         },
         K::Panicked { message } => K::Panicked {
             message: cut(message),
+        },
+        K::Deadline { limit_ms, laggards } => K::Deadline {
+            limit_ms: *limit_ms,
+            laggards: cut(laggards),
         },
         other => other.clone(),
     };
@@ -342,6 +359,14 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         22 => K::IntOverflow {
             what: r.static_str()?,
             value: r.u64()?,
+        },
+        23 => K::Deadline {
+            limit_ms: r.u64()?,
+            laggards: r.string()?,
+        },
+        24 => K::OutOfMemory { bytes: r.usize()? },
+        25 => K::NotABspProcess {
+            what: r.static_str()?,
         },
         _ => return None,
     };

@@ -110,7 +110,12 @@ impl Process {
         else {
             return Ok(());
         };
+        self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        let out = self.out();
+        out.puts[pid]
+            .try_reserve_record(nbytes)
+            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
         unsafe { self.out().puts[pid].push_record([remote, nbytes], src, nbytes) };
         self.flags |= DATA;
@@ -137,8 +142,13 @@ impl Process {
         else {
             return Ok(());
         };
+        self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
         if self.world.distributed() {
+            let out = self.out();
+            out.puts[pid]
+                .try_reserve_record(nbytes)
+                .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
             // No shared memory to copy from at the sync: buffer it now,
             // which BSPlib allows ("any time before the end of the sync").
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
@@ -178,6 +188,7 @@ impl Process {
         else {
             return Ok(());
         };
+        self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let remote = self.resolve(pid, src, offset, nbytes, call, loc)?;
         self.gets.push(GetReq {
             pid,

@@ -155,9 +155,7 @@ pub enum ErrorKind {
     },
     /// The local address named by a put, get or pop has no live registration
     /// slot on this process.
-    #[error(
-        "address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)"
-    )]
+    #[error("{}", not_registered(*.addr))]
     NotRegistered {
         /// The local address, as an integer.
         addr: usize,
@@ -279,6 +277,29 @@ pub enum ErrorKind {
         /// What happened, e.g. `process 1 was killed by signal 9 (SIGKILL)`.
         detail: String,
     },
+    /// A process waited in `bsp_sync` longer than the run's deadline
+    /// ([`Runtime::deadline`](crate::Runtime::deadline), `BSPLIB_DEADLINE`).
+    #[error("waited {}.{:03} s (the run's deadline) in bsp_sync: {laggards}", .limit_ms / 1000, .limit_ms % 1000)]
+    Deadline {
+        /// The deadline, in milliseconds.
+        limit_ms: u64,
+        /// The processes that never arrived and where each was last seen.
+        laggards: String,
+    },
+    /// Memory for this call's data could not be allocated.
+    #[error("cannot allocate {bytes} bytes for this call's data")]
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: usize,
+    },
+    /// A BSPlib call made from a thread that is not a BSP process (a
+    /// thread the program created itself), or from a process the program
+    /// forked itself.
+    #[error("called from {what}, which is not a BSP process: only the processes bsp_begin started may make BSPlib calls")]
+    NotABspProcess {
+        /// `a thread the program created`, `a process the program forked`.
+        what: &'static str,
+    },
     /// One superstep's traffic from one process exceeds what the engine can
     /// hold (the `processes` engine reserves a fixed address range per
     /// process).
@@ -289,6 +310,19 @@ pub enum ErrorKind {
         /// Bytes available.
         capacity: usize,
     },
+}
+
+fn not_registered(addr: usize) -> String {
+    if addr == 0 {
+        "the address is NULL, which names no registered area (a NULL registration, \
+         bsp_push_reg(NULL, ...), says this process has no area in that slot; \
+         name the slot by the address another process registered)"
+            .into()
+    } else {
+        format!(
+            "address {addr:#x} is not registered (bsp_push_reg it, then bsp_sync, before using it)"
+        )
+    }
 }
 
 /// A BSPlib error: what went wrong, in which call, on which process, in which

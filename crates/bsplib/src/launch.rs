@@ -53,21 +53,23 @@ impl Launch {
         nprocs: usize,
         loc: Option<SourceLocation>,
     ) -> Result<Arc<Self>, Error> {
-        let n = Runtime::new(nprocs).engine(engine).check_start(loc)?;
-        let startup = |detail: String| Error::startup(detail, loc);
+        processes::watch_forks();
+        let runtime = Runtime::new(nprocs).engine(engine);
+        let n = runtime.check_start(loc)?;
         #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
         let mut rank_pid = None;
         let world = match engine {
-            Engine::Serial => World::serial(),
-            Engine::Threads => World::threads(n),
-            Engine::Processes => World::processes(n).map_err(startup)?,
+            Engine::Serial => runtime.world(World::serial(), loc)?,
+            Engine::Threads => runtime.world(World::threads(n), loc)?,
+            Engine::Processes => runtime.world(World::processes(n), loc)?,
             #[cfg(feature = "mpi")]
             Engine::Mpi => {
-                let (n, member) = crate::engine::mpi::join(n).map_err(startup)?;
+                let (n, member) =
+                    crate::engine::mpi::join(n).map_err(|d| Error::startup(d, loc))?;
                 match member {
                     Some((pid, engine)) => {
                         rank_pid = Some(pid);
-                        World::mpi(n, engine)
+                        runtime.world(World::mpi(n, engine), loc)?
                     }
                     // A rank the run has no process for ends here.
                     None => crate::engine::mpi::finalize_and_exit(),
@@ -154,8 +156,9 @@ impl Launch {
     /// A result that does not fit the engine (never for `None`).
     pub fn end(&self, attached: Attached) -> Result<(), Error> {
         let pid = attached.bsp.pid();
+        let superstep = attached.bsp.superstep();
         drop(attached);
-        self.world.ended(pid);
+        self.world.ended(pid, superstep);
         match self.world.shared() {
             Some(shared) => shared.set_done(pid, None),
             None => Ok(()),
@@ -200,17 +203,50 @@ impl Launch {
     }
 }
 
+impl Launch {
+    /// The run's report state (0: nobody reported the error, 1: somebody
+    /// is printing it, 2: printed), shared by every process of the run, for
+    /// a crash handler that prints its own line: it claims the report by a
+    /// compare-exchange from 0 to 1, and stores 2 once printed.
+    pub fn report_word(&self) -> *const std::sync::atomic::AtomicU32 {
+        std::ptr::from_ref(self.world.reported()).cast()
+    }
+
+    /// The superstep process `pid` was last seen in, from the run's status
+    /// board.
+    pub fn superstep_of(&self, pid: usize) -> u64 {
+        self.world.board().get(pid).0
+    }
+}
+
+/// True in a process that the program forked itself from a BSP process
+/// (after the start of a run by [`Launch::new`]): it is not a BSP process,
+/// and must neither make BSPlib calls nor report anything about the run.
+pub fn in_foreign_process() -> bool {
+    processes::is_foreign()
+}
+
+/// What the status board in the memory file `fd` says (`bsprun` passes
+/// `BSPLIB_STATUS_FD` to the program, and reads it when the program was
+/// interrupted or killed): whether the run's error was reported, and
+/// where each process was (`process 2: computing in superstep 3`).
+/// `None` if no run used that file.
+pub fn describe_status(fd: i32) -> Option<(bool, Vec<String>)> {
+    crate::engine::board::describe_fd(fd)
+}
+
 /// See [`Launch::report`]. A process that does not print waits (up to a
 /// second) for the one printing, so that ending the program does not cut
 /// the message short.
 pub(crate) fn report(world: &World) -> bool {
-    use std::io::Write;
     let state = world.reported();
     match world.failure() {
         Some(err) if state.claim() => {
-            // One write: a line is not interleaved with, or cut by, others.
+            // One write, straight to the descriptor: a line is not
+            // interleaved with, or cut by, others, and no lock of the
+            // standard library is needed (this runs at exit too).
             let line = format!("bsplib: {err}\n");
-            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            write_stderr(line.as_bytes());
             state.done();
             true
         }
@@ -218,6 +254,18 @@ pub(crate) fn report(world: &World) -> bool {
             state.wait(std::time::Duration::from_secs(1));
             false
         }
+    }
+}
+
+/// Writes `bytes` to file descriptor 2, retrying short writes.
+fn write_stderr(mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live buffer to a descriptor.
+        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            return;
+        }
+        bytes = &bytes[n as usize..];
     }
 }
 

@@ -72,6 +72,21 @@ impl AlignedBuf {
         at
     }
 
+    /// Makes room for a record of `len` payload bytes (and its two header
+    /// words) without aborting when memory runs out: `Err` with the bytes
+    /// asked for. A later `push_record` of that size then does not allocate.
+    pub(crate) fn try_reserve_record(&mut self, len: usize) -> Result<(), usize> {
+        let bytes = len.checked_add(16 + 7).ok_or(usize::MAX)?;
+        let words = (self.len + (bytes & !7)) / 8;
+        if words <= self.words.len() {
+            return Ok(());
+        }
+        let grow = words.max(self.words.len().saturating_mul(2)) - self.words.len();
+        self.words.try_reserve_exact(grow).map_err(|_| bytes)?;
+        self.words.resize(self.words.len() + grow, 0);
+        Ok(())
+    }
+
     /// Appends a record: two header words, then `len` bytes read from
     /// `src`, padded to 8. One capacity check for the whole record.
     ///

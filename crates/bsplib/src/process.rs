@@ -89,6 +89,9 @@ pub(crate) struct Process {
 impl Process {
     pub(crate) fn new(pid: usize, world: Arc<World>, start: Instant) -> Self {
         let nprocs = world.nprocs();
+        world
+            .board()
+            .set(pid, 0, crate::engine::board::State::Computing);
         Process {
             pid,
             nprocs,
@@ -150,6 +153,18 @@ impl Process {
         match why {
             Interrupt::Stopped => self.stopped(call, loc),
             Interrupt::Ended(ended) => self.fail(ErrorKind::ProcessEnded { ended }, call, loc),
+            Interrupt::Deadline => {
+                let limit = self.world.deadline().unwrap_or_default();
+                let laggards = self.world.board().laggards(self.superstep);
+                self.fail(
+                    ErrorKind::Deadline {
+                        limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                        laggards,
+                    },
+                    call,
+                    loc,
+                )
+            }
         }
     }
 
@@ -183,6 +198,25 @@ impl Process {
             usize::try_from(value).map_err(|_| self.fail(ErrorKind::Overflow { what }, call, loc))
         } else {
             Err(self.fail(ErrorKind::Negative { what, value }, call, loc))
+        }
+    }
+
+    /// Checks that a pointer the call reads or writes `len > 0` bytes
+    /// through is not null (the raw layer and C; the safe API has no null
+    /// pointers).
+    #[inline]
+    pub(crate) fn check_pointer<T>(
+        &self,
+        p: *const T,
+        len: usize,
+        what: &'static str,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if p.is_null() && len > 0 {
+            Err(self.fail(ErrorKind::NullPointer { what }, call, loc))
+        } else {
+            Ok(())
         }
     }
 

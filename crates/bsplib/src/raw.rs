@@ -302,13 +302,22 @@ impl<'a> Raw<'a> {
     /// # Safety
     ///
     /// `tag` must be writable for the queue's tag size.
-    pub unsafe fn get_tag(&self, tag: *mut c_void) -> Option<usize> {
+    ///
+    /// # Errors
+    ///
+    /// A null `tag` when the queue's tag size is not 0.
+    #[track_caller]
+    pub unsafe fn get_tag(&self, tag: *mut c_void) -> Res<Option<usize>> {
+        let loc = self.loc();
         let p = self.bsp.process();
-        let m = p.inbox.front()?;
+        let Some(m) = p.inbox.front() else {
+            return Ok(None);
+        };
+        p.check_pointer(tag, m.tag_len, "tag", "bsp_get_tag", loc)?;
         // SAFETY: the message is readable until the next sync; the caller
-        // vouches for `tag`.
+        // vouches for `tag`, which is not null.
         unsafe { crate::mem::copy(m.tag, tag.cast(), m.tag_len) };
-        Some(m.len)
+        Ok(Some(m.len))
     }
 
     /// `bsp_move(payload, reception_nbytes)`: returns the bytes copied.

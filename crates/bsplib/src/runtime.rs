@@ -4,7 +4,7 @@ use crate::error::SourceLocation;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::bsp::{AbortUnwind, Bsp};
 use crate::codec::Portable;
@@ -97,6 +97,7 @@ pub struct Runtime {
     /// A `BSPLIB_ENGINE` that names no engine: the run fails saying so.
     bad_env: Option<String>,
     return_everywhere: bool,
+    deadline: Option<Duration>,
 }
 
 impl Runtime {
@@ -104,23 +105,79 @@ impl Runtime {
     /// engine: the one `BSPLIB_ENGINE` names if it is set
     /// ([`Engine::from_env`]), else `threads`.
     pub fn new(nprocs: usize) -> Self {
-        let (engine, bad_env) = match Engine::from_env() {
+        let (engine, mut bad_env) = match Engine::from_env() {
             None => (Engine::default(), None),
             Some(Ok(engine)) => (engine, None),
-            Some(Err(name)) => (Engine::default(), Some(name)),
+            Some(Err(name)) => (
+                Engine::default(),
+                Some(format!(
+                    "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
+                )),
+            ),
+        };
+        let deadline = match deadline_from_env() {
+            None => None,
+            Some(Ok(d)) => Some(d),
+            Some(Err(bad)) => {
+                bad_env.get_or_insert(bad);
+                None
+            }
         };
         Runtime {
             nprocs,
             engine,
             bad_env,
             return_everywhere: false,
+            deadline,
         }
+    }
+
+    /// Gives up a sync that waits longer than `limit` for the other
+    /// processes: the run stops with [`ErrorKind::Deadline`], naming the
+    /// processes that never arrived and the superstep each was last seen
+    /// in (a process stuck in a loop, stopped by `SIGSTOP`, or waiting for
+    /// something that never comes). `None` (the default) waits forever.
+    /// The environment variable `BSPLIB_DEADLINE` (seconds) sets it too
+    /// (`bsprun --deadline`). Not on `mpi`, whose barrier is MPI's.
+    ///
+    /// On `threads`, a Rust run returns once every process has returned
+    /// (a thread cannot be killed): the deadline then names the culprit
+    /// at once in the processes that waited, but a process that never
+    /// makes another BSPlib call keeps the run from returning. C programs
+    /// end at once on every engine.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = bsplib::Runtime::new(2)
+    ///     .deadline(Some(Duration::from_millis(100)))
+    ///     .run(|bsp| {
+    ///         if bsp.pid() == 1 {
+    ///             std::thread::sleep(Duration::from_millis(500)); // a slow process
+    ///         }
+    ///         bsp.sync()
+    ///     })
+    ///     .unwrap_err();
+    /// assert!(matches!(err.kind(), bsplib::ErrorKind::Deadline { .. }));
+    /// assert!(err.to_string().contains("process 1 (computing in superstep 0)"));
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn deadline(mut self, limit: Option<Duration>) -> Self {
+        self.deadline = limit;
+        self
     }
 
     /// Chooses the engine (overriding `BSPLIB_ENGINE`).
     pub fn engine(mut self, engine: Engine) -> Self {
         self.engine = engine;
-        self.bad_env = None;
+        if self
+            .bad_env
+            .as_deref()
+            .is_some_and(|b| b.starts_with("BSPLIB_ENGINE"))
+        {
+            self.bad_env = None;
+        }
         self
     }
 
@@ -181,8 +238,8 @@ impl Runtime {
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
         let world = Arc::new(match self.engine {
-            Engine::Serial => World::serial(),
-            Engine::Threads => World::threads(n),
+            Engine::Serial => self.world(World::serial(), loc)?,
+            Engine::Threads => self.world(World::threads(n), loc)?,
             Engine::Processes | Engine::Mpi => {
                 return Err(Error::new(
                     ErrorKind::Startup {
@@ -249,10 +306,8 @@ impl Runtime {
             return Err(err);
         }
         let startup = |detail: String| Error::startup(detail, loc);
-        if let Some(name) = &self.bad_env {
-            return Err(startup(format!(
-                "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
-            )));
+        if let Some(bad) = &self.bad_env {
+            return Err(startup(bad.clone()));
         }
         let n = self.nprocs();
         if n == 0 {
@@ -264,6 +319,17 @@ impl Runtime {
             ));
         }
         Ok(n)
+    }
+
+    /// A new world, configured (the deadline), or the error of its start.
+    pub(crate) fn world(
+        &self,
+        made: Result<World, String>,
+        loc: Option<SourceLocation>,
+    ) -> Result<World, Error> {
+        let world = made.map_err(|detail| Error::startup(detail, loc))?;
+        world.set_deadline(self.deadline);
+        Ok(world)
     }
 
     /// [`run`](Runtime::run) on any engine, the `processes` engine
@@ -299,8 +365,7 @@ impl Runtime {
         }
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
-        let startup = |detail: String| Error::startup(detail, loc);
-        let world = Arc::new(World::processes(n).map_err(startup)?);
+        let world = Arc::new(self.world(World::processes(n), loc)?);
         let shared = world.shared().expect("a processes world");
         let start = Instant::now();
         let pid = processes::fork(&world, shared)?;
@@ -359,7 +424,7 @@ impl Runtime {
         }
         let mut mine = Vec::new();
         if let Some((pid, engine)) = member {
-            let world = Arc::new(World::mpi(n, engine));
+            let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
             // A failed process ends the job (`World::fail`): past this
             // point the process succeeded.
             if let Some(r) = process_main(pid, &world, Instant::now(), &spmd) {
@@ -377,6 +442,22 @@ impl Runtime {
         }
         Ok(results)
     }
+}
+
+/// `BSPLIB_DEADLINE` (seconds, fractions allowed), if set: the deadline,
+/// or the error naming the bad value.
+fn deadline_from_env() -> Option<Result<Duration, String>> {
+    let v = std::env::var("BSPLIB_DEADLINE").ok()?;
+    Some(
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| {
+                format!("BSPLIB_DEADLINE={v} is not a number of seconds greater than 0")
+            }),
+    )
 }
 
 /// The error of a run whose process `pid` (in another address space)
@@ -471,7 +552,14 @@ impl InRun {
 
 impl Drop for InRun {
     fn drop(&mut self) {
-        CURRENT.with(|c| *c.borrow_mut() = None);
+        // At the exit of a thread (or of the program, for its main thread)
+        // this thread-local may be gone already: then there is nothing to
+        // clear.
+        let _ = CURRENT.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                *c = None;
+            }
+        });
     }
 }
 
@@ -486,7 +574,7 @@ where
     let outcome = catch_unwind(AssertUnwindSafe(|| spmd(&mut bsp)));
     match outcome {
         Ok(Ok(r)) => {
-            world.ended(pid);
+            world.ended(pid, bsp.superstep_now());
             Some(r)
         }
         Ok(Err(e)) => {

@@ -25,6 +25,7 @@
 
 use std::ptr;
 
+use crate::engine::board::State;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
@@ -54,6 +55,9 @@ impl Process {
     /// them fails (see `Process::check_running`), and the message queue is
     /// emptied.
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
+        self.world
+            .board()
+            .set(self.pid, self.superstep, State::Syncing);
         let result = self
             .check_running(CALL, loc)
             .and_then(|()| self.sync_steps(loc));
@@ -124,9 +128,9 @@ impl Process {
         self.superstep += 1;
         self.parity ^= 1;
         self.flags = 0;
-        if let Some(shared) = self.world.shared() {
-            shared.note_superstep(self.pid, self.superstep);
-        }
+        self.world
+            .board()
+            .set(self.pid, self.superstep, State::Computing);
     }
 
     /// Step 3 on an engine sharing memory: the calls are in the mailboxes.

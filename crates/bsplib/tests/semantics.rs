@@ -414,7 +414,7 @@ fn raw_program(bsp: &mut Bsp) -> Result<Outcome, Error> {
         let mut msgs = vec![];
         check_eq!(bsp, bsp.raw().qsize().0, 2);
         let mut tag = [0u8; 4];
-        if let Some(n) = bsp.raw().get_tag(tag.as_mut_ptr().cast()) {
+        if let Some(n) = bsp.raw().get_tag(tag.as_mut_ptr().cast())? {
             let mut buf = vec![0u8; n];
             check_eq!(
                 bsp,

@@ -135,7 +135,7 @@ fn get_tag_on_empty_queue_is_none() {
         let mut tag = [0xAA; 4];
         check_eq!(bsp, bsp.get_tag(&mut tag)?, None);
         // SAFETY: `tag` is writable for 4 bytes, more than the tag size.
-        let raw = unsafe { bsp.raw().get_tag(tag.as_mut_ptr().cast()) };
+        let raw = unsafe { bsp.raw().get_tag(tag.as_mut_ptr().cast()) }?;
         check_eq!(bsp, raw, None);
         check!(bsp, bsp.hpmove().is_none());
         check_eq!(bsp, tag, [0xAA; 4]); // unchanged

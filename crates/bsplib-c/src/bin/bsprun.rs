@@ -38,6 +38,10 @@ Options:
                   number of processes (a positive integer)
   --engine E, --engine=E
                   engine: {}
+  --deadline S, --deadline=S
+                  stop the run when a process waits in bsp_sync longer
+                  than S seconds, naming the processes that never arrived
+                  and the superstep each was last seen in (not on mpi)
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
   --version       print the version and exit
@@ -45,6 +49,13 @@ Options:
 Environment set for the program (only when the option is given):
   BSPLIB_NPROCS   the number of processes
   BSPLIB_ENGINE   the engine
+  BSPLIB_DEADLINE the deadline, in seconds
+
+On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
+every process is (computing in superstep s, or waiting in its bsp_sync)
+before the program ends. If the program is killed by a signal that it could
+not report itself (SIGKILL, say), bsprun names the processes and their
+supersteps. The exit status is the program's (128 + signal if killed).
 
 The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
 choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
@@ -72,6 +83,8 @@ struct Invocation {
     nprocs: Option<usize>,
     /// `BSPLIB_ENGINE` (one of [`ENGINES`]), if an option gave it.
     engine: Option<&'static str>,
+    /// `BSPLIB_DEADLINE` (seconds), if an option gave it.
+    deadline: Option<String>,
     /// The program, resolved through `PATH` if it has no `/`.
     program: OsString,
     /// The program's arguments.
@@ -87,6 +100,8 @@ enum UsageError {
     BadNprocs { option: String, value: String },
     /// The value of `--engine` is not one of [`ENGINES`].
     BadEngine(String),
+    /// The value of `--deadline` is not a positive number of seconds.
+    BadDeadline(String),
     /// An argument before the program looks like an option but is not one.
     UnknownOption(String),
     /// The command line names no program.
@@ -113,6 +128,10 @@ impl fmt::Display for UsageError {
                 "--engine: unknown engine '{value}' (expected one of: {})",
                 ENGINES.join(", ")
             ),
+            UsageError::BadDeadline(value) => write!(
+                f,
+                "--deadline: the deadline must be a positive number of seconds, not '{value}'"
+            ),
             UsageError::UnknownOption(option) => write!(f, "unknown option '{option}'"),
             UsageError::NoProgram => write!(f, "no program to run"),
         }
@@ -134,6 +153,7 @@ fn is_option(arg: &OsStr) -> bool {
 fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
     let mut nprocs = None;
     let mut engine = None;
+    let mut deadline = None;
     let mut rest = args.iter().map(AsRef::as_ref);
     while let Some(arg) = rest.next() {
         let program = if arg == "--" {
@@ -159,6 +179,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
                     nprocs = Some(parse_nprocs(name, value()?)?);
                 }
                 ("--engine", _) => engine = Some(parse_engine(value()?)?),
+                ("--deadline", _) => deadline = Some(parse_deadline(value()?)?),
                 _ => return Err(UsageError::UnknownOption(text.into_owned())),
             }
             continue;
@@ -168,6 +189,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
         return Ok(Action::Run(Invocation {
             nprocs,
             engine,
+            deadline,
             program: program.to_owned(),
             args: rest.map(OsStr::to_owned).collect(),
         }));
@@ -184,6 +206,14 @@ fn parse_nprocs(option: &str, value: String) -> Result<usize, UsageError> {
             option: option.to_owned(),
             value,
         }),
+    }
+}
+
+/// The value of `--deadline`: a positive, finite number of seconds.
+fn parse_deadline(value: String) -> Result<String, UsageError> {
+    match value.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(value),
+        _ => Err(UsageError::BadDeadline(value)),
     }
 }
 
@@ -235,6 +265,85 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     Ok(command)
 }
 
+/// The child `mpirun` of [`run_mpirun`], for the signal forwarder.
+static MPIRUN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Passes a termination signal on to `mpirun`, which ends the job.
+extern "C" fn forward_signal(signal: libc::c_int) {
+    let pid = MPIRUN_PID.load(std::sync::atomic::Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe and has no memory-safety
+        // preconditions.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
+/// process with it, to keep the job's error report to one line: its
+/// standard error passes through this process, which forwards it line by
+/// line until a line starting with `bsplib:` (the library's error, printed
+/// once by the rank that found it) and drops everything after it: the same
+/// error found again by another rank, and Open MPI's own reports of the job
+/// ending (the `MPI_ABORT` banner, `ORTE_ERROR_LOG` lines, "mpirun detected
+/// that one or more processes exited with non-zero status"). Standard input
+/// and output are `mpirun`'s own; `SIGTERM`, `SIGHUP`, `SIGINT` and
+/// `SIGQUIT` are passed on to it. Exits with `mpirun`'s status (128 +
+/// signal if it was killed).
+fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = match command.stderr(std::process::Stdio::piped()).spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!(
+                "bsprun: cannot run mpirun for {}: {error}",
+                program.to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    MPIRUN_PID.store(
+        i32::try_from(child.id()).unwrap_or(0),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        let handler = forward_signal as extern "C" fn(libc::c_int);
+        // SAFETY: installs a handler that only calls kill(2), which is
+        // async-signal-safe.
+        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
+    }
+    if let Some(pipe) = child.stderr.take() {
+        let mut reader = std::io::BufReader::new(pipe);
+        let mut line = Vec::new();
+        let mut reported = false;
+        let stderr = std::io::stderr();
+        // Read to the end even when dropping, so that mpirun never blocks
+        // on a full pipe.
+        while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+            if !reported {
+                let _ = stderr.lock().write_all(&line);
+                reported = line.starts_with(b"bsplib:");
+            }
+            line.clear();
+        }
+    }
+    let status = loop {
+        match child.wait() {
+            Ok(status) => break status,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                eprintln!("bsprun: waiting for mpirun: {error}");
+                return ExitCode::from(1);
+            }
+        }
+    };
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
 /// Replaces this process with the invocation's program; returns only on
 /// failure, with the exit code to use.
 fn run(inv: &Invocation) -> ExitCode {
@@ -255,12 +364,163 @@ fn run(inv: &Invocation) -> ExitCode {
     if let Some(engine) = inv.engine {
         command.env("BSPLIB_ENGINE", engine);
     }
-    let error = command.exec();
-    eprintln!(
-        "bsprun: cannot run {}: {error}",
-        inv.program.to_string_lossy()
-    );
-    ExitCode::from(127)
+    let engine = inv
+        .engine
+        .map(str::to_owned)
+        .or_else(|| std::env::var("BSPLIB_ENGINE").ok())
+        .unwrap_or_else(|| "processes".into());
+    if let Some(deadline) = &inv.deadline {
+        if engine == "mpi" {
+            eprintln!("bsprun: --deadline is not available on the mpi engine");
+            return ExitCode::from(2);
+        }
+        command.env("BSPLIB_DEADLINE", deadline);
+    }
+    if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
+        return run_mpirun(command, &inv.program);
+    }
+    if engine == "mpi" {
+        let error = command.exec();
+        eprintln!(
+            "bsprun: cannot run {}: {error}",
+            inv.program.to_string_lossy()
+        );
+        return ExitCode::from(127);
+    }
+    run_watched(command, &inv.program, &engine)
+}
+
+/// The program of [`run_watched`], for the signal handler.
+static CHILD_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+/// The last termination signal `bsprun` received (0: none).
+static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Notes a termination signal; the waiting loop of [`run_watched`] reports
+/// and passes it on.
+extern "C" fn note_signal(signal: libc::c_int) {
+    SIGNALLED.store(signal, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs the program (`threads`, `processes`) as a child, with a status
+/// board (a memory file whose descriptor the library finds in
+/// `BSPLIB_STATUS_FD`) on which every process notes its superstep and
+/// whether it waits in a sync. On a termination signal (Ctrl-C) this prints
+/// where every process is, then passes the signal on; if the program dies
+/// from a signal without having reported anything itself (`SIGKILL` cannot
+/// be caught), this names the processes and their supersteps.
+fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    // SAFETY: memfd_create takes a NUL-terminated name; without
+    // MFD_CLOEXEC the program inherits the descriptor.
+    let fd = unsafe { libc::memfd_create(c"bsplib-status".as_ptr(), 0) };
+    if fd >= 0 {
+        command.env("BSPLIB_STATUS_FD", fd.to_string());
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!("bsprun: cannot run {}: {error}", program.to_string_lossy());
+            return ExitCode::from(127);
+        }
+    };
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    CHILD_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to
+        // an atomic. No SA_RESTART: waitpid returns EINTR on a signal.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(signal, &sa, std::ptr::null_mut());
+        }
+    }
+    let mut interrupted = false;
+    let status = loop {
+        let mut raw = 0;
+        // SAFETY: waits for our own child; `raw` is a live int.
+        let r = unsafe { libc::waitpid(pid, &mut raw, 0) };
+        if r == pid {
+            break std::process::ExitStatus::from_raw(raw);
+        }
+        let signal = SIGNALLED.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if signal != 0 {
+            if !interrupted {
+                interrupted = true;
+                let places = describe(fd);
+                eprintln!(
+                    "bsplib: interrupted by signal {signal} ({}){}",
+                    signal_name(signal),
+                    places
+                );
+            }
+            // SAFETY: kill(2) on our own child has no memory effects.
+            unsafe { libc::kill(pid, signal) };
+            continue;
+        }
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // Not our child any more (should not happen): use std's wait.
+            break child
+                .wait()
+                .unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8));
+        }
+    };
+    if let Some(signal) = status.signal() {
+        let reported = fd >= 0 && bsplib::launch::describe_status(fd).is_some_and(|(r, _)| r);
+        if !interrupted && !reported {
+            let name = signal_name(signal);
+            match (fd >= 0).then(|| bsplib::launch::describe_status(fd)).flatten() {
+                Some((_, places)) if engine == "processes" && !places.is_empty() => {
+                    let superstep = places[0]
+                        .rsplit(' ')
+                        .next()
+                        .filter(|w| w.bytes().all(|b| b.is_ascii_digit()))
+                        .unwrap_or("0")
+                        .to_owned();
+                    eprintln!(
+                        "bsplib: the SPMD function (process 0, superstep {superstep}): process 0 was killed by signal {signal} ({name}); the others ended with it ({})",
+                        places.join("; ")
+                    );
+                }
+                _ => eprintln!(
+                    "bsplib: {} was killed by signal {signal} ({name}), which ended all its processes (engine {engine}){}",
+                    program.to_string_lossy(),
+                    describe(fd)
+                ),
+            }
+        }
+    }
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// ": process 0: computing in superstep 3; process 1: ..." from the board
+/// in `fd`, or nothing.
+fn describe(fd: i32) -> String {
+    match (fd >= 0)
+        .then(|| bsplib::launch::describe_status(fd))
+        .flatten()
+    {
+        Some((_, places)) if !places.is_empty() => format!(": {}", places.join("; ")),
+        _ => String::new(),
+    }
+}
+
+/// The name of signal `signal`, as `strsignal` gives it.
+fn signal_name(signal: i32) -> String {
+    // SAFETY: strsignal returns a pointer to a static or thread-local
+    // string, read at once.
+    unsafe {
+        let s = libc::strsignal(signal);
+        if s.is_null() {
+            "unknown signal".into()
+        } else {
+            std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -108,6 +108,9 @@ pub(crate) struct Barrier<W: Wake = Local> {
     patience: Patience,
     stopped: AtomicBool,
     ended: AtomicUsize,
+    /// The run's deadline in milliseconds (0: none): a waiter that waited
+    /// this long gives up with [`Interrupt::Deadline`].
+    deadline_ms: AtomicU64,
     wake: W,
 }
 
@@ -125,8 +128,9 @@ pub(crate) enum Check {
 /// follows a `check` returning [`Check::Sleep`].
 pub(crate) trait Wake {
     /// Sleeps until `check` returns [`Check::Done`], calling it before each
-    /// sleep and after each wake-up.
-    fn park(&self, check: impl FnMut() -> Check);
+    /// sleep and after each wake-up; sleeps at most until `until` (then
+    /// checks again).
+    fn park(&self, check: impl FnMut() -> Check, until: Option<std::time::Instant>);
     /// Wakes every parked waiter.
     fn notify(&self);
 }
@@ -141,13 +145,24 @@ pub(crate) struct Local {
 }
 
 impl Wake for Local {
-    fn park(&self, mut check: impl FnMut() -> Check) {
+    fn park(&self, mut check: impl FnMut() -> Check, until: Option<std::time::Instant>) {
         let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             match check() {
                 Check::Done => return,
                 Check::Retry => continue,
-                Check::Sleep => guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner()),
+                Check::Sleep => match until {
+                    #[cfg(not(loom))]
+                    Some(until) => {
+                        let left = until.saturating_duration_since(std::time::Instant::now());
+                        guard = self
+                            .cv
+                            .wait_timeout(guard, left)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0;
+                    }
+                    _ => guard = self.cv.wait(guard).unwrap_or_else(|p| p.into_inner()),
+                },
             }
         }
     }
@@ -176,7 +191,24 @@ impl<W: Wake> Barrier<W> {
             patience: Patience::for_procs(nprocs),
             stopped: AtomicBool::new(false),
             ended: AtomicUsize::new(NONE),
+            deadline_ms: AtomicU64::new(0),
             wake,
+        }
+    }
+
+    /// Sets the run's deadline (before the processes start).
+    pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) {
+        let ms = limit.map_or(0, |d| {
+            u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
+        self.deadline_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// The run's deadline, if any.
+    pub(crate) fn deadline(&self) -> Option<std::time::Duration> {
+        match self.deadline_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(std::time::Duration::from_millis(ms)),
         }
     }
 
@@ -216,6 +248,8 @@ impl<W: Wake> Barrier<W> {
         let done = || self.arrivals.load(Ordering::Acquire) & !3 >= target;
         let mut spins = 0u32;
         let mut yields = 0u32;
+        // Set once spinning is over (no clock is read on the fast path).
+        let mut until: Option<Option<std::time::Instant>> = None;
         loop {
             if done() {
                 return Ok(());
@@ -232,13 +266,31 @@ impl<W: Wake> Barrier<W> {
             if spins < self.patience.spins {
                 spins += 1;
                 std::hint::spin_loop();
-            } else if yields < self.patience.yields {
-                yields += 1;
-                yield_now();
             } else {
-                self.park(e, target);
+                let until = *until.get_or_insert_with(|| self.deadline_from_now());
+                if until.is_some_and(|t| std::time::Instant::now() >= t) {
+                    return if done() {
+                        Ok(())
+                    } else {
+                        Err(Interrupt::Deadline)
+                    };
+                }
+                if yields < self.patience.yields {
+                    yields += 1;
+                    yield_now();
+                } else {
+                    self.park(e, target, until);
+                }
             }
         }
+    }
+
+    /// When a wait starting now must give up, if the run has a deadline.
+    fn deadline_from_now(&self) -> Option<std::time::Instant> {
+        if cfg!(loom) {
+            return None;
+        }
+        self.deadline().map(|d| std::time::Instant::now() + d)
     }
 
     #[inline]
@@ -251,22 +303,33 @@ impl<W: Wake> Barrier<W> {
     }
 
     /// Sleeps until the count reaches `target` or the wait is interrupted.
-    fn park(&self, e: u64, target: u64) {
-        self.wake.park(|| {
-            let word = self.arrivals.load(Ordering::Acquire);
-            if word & !3 >= target || self.interruption().is_some() {
-                return Check::Done;
-            }
-            if word & parked(e) == 0
-                && self
-                    .arrivals
-                    .compare_exchange(word, word | parked(e), Ordering::AcqRel, Ordering::Acquire)
-                    .is_err()
-            {
-                return Check::Retry;
-            }
-            Check::Sleep
-        });
+    fn park(&self, e: u64, target: u64, until: Option<std::time::Instant>) {
+        self.wake.park(
+            || {
+                let word = self.arrivals.load(Ordering::Acquire);
+                if word & !3 >= target
+                    || self.interruption().is_some()
+                    || until.is_some_and(|t| std::time::Instant::now() >= t)
+                {
+                    return Check::Done;
+                }
+                if word & parked(e) == 0
+                    && self
+                        .arrivals
+                        .compare_exchange(
+                            word,
+                            word | parked(e),
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_err()
+                {
+                    return Check::Retry;
+                }
+                Check::Sleep
+            },
+            until,
+        );
     }
 
     fn notify(&self) {

@@ -26,6 +26,7 @@
 //! path of every sync.
 
 pub(crate) mod barrier;
+pub(crate) mod board;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 pub(crate) mod processes;
@@ -57,6 +58,12 @@ impl Reported {
             .is_ok()
     }
 
+    /// True once somebody claimed the report (it is printed, or being
+    /// printed).
+    pub(crate) fn is_claimed(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Acquire) != 0
+    }
+
     /// The claimer finished printing.
     pub(crate) fn done(&self) {
         self.0.store(2, std::sync::atomic::Ordering::Release);
@@ -72,6 +79,50 @@ impl Reported {
     }
 }
 
+/// Bytes of bookkeeping a run keeps per pair of processes: each process's
+/// two mailbox halves hold three per-destination lists, each on its own
+/// 128-byte line.
+const BYTES_PER_PAIR: usize = 2 * 3 * 128;
+
+/// Refuses a run whose per-pair bookkeeping alone would exceed half of the
+/// machine's memory: a clear error at the start instead of the
+/// out-of-memory killer later.
+fn check_memory(nprocs: usize) -> Result<(), String> {
+    let need = nprocs
+        .checked_mul(nprocs)
+        .and_then(|n| n.checked_mul(BYTES_PER_PAIR));
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let have = usize::try_from(pages)
+        .ok()
+        .zip(usize::try_from(page).ok())
+        .map_or(usize::MAX, |(n, size)| n.saturating_mul(size));
+    match need {
+        Some(need) if need <= have / 2 => Ok(()),
+        _ => Err(out_of_memory(nprocs)),
+    }
+}
+
+/// The error of a run too large for this machine's memory.
+fn out_of_memory(nprocs: usize) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let need = (nprocs as f64) * (nprocs as f64) * BYTES_PER_PAIR as f64;
+    // SAFETY: sysconf has no preconditions.
+    let have = unsafe {
+        libc::sysconf(libc::_SC_PHYS_PAGES) as f64 * libc::sysconf(libc::_SC_PAGESIZE) as f64
+    };
+    format!(
+        "{nprocs} processes need about {:.1} GiB of message bookkeeping ({BYTES_PER_PAIR} bytes per pair of processes), more than half of this machine's {:.1} GiB: use fewer processes",
+        need / GIB,
+        have / GIB
+    )
+}
+
 /// Why a barrier did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interrupt {
@@ -79,6 +130,8 @@ pub(crate) enum Interrupt {
     Stopped,
     /// Process `0` returned from the SPMD function and will never arrive.
     Ended(usize),
+    /// The run's deadline passed while this process waited.
+    Deadline,
 }
 
 /// The synchronisation half of an engine.
@@ -97,36 +150,57 @@ enum Sync {
 pub(crate) struct World {
     mailboxes: Box<[CachePadded<Mailbox>]>,
     failure: Mutex<Option<Error>>,
-    /// Whether the run's error was reported (engines without shared
-    /// control memory).
-    reported: Reported,
+    /// Where every process is, and whether the run's error was reported.
+    board: board::Board,
     sync: Sync,
 }
 
 impl World {
     /// A world for the `serial` engine (one process).
-    pub(crate) fn serial() -> Self {
+    pub(crate) fn serial() -> Result<Self, String> {
         Self::with(1, Sync::Serial(serial::Sync::new()))
     }
 
     /// A world for the `threads` engine with `nprocs` processes.
-    pub(crate) fn threads(nprocs: usize) -> Self {
+    pub(crate) fn threads(nprocs: usize) -> Result<Self, String> {
         Self::with(nprocs, Sync::Threads(threads::Barrier::new(nprocs)))
     }
 
     /// A world for the `processes` engine with `nprocs` processes (before
     /// the fork: see `processes::fork`).
     pub(crate) fn processes(nprocs: usize) -> Result<Self, String> {
-        Ok(Self::with(
-            nprocs,
-            Sync::Processes(processes::Shared::new(nprocs)?),
-        ))
+        Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))
     }
 
     /// A world for one rank of an `mpi` run of `nprocs` processes.
     #[cfg(feature = "mpi")]
-    pub(crate) fn mpi(nprocs: usize, engine: mpi::Mpi) -> Self {
+    pub(crate) fn mpi(nprocs: usize, engine: mpi::Mpi) -> Result<Self, String> {
         Self::with(nprocs, Sync::Mpi(engine))
+    }
+
+    /// Stops a process that waits in a barrier longer than `limit` (the
+    /// run's deadline; `mpi` has none).
+    pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) {
+        match &self.sync {
+            Sync::Threads(b) => b.set_deadline(limit),
+            Sync::Processes(s) => s.barrier().set_deadline(limit),
+            _ => {}
+        }
+    }
+
+    /// The run's deadline, if any.
+    pub(crate) fn deadline(&self) -> Option<std::time::Duration> {
+        match &self.sync {
+            Sync::Threads(b) => b.deadline(),
+            Sync::Processes(s) => s.barrier().deadline(),
+            _ => None,
+        }
+    }
+
+    /// Where every process is.
+    #[inline]
+    pub(crate) fn board(&self) -> &board::Board {
+        &self.board
     }
 
     /// The shared memory of a `processes` run.
@@ -212,15 +286,20 @@ impl World {
         }
     }
 
-    fn with(nprocs: usize, sync: Sync) -> Self {
-        World {
-            mailboxes: (0..nprocs)
-                .map(|_| CachePadded::new(Mailbox::new(nprocs)))
-                .collect(),
+    fn with(nprocs: usize, sync: Sync) -> Result<Self, String> {
+        check_memory(nprocs)?;
+        let board = board::Board::new(nprocs)?;
+        let mut mailboxes = Vec::new();
+        mailboxes
+            .try_reserve_exact(nprocs)
+            .map_err(|_| out_of_memory(nprocs))?;
+        mailboxes.extend((0..nprocs).map(|_| CachePadded::new(Mailbox::new(nprocs))));
+        Ok(World {
+            mailboxes: mailboxes.into_boxed_slice(),
             failure: Mutex::new(None),
-            reported: Reported::default(),
+            board,
             sync,
-        }
+        })
     }
 
     /// Number of processes.
@@ -314,14 +393,12 @@ impl World {
     /// Who reports the run's error to the user (C interface), among all
     /// processes.
     pub(crate) fn reported(&self) -> &Reported {
-        match &self.sync {
-            Sync::Processes(s) => s.reported(),
-            _ => &self.reported,
-        }
+        self.board.reported()
     }
 
-    /// Process `pid` returned from the SPMD function.
-    pub(crate) fn ended(&self, pid: usize) {
+    /// Process `pid` returned from the SPMD function in `superstep`.
+    pub(crate) fn ended(&self, pid: usize, superstep: u64) {
+        self.board.set(pid, superstep, board::State::Ended);
         match &self.sync {
             Sync::Serial(_) => {}
             Sync::Threads(b) => b.ended(pid),

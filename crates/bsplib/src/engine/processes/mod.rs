@@ -67,7 +67,7 @@ pub(crate) struct Futex {
 }
 
 impl Wake for Futex {
-    fn park(&self, mut check: impl FnMut() -> Check) {
+    fn park(&self, mut check: impl FnMut() -> Check, until: Option<std::time::Instant>) {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
             match check() {
@@ -75,10 +75,15 @@ impl Wake for Futex {
                 Check::Retry => continue,
                 Check::Sleep => {
                     // A bounded sleep: the wake-up is not lost (see above),
-                    // the timeout only bounds the damage of a bug.
+                    // the timeout only bounds the damage of a bug, or stops
+                    // at the run's deadline.
+                    let left = until.map_or(Duration::from_secs(1), |t| {
+                        t.saturating_duration_since(std::time::Instant::now())
+                            .min(Duration::from_secs(1))
+                    });
                     let timeout = libc::timespec {
-                        tv_sec: 1,
-                        tv_nsec: 0,
+                        tv_sec: left.as_secs() as libc::time_t,
+                        tv_nsec: left.subsec_nanos() as libc::c_long,
                     };
                     // SAFETY: FUTEX_WAIT reads the aligned 32-bit word
                     // `seq`, which lives in a mapping shared by every
@@ -122,19 +127,16 @@ struct Control {
     /// 0: no failure; 1: being written; 2: `failure[..failure_len]` ready.
     failure_state: AtomicU32,
     failure_len: AtomicU64,
-    reported: super::Reported,
     failure: [u8; FAILURE_BYTES],
 }
 
 /// Per process: the process ended normally; its result has this length
-/// plus one (0: no result). Aligned to its own cache lines: each process
-/// writes its superstep at every sync.
+/// plus one (0: no result). (Where each process is, for the error if it
+/// dies, is on the run's status board.)
 #[repr(C, align(128))]
 struct Slot {
     done: AtomicBool,
     result_len: AtomicU64,
-    /// The superstep the process is in (for the error if it dies).
-    superstep: AtomicU64,
 }
 
 /// A shared anonymous mapping, unmapped on drop.
@@ -364,20 +366,9 @@ impl Shared {
         Some(c.failure[..n].to_vec())
     }
 
-    /// Who prints the run's error.
-    pub(crate) fn reported(&self) -> &super::Reported {
-        &self.control().reported
-    }
-
     /// Whether process 0 exits once the run is stopped.
     pub(crate) fn exit_on_stop(&self, yes: bool) {
         self.exit_on_stop.store(yes, Ordering::Relaxed);
-    }
-
-    /// Process `pid` entered superstep `s`.
-    #[inline]
-    pub(crate) fn note_superstep(&self, pid: usize, s: u64) {
-        self.slot(pid).superstep.store(s, Ordering::Relaxed);
     }
 
     /// Process `pid` ended normally, leaving `result` (if any).
@@ -419,6 +410,36 @@ impl Shared {
     }
 }
 
+/// Set while this library forks the processes of a run: any other fork is
+/// the program's own.
+static OWN_FORK: AtomicBool = AtomicBool::new(false);
+/// This OS process was forked by the program itself from a BSP process (a
+/// helper, `popen`, ...): it is not a BSP process and must not touch the run.
+static FOREIGN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn after_fork_in_child() {
+    if !OWN_FORK.load(Ordering::Relaxed) {
+        FOREIGN.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts telling this library's forks from the program's own (see
+/// [`is_foreign`]); idempotent.
+pub(crate) fn watch_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a child handler that only stores to an atomic
+        // (async-signal-safe, as a handler run inside `fork` must be).
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
+}
+
+/// True in a process the program forked itself from a BSP process, once
+/// [`watch_forks`] was called.
+pub(crate) fn is_foreign() -> bool {
+    FOREIGN.load(Ordering::Relaxed)
+}
+
 /// Forks processes `1..nprocs` of `world`; returns this process's pid (0 in
 /// the caller). Process 0 then runs a thread that reaps the others and
 /// stops the run if one dies without ending normally.
@@ -430,6 +451,8 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     unsafe { libc::fflush(std::ptr::null_mut()) };
     let parent = std::process::id() as libc::pid_t;
     let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
+    OWN_FORK.store(true, Ordering::Relaxed);
+    let _own = OwnFork;
     for pid in 1..shared.nprocs {
         // SAFETY: `fork` has no memory-safety preconditions; in the child
         // only this thread exists, and it goes on to run BSP code that
@@ -488,6 +511,15 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     Ok(0)
 }
 
+/// Clears [`OWN_FORK`] when `fork` returns, whichever way.
+struct OwnFork;
+
+impl Drop for OwnFork {
+    fn drop(&mut self) {
+        OWN_FORK.store(false, Ordering::Relaxed);
+    }
+}
+
 /// Process 0: waits until every forked process exited (killing them if the
 /// run failed and they linger), then returns.
 pub(crate) fn join(shared: &Shared) {
@@ -543,7 +575,7 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
                     },
                     "the SPMD function",
                     pid,
-                    shared.slot(pid).superstep.load(Ordering::Relaxed),
+                    world.board().get(pid).0,
                     None,
                 ));
             }
@@ -553,7 +585,7 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
             let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
             if since.elapsed() > GRACE {
                 // Not while a process prints the run's error.
-                shared.reported().wait(Duration::from_secs(1));
+                world.reported().wait(Duration::from_secs(1));
                 kill_all(&alive.iter().map(|&(_, p)| p).collect::<Vec<_>>());
             }
         }

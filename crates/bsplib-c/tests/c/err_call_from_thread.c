@@ -1,0 +1,23 @@
+/* Error path: a thread the program creates on process 0 calls bsp_pid in
+ * superstep 1: it is not a BSP process. */
+#include "check.h"
+#include <pthread.h>
+
+static void *helper(void *arg) {
+    (void)arg;
+    printf("%d\n", bsp_pid()); /* ERROR */
+    return NULL;
+}
+
+int main(void) {
+    bsp_begin(bsp_nprocs());
+    bsp_sync();
+    if (bsp_pid() == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, helper, NULL);
+        pthread_join(t, NULL);
+    }
+    bsp_sync();
+    bsp_end();
+    return 0;
+}
