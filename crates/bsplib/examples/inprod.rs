@@ -102,14 +102,15 @@ fn main() -> ExitCode {
         }
     };
 
-    // Exact in integers, then rounded once to f64.
+    // Exact in integers (printed as such), rounded once to f64 to compare.
     let nn = n as u128;
-    let exact = (nn * (nn + 1) * (2 * nn + 1) / 6) as f64;
+    let exact_int = nn * (nn + 1) * (2 * nn + 1) / 6;
+    let exact = exact_int as f64;
     let (alpha, time) = results[0];
     let p = results.len();
     println!("Inner product of x = y = (1, ..., {n}) on {p} processes (cyclic distribution)");
     println!("Processor 0: sum of squares up to {n}*{n} is {alpha:.0}");
-    println!("             exact value n(n+1)(2n+1)/6    is {exact:.0}");
+    println!("             exact value n(n+1)(2n+1)/6    is {exact_int}");
     println!("This took only {time:.6} seconds.");
 
     let mut ok = true;

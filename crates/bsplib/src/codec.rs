@@ -638,6 +638,14 @@ mod tests {
             ErrorKind::Died {
                 detail: "killed".into(),
             },
+            ErrorKind::Deadline {
+                limit_ms: 1500,
+                laggards: "never arrived: process 1 (computing in superstep 3)".into(),
+            },
+            ErrorKind::OutOfMemory { bytes: 1 << 40 },
+            ErrorKind::NotABspProcess {
+                what: "a thread the program created",
+            },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));

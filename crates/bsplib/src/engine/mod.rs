@@ -169,6 +169,7 @@ impl World {
     /// A world for the `processes` engine with `nprocs` processes (before
     /// the fork: see `processes::fork`).
     pub(crate) fn processes(nprocs: usize) -> Result<Self, String> {
+        check_memory(nprocs)?;
         Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))
     }
 
