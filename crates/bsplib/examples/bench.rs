@@ -1,4 +1,4 @@
-//! The speed targets of DESIGN.md §4, measured as ratios against baselines
+//! The speed targets of the README (Performance), measured as ratios against baselines
 //! timed in the same run on the same machine.
 //!
 //! ```text

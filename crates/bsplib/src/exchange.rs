@@ -1,5 +1,5 @@
 //! The sync protocol on engines whose processes do not share an address
-//! space (`processes`; the planned `mpi`): data moves as one total
+//! space (`processes`, `mpi`): data moves as one total
 //! exchange of per-destination streams per superstep, and gets are served
 //! by the owners of their sources.
 //!

@@ -1,5 +1,5 @@
 //! Error paths of single calls: every misuse BSPlib calls an error gives an
-//! `Error` naming the call, the process and the superstep (DESIGN.md §2,
+//! `Error` naming the call, the process and the superstep (the README,
 //! **Errors**), stops every process, writes nothing, and never hangs.
 //! Errors between processes and of whole runs: `errors_collective.rs`.
 //!

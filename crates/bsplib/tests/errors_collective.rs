@@ -1,7 +1,7 @@
 //! Error paths between processes and of whole runs: collective calls that
 //! differ between processes, processes that panic, end, abort or return an
 //! error while others go on, and runs that cannot start. Each must name the
-//! call, the process and the superstep (DESIGN.md §2, **Errors**), stop
+//! call, the process and the superstep (the README, Errors), stop
 //! every process, and never hang. Single-call errors: `errors.rs`.
 //!
 //! Errors found at a sync are attributed to the process that differs from

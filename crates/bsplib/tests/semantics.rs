@@ -1,4 +1,4 @@
-//! One test per semantic rule of BSPlib (DESIGN.md §2 and the seeds), each
+//! One test per semantic rule of BSPlib (the README's semantics and the BSPlib paper), each
 //! named after its rule, each run on every engine and process count.
 //! Registration rules are in `semantics_registration.rs`, BSMP rules in
 //! `semantics_bsmp.rs`.

@@ -1,5 +1,5 @@
 //! One test per semantic rule of BSPlib's bulk synchronous message passing
-//! (DESIGN.md §2, the paper's BSMP section), each run on every engine and
+//! (the README's semantics, the paper's BSMP section), each run on every engine and
 //! process count.
 
 mod common;

@@ -14,7 +14,7 @@
 //!     [`World::mailbox`] gives access to each process's published outgoing
 //!     state ([`Mailbox`]), and the addresses in the registration slots
 //!     to its registered memory (`superstep.rs`);
-//!   - **exchange** (`processes`; the planned `mpi`): one total exchange of
+//!   - **exchange** (`processes`, `mpi`): one total exchange of
 //!     per-destination byte streams per superstep, plus one for get
 //!     replies ([`World::shared`]: channels a process writes and the others
 //!     read after the next barrier); `exchange.rs` composes and reads them.
