@@ -68,8 +68,9 @@ pub(crate) fn mark_ended() {
 /// the program exits).
 pub(crate) fn attached_place() -> Option<(usize, u64)> {
     let p = CURRENT.try_with(Cell::get).ok()?;
-    // SAFETY: as in `detach`; only read.
     (!p.is_null()).then(|| {
+        // SAFETY: as in `detach`; only read, outside any other call of
+        // this thread.
         let bsp = unsafe { &mut *p }.bsp();
         (bsp.pid(), bsp.superstep())
     })
@@ -135,8 +136,12 @@ fn with_bsp<T>(
 }
 
 /// `shim.c`'s crash handler: the call this thread is in, if any.
+///
+/// # Safety
+///
+/// The four pointers must be valid for writes.
 #[no_mangle]
-pub extern "C" fn bsplib_c_in_call(
+pub unsafe extern "C" fn bsplib_c_in_call(
     name: *mut *const u8,
     name_len: *mut usize,
     file: *mut *const c_char,
@@ -149,7 +154,8 @@ pub extern "C" fn bsplib_c_in_call(
     if n.is_null() {
         return 0;
     }
-    // SAFETY: `shim.c` passes pointers to four live locals.
+    // SAFETY: the caller's contract: `shim.c` passes pointers to four
+    // live locals.
     unsafe {
         name.write(n);
         name_len.write(len);

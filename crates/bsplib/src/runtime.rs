@@ -237,6 +237,7 @@ impl Runtime {
     {
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
+        watch_exits();
         let world = Arc::new(match self.engine {
             Engine::Serial => self.world(World::serial(), loc)?,
             Engine::Threads => self.world(World::threads(n), loc)?,
@@ -365,6 +366,7 @@ impl Runtime {
         }
         let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
+        watch_exits();
         let world = Arc::new(self.world(World::processes(n), loc)?);
         let shared = world.shared().expect("a processes world");
         let start = Instant::now();
@@ -545,13 +547,76 @@ impl InRun {
                 world: Arc::clone(world),
             })
         });
+        EXIT_NOTE.with(|n| n.set((pid, Arc::as_ptr(world))));
         note_superstep(0);
         InRun
     }
 }
 
+thread_local! {
+    /// The process this thread runs and its world, for [`exit_during_run`]:
+    /// plain values, so that this thread-local has no destructor and can
+    /// still be read while the program exits (`exit` destroys thread-locals
+    /// with destructors before it calls `on_exit` handlers).
+    static EXIT_NOTE: Cell<(usize, *const World)> = const { Cell::new((0, std::ptr::null())) };
+}
+
+extern "C" {
+    /// glibc: like `atexit`, with the exit status.
+    fn on_exit(
+        f: extern "C" fn(std::ffi::c_int, *mut std::ffi::c_void),
+        arg: *mut std::ffi::c_void,
+    ) -> std::ffi::c_int;
+}
+
+/// Names a process that ends the program (`std::process::exit`, or C's
+/// `exit`) in the middle of a Rust run: the run's error cannot be returned
+/// any more, so it is printed. Registered once, at the first run.
+fn watch_exits() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        processes::watch_forks();
+        // SAFETY: registers a handler with no captured state.
+        unsafe { on_exit(exit_during_run, std::ptr::null_mut()) };
+    });
+}
+
+extern "C" fn exit_during_run(status: std::ffi::c_int, _: *mut std::ffi::c_void) {
+    if processes::is_foreign() {
+        return; // a process the program forked itself
+    }
+    let Ok((pid, world)) = EXIT_NOTE.try_with(Cell::get) else {
+        return;
+    };
+    if world.is_null() {
+        return;
+    }
+    // SAFETY: a non-null note is the world of the run this thread is in:
+    // the thread that started the run holds it alive inside `run`, and
+    // `exit` unwinds nothing.
+    let world = unsafe { &*world };
+    if world.distributed() && pid != 0 && world.shared().is_some() {
+        return; // process 0's monitor names a forked process that exits
+    }
+    let superstep = world.board().get(pid).0;
+    let err = Error::new(
+        ErrorKind::Died {
+            detail: format!(
+                "process {pid} ended the program (exit status {status}) in the middle of the run"
+            ),
+        },
+        "exit",
+        pid,
+        superstep,
+        None,
+    );
+    world.record_failure(err);
+    crate::launch::report(world);
+}
+
 impl Drop for InRun {
     fn drop(&mut self) {
+        let _ = EXIT_NOTE.try_with(|n| n.set((0, std::ptr::null())));
         // At the exit of a thread (or of the program, for its main thread)
         // this thread-local may be gone already: then there is nothing to
         // clear.

@@ -280,17 +280,11 @@ extern "C" fn forward_signal(signal: libc::c_int) {
 
 /// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
 /// process with it, to keep the job's error report to one line: its
-/// standard error passes through this process, which forwards it line by
-/// line until a line starting with `bsplib:` (the library's error, printed
-/// once by the rank that found it) and drops everything after it: the same
-/// error found again by another rank, and Open MPI's own reports of the job
-/// ending (the `MPI_ABORT` banner, `ORTE_ERROR_LOG` lines, "mpirun detected
-/// that one or more processes exited with non-zero status"). Standard input
+/// standard error passes through [`filter_mpirun_stderr`]. Standard input
 /// and output are `mpirun`'s own; `SIGTERM`, `SIGHUP`, `SIGINT` and
 /// `SIGQUIT` are passed on to it. Exits with `mpirun`'s status (128 +
 /// signal if it was killed).
 fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
-    use std::io::{BufRead, Write};
     use std::os::unix::process::ExitStatusExt;
     let mut child = match command.stderr(std::process::Stdio::piped()).spawn() {
         Ok(child) => child,
@@ -313,19 +307,7 @@ fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
         unsafe { libc::signal(signal, handler as libc::sighandler_t) };
     }
     if let Some(pipe) = child.stderr.take() {
-        let mut reader = std::io::BufReader::new(pipe);
-        let mut line = Vec::new();
-        let mut reported = false;
-        let stderr = std::io::stderr();
-        // Read to the end even when dropping, so that mpirun never blocks
-        // on a full pipe.
-        while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
-            if !reported {
-                let _ = stderr.lock().write_all(&line);
-                reported = line.starts_with(b"bsplib:");
-            }
-            line.clear();
-        }
+        filter_mpirun_stderr(pipe);
     }
     let status = loop {
         match child.wait() {
@@ -342,6 +324,80 @@ fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// How long Open MPI's own reports are held back waiting for a `bsplib:`
+/// line (which `mpirun` may forward after the `MPI_ABORT` banner that
+/// followed it).
+const MPI_NOISE_HOLD: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Copies `mpirun`'s standard error to ours, line by line, so that the
+/// library's error is the last word of a failed job:
+///
+/// - the first line starting with `bsplib:` (the error, printed by the rank
+///   that found it) is copied, and nothing after it: the same error found
+///   by another rank, Open MPI's reports of the job ending;
+/// - Open MPI's own reports (blocks between lines of dashes, such as the
+///   `MPI_ABORT` banner, and `[host:pid] ...` lines such as
+///   `ORTE_ERROR_LOG`) are held back for [`MPI_NOISE_HOLD`], dropped if a
+///   `bsplib:` line comes meanwhile, else copied late (a job that fails
+///   without a library error keeps Open MPI's explanation);
+/// - every other line is copied at once.
+///
+/// Reads to the end, so that `mpirun` never blocks on a full pipe.
+fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
+    use std::io::{BufRead, Write};
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(pipe);
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(n) if n > 0 && tx.send(line).is_ok() => {}
+                _ => break,
+            }
+        }
+    });
+    let dashes = |l: &[u8]| l.len() > 20 && l.trim_ascii().iter().all(|&b| b == b'-');
+    let tagged = |l: &[u8]| l.starts_with(b"[") && l.contains(&b']');
+    let write = |bytes: &[u8]| {
+        let _ = std::io::stderr().lock().write_all(bytes);
+    };
+    let mut reported = false;
+    let mut in_block = false;
+    let mut held: Vec<u8> = Vec::new();
+    let mut held_since = std::time::Instant::now();
+    loop {
+        let line = match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        if let Some(line) = line.filter(|_| !reported) {
+            if line.starts_with(b"bsplib:") {
+                write(&line);
+                reported = true;
+                held.clear();
+            } else if in_block || dashes(&line) || tagged(&line) {
+                if held.is_empty() {
+                    held_since = std::time::Instant::now();
+                }
+                if dashes(&line) {
+                    in_block = !in_block;
+                }
+                held.extend_from_slice(&line);
+            } else {
+                write(&line);
+            }
+        }
+        if !held.is_empty() && !in_block && held_since.elapsed() >= MPI_NOISE_HOLD {
+            write(&std::mem::take(&mut held));
+        }
+    }
+    if !reported {
+        write(&held);
+    }
 }
 
 /// Replaces this process with the invocation's program; returns only on
@@ -436,12 +492,26 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
         }
     }
     let mut interrupted = false;
+    // Once a signal was passed on: when to end a program that ignores it.
+    let mut kill_at: Option<std::time::Instant> = None;
     let status = loop {
         let mut raw = 0;
+        // Blocking, unless a program that was passed a signal must be
+        // watched for the moment it has to be killed.
+        let flags = if kill_at.is_some() { libc::WNOHANG } else { 0 };
         // SAFETY: waits for our own child; `raw` is a live int.
-        let r = unsafe { libc::waitpid(pid, &mut raw, 0) };
+        let r = unsafe { libc::waitpid(pid, &mut raw, flags) };
         if r == pid {
             break std::process::ExitStatus::from_raw(raw);
+        }
+        if let Some(at) = kill_at {
+            if std::time::Instant::now() >= at {
+                // SAFETY: kill(2) on our own child has no memory effects.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                kill_at = None;
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
         let signal = SIGNALLED.swap(0, std::sync::atomic::Ordering::Relaxed);
         if signal != 0 {
@@ -456,6 +526,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
             }
             // SAFETY: kill(2) on our own child has no memory effects.
             unsafe { libc::kill(pid, signal) };
+            // A program that ignores the signal (started in the background
+            // by a shell, say) is killed two seconds later.
+            kill_at.get_or_insert(std::time::Instant::now() + std::time::Duration::from_secs(2));
             continue;
         }
         if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
