@@ -212,6 +212,11 @@ void bsplib_init_at(void (*spmd)(void), int argc, char **argv, const char *file,
 int bsp_nprocs(void);
 
 /**
+ * `bsp_nprocs` with the caller's location.
+ */
+int bsplib_nprocs_at(const char *file, int line);
+
+/**
  * `void bsp_begin(int maxprocs)`.
  */
 void bsp_begin(int maxprocs);
@@ -250,6 +255,7 @@ void bsplib_pop_reg_at(const void *ident, const char *file, int line)
 #define bsp_init(spmd, argc, argv) bsplib_init_at((spmd), (argc), (argv), __FILE__, __LINE__)
 #define bsp_begin(maxprocs) bsplib_begin_at((maxprocs), __FILE__, __LINE__)
 #define bsp_pid() bsplib_pid_at(__FILE__, __LINE__)
+#define bsp_nprocs() bsplib_nprocs_at(__FILE__, __LINE__)
 #define bsp_time() bsplib_time_at(__FILE__, __LINE__)
 #define bsp_end() bsplib_end_at(__FILE__, __LINE__)
 #define bsp_abort(...) bsplib_abort_at(__FILE__, __LINE__, __VA_ARGS__)

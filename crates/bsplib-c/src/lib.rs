@@ -28,6 +28,7 @@ use bsplib::{Bsp, Error, ErrorKind, SourceLocation};
 
 pub use startup::{
     bsp_begin, bsp_init, bsp_nprocs, bsplib_begin_at, bsplib_end_process, bsplib_init_at,
+    bsplib_nprocs_at,
 };
 
 thread_local! {

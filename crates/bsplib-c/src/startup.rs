@@ -209,16 +209,23 @@ fn mpi_init_mode(spmd: Spmd) {
 /// the processes available.
 #[no_mangle]
 pub extern "C" fn bsp_nprocs() -> c_int {
+    bsplib_nprocs_at(std::ptr::null(), 0)
+}
+
+/// `bsp_nprocs` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_nprocs_at(file: *const c_char, line: c_int) -> c_int {
     guard("bsp_nprocs", || {
         let n = match attached_place().and(launch()) {
             Some(l) => l.nprocs(),
-            None => available().unwrap_or_else(|e| {
+            None => available().unwrap_or_else(|detail| {
+                let loc = location(file, line);
                 fail(Error::new(
-                    ErrorKind::Startup { detail: e },
+                    ErrorKind::Startup { detail },
                     "bsp_nprocs",
                     0,
                     0,
-                    None,
+                    loc,
                 ))
             }),
         };
