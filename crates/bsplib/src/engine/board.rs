@@ -73,6 +73,7 @@ impl Board {
         let fd = std::env::var("BSPLIB_STATUS_FD")
             .ok()
             .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|&fd| is_status_fd(fd))
             .filter(|_| !STATUS_FD_TAKEN.swap(true, Ordering::Relaxed));
         // SAFETY: ftruncate on a descriptor we were handed only resizes that
         // file; a failure (not a file) falls back to anonymous memory.
@@ -160,6 +161,13 @@ impl Board {
             format!("never arrived: {}", missing.join(", "))
         }
     }
+}
+
+/// Whether `fd` is the memory file `bsprun` made (never resize a file of
+/// the program's own that happens to have the number).
+fn is_status_fd(fd: i32) -> bool {
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .is_ok_and(|target| target.to_string_lossy().starts_with("/memfd:bsplib-status"))
 }
 
 impl Drop for Board {
