@@ -12,8 +12,13 @@
 //!   kept until that channel is delivered again (two syncs later, as for
 //!   `processes`). Gets: the owners' replies are a second such exchange.
 //! - **Errors** cannot interrupt a blocked collective: the process that
-//!   finds one prints it and calls `MPI_Abort`, which ends every rank.
+//!   finds one prints it and calls `MPI_Abort`, which ends every rank;
+//!   except where other ranks may be finalising MPI (a call after
+//!   `bsp_end`, a sync that found ended processes), where `MPI_Abort`
+//!   can hang `mpirun`: the rank finalises and exits with status 1
+//!   instead ([`abort_with`]).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mpi::collective::SystemOperation;
@@ -85,24 +90,47 @@ pub(crate) fn abort() -> ! {
     abort_with(1)
 }
 
+/// Set when other ranks of the run may be finalising MPI, so that
+/// `MPI_Abort` must not be used: this rank's BSP process ended (`bsp_end`,
+/// the end of a Rust run; the others end too), or this rank's sync found
+/// processes that ended (every process of the run has then ended, or waits
+/// in that sync and fails). Cleared when the rank joins a run.
+static NO_ABORT: AtomicBool = AtomicBool::new(false);
+
 /// Ends every rank of the job, now, with `status`.
+///
+/// `MPI_Abort` while other ranks finalise MPI (or after they did) leaves
+/// Open MPI 4.1's `mpirun` hanging, deaf to `SIGTERM`, or crashing in its
+/// own teardown. When others may be finalising ([`NO_ABORT`]: a BSPlib call
+/// after `bsp_end`, a sync that found ended processes), this rank
+/// finalises MPI instead and exits with `status`: every other rank of the
+/// run is ending too, and the job ends with that status.
 pub(crate) fn abort_with(status: i32) -> ! {
     // Whatever the printing process wrote must reach the terminal first.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     // SAFETY: flushing C stdio has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    if NO_ABORT.load(Ordering::SeqCst) || mpi::environment::is_finalized() {
+        exit_finalized(status)
+    }
     SimpleCommunicator::world().abort(status)
+}
+
+/// Flushes output, finalises MPI (unless it is already) and ends this
+/// process with `status`, running no exit handlers.
+fn exit_finalized(status: i32) -> ! {
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: flushing C stdio has no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    finalize_at_exit();
+    // SAFETY: ends the process; output was flushed, and MPI is finalised.
+    unsafe { libc::_exit(status) }
 }
 
 /// Finalises MPI and ends this process with status 0 (a rank other than 0
 /// at the end of its BSP process, as `bsp_end` ends it).
 pub(crate) fn finalize_and_exit() -> ! {
-    let _ = std::io::Write::flush(&mut std::io::stdout());
-    finalize_at_exit();
-    // SAFETY: ends the process; MPI is finalised.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        libc::_exit(0)
-    }
+    exit_finalized(0)
 }
 
 /// Collective over the whole job: every rank's `mine`, in rank order.
@@ -139,6 +167,7 @@ pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
 /// number of processes, and for a rank that takes part its pid and engine.
 pub(crate) fn join(requested: usize) -> Result<(usize, Option<(usize, Mpi)>), String> {
     init()?;
+    NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
     let mut req = requested as u64;
     world.process_at_rank(0).broadcast_into(&mut req);
@@ -215,7 +244,16 @@ impl Mpi {
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
         let all = self.reduce_or([u64::from(flags), SYNCING]);
         if all[1] & ENDED != 0 {
-            return Err(Interrupt::Ended(self.min_ended(u64::MAX)));
+            // The ended processes finalise MPI: no `MPI_Abort` from here.
+            NO_ABORT.store(true, Ordering::SeqCst);
+            let me = self.comm.rank() as u64;
+            let [ended, reporter] = self.min_ended(u64::MAX, me);
+            if reporter != me {
+                // The waiting process of least pid reports this error:
+                // one message. This one ends silently with the same status.
+                exit_finalized(1);
+            }
+            return Err(Interrupt::Ended(ended as usize));
         }
         Ok(all[0] as u32)
     }
@@ -223,10 +261,11 @@ impl Mpi {
     /// Process `pid` ended: the reduction that matches the others' barrier.
     pub(crate) fn ended(&self, pid: usize) {
         let all = self.reduce_or([0, ENDED]);
+        NO_ABORT.store(true, Ordering::SeqCst);
         if all[1] & SYNCING != 0 {
-            // Someone waits in a sync: tell them who ended. They fail the
-            // run (and end the job).
-            self.min_ended(pid as u64);
+            // Someone waits in a sync: tell them who ended. One of them
+            // fails the run (and ends the job).
+            self.min_ended(pid as u64, u64::MAX);
         }
     }
 
@@ -237,12 +276,17 @@ impl Mpi {
         all
     }
 
-    /// The smallest pid of the processes that ended.
-    fn min_ended(&self, mine: u64) -> usize {
-        let mut least = 0u64;
-        self.comm
-            .all_reduce_into(&mine, &mut least, SystemOperation::min());
-        least as usize
+    /// The smallest pid of the processes that ended (`ended`: this
+    /// process's pid if it ended, else `u64::MAX`), and of those that wait
+    /// in a sync (`waiting`, likewise): the one that reports the error.
+    fn min_ended(&self, ended: u64, waiting: u64) -> [u64; 2] {
+        let mut least = [0u64; 2];
+        self.comm.all_reduce_into(
+            &[ended, waiting][..],
+            &mut least[..],
+            SystemOperation::min(),
+        );
+        least
     }
 
     /// A writer of this rank's streams on channel `ch`.

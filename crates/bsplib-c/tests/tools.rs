@@ -1,0 +1,346 @@
+//! `bspcc` as a user meets it: `make CC=bspcc` (which exports `CC=bspcc`
+//! to bspcc itself), a compiler wrapper that leads back to bspcc, `--help`,
+//! `--version`, no input file, and `--bsp-static` (with Open MPI's
+//! libraries when libbsp has the mpi engine: built and run on `mpi` too
+//! when `mpicc` and `mpirun` are on `PATH`, else that part is skipped with
+//! a message). Every command runs under a time limit in its own process
+//! group: a bspcc that ran itself would be killed and reported, not left to
+//! fill the machine.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
+const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A program that needs libbsp: process 0 prints `static ok <p>`.
+const PROGRAM: &str = r#"#include <stdio.h>
+#include "bsp.h"
+int main(void) {
+    bsp_begin(bsp_nprocs());
+    int p = bsp_nprocs();
+    bsp_sync();
+    if (bsp_pid() == 0)
+        printf("ok %d\n", p);
+    bsp_end();
+    return 0;
+}
+"#;
+
+struct Output {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` (stdin from /dev/null) in its own process group; panics,
+/// after killing the group, if it takes longer than [`TIMEOUT`].
+fn run(cmd: &mut Command) -> Output {
+    let what = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let (tx, rx) = mpsc::channel();
+    let pipes: [Box<dyn Read + Send>; 2] = [
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    ];
+    for (i, mut pipe) in pipes.into_iter().enumerate() {
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = tx.send((i, bytes));
+        });
+    }
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            kill_group(child.id() as i32);
+            let _ = child.wait();
+            panic!("{what}: no exit after {TIMEOUT:?} (killed with its process group)");
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let mut output = [Vec::new(), Vec::new()];
+    for _ in 0..2 {
+        if let Ok((i, bytes)) = rx.recv_timeout(Duration::from_secs(10)) {
+            output[i] = bytes;
+        }
+    }
+    let [stdout, stderr] = output.map(|b| String::from_utf8_lossy(&b).into_owned());
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+fn kill_group(group: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; it has no
+    // memory-safety preconditions.
+    unsafe { kill(-group, 9) };
+}
+
+/// A fresh directory for one test, holding `prog.c`.
+fn workdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("tools")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a test directory");
+    std::fs::write(dir.join("prog.c"), PROGRAM).expect("prog.c");
+    dir
+}
+
+/// A copy of the libraries Cargo built for this test (beside this binary),
+/// which a concurrent `cargo build` with other features cannot replace.
+fn lib_dir() -> PathBuf {
+    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    COPY.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let built = exe.parent().expect("a directory");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tools/lib");
+        std::fs::create_dir_all(&dir).expect("a directory for libbsp");
+        for lib in ["libbsp.so", "libbsp.a"] {
+            std::fs::copy(built.join(lib), dir.join(lib))
+                .unwrap_or_else(|e| panic!("copying {lib}: {e}"));
+        }
+        dir
+    })
+    .clone()
+}
+
+/// `bspcc` in `dir`, with the test's libraries and no compiler variables
+/// from the caller's environment.
+fn bspcc(dir: &Path) -> Command {
+    let mut cmd = Command::new(BSPCC);
+    cmd.current_dir(dir)
+        .env("BSPLIB_LIBDIR", lib_dir())
+        .env_remove("CC")
+        .env_remove("BSPCC_CC")
+        .env_remove("BSPCC_DEPTH")
+        .env_remove("LD_LIBRARY_PATH");
+    cmd
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
+}
+
+/// `bsprun <args>` of `prog` in `dir`: must print `ok <p>`.
+fn check_runs(dir: &Path, prog: &str, engine: &str, p: usize) {
+    let out = run(Command::new(BSPRUN)
+        .current_dir(dir)
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["--engine", engine, "-np", &p.to_string()])
+        .arg(dir.join(prog)));
+    assert!(
+        out.status.success() && out.stdout == format!("ok {p}\n"),
+        "{prog} on {engine}: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        out.stdout,
+        out.stderr
+    );
+}
+
+#[test]
+fn make_cc_bspcc_compiles_with_cc_instead_of_running_bspcc_again() {
+    if !on_path("make") {
+        eprintln!("skipping: make is not on PATH");
+        return;
+    }
+    let dir = workdir("make");
+    std::fs::write(
+        dir.join("Makefile"),
+        "prog: prog.c\n\t$(CC) prog.c -o prog\n",
+    )
+    .unwrap();
+    let out = run(Command::new("make")
+        .current_dir(&dir)
+        .env("BSPLIB_LIBDIR", lib_dir())
+        .env_remove("BSPCC_CC")
+        .env_remove("BSPCC_DEPTH")
+        .arg(format!("CC={BSPCC}")));
+    assert!(
+        out.status.success(),
+        "make CC=bspcc: {}\n{}{}",
+        out.status,
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("ignoring CC=") && out.stderr.contains("compiling with cc"),
+        "expected a message saying CC=bspcc is ignored:\n{}",
+        out.stderr
+    );
+    check_runs(&dir, "prog", "processes", 2);
+}
+
+#[test]
+fn cc_or_bspcc_cc_naming_bspcc_by_name_or_path_falls_back_to_cc() {
+    let dir = workdir("cc_self");
+    let bin_dir = Path::new(BSPCC).parent().unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir.to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let cases: [(&str, &str); 3] = [("CC", "bspcc"), ("CC", BSPCC), ("BSPCC_CC", "bspcc -O2")];
+    for (i, (var, value)) in cases.into_iter().enumerate() {
+        let exe = format!("prog{i}");
+        let out = run(bspcc(&dir)
+            .env("PATH", &path)
+            .env(var, value)
+            .args(["prog.c", "-o", &exe]));
+        assert!(
+            out.status.success(),
+            "{var}={value}: {}\n{}",
+            out.status,
+            out.stderr
+        );
+        assert_eq!(
+            out.stderr.lines().count(),
+            1,
+            "{var}={value}: one message expected:\n{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(&format!("ignoring {var}=")),
+            "{}",
+            out.stderr
+        );
+        check_runs(&dir, &exe, "threads", 2);
+    }
+}
+
+#[test]
+fn a_compiler_wrapper_that_runs_bspcc_again_is_stopped() {
+    let dir = workdir("wrapper");
+    let wrapper = dir.join("wrap.sh");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec '{BSPCC}' \"$@\"\n")).unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let out = run(bspcc(&dir)
+        .env("BSPCC_CC", &wrapper)
+        .args(["prog.c", "-o", "prog"]));
+    assert!(!out.status.success(), "the loop must fail");
+    assert!(
+        out.stderr.contains("refusing to run") && out.stderr.contains("BSPCC_DEPTH"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn help_and_version_are_bspccs_own() {
+    let dir = workdir("help");
+    for flag in ["--help", "-h", "--bsp-help"] {
+        let out = run(bspcc(&dir).arg(flag));
+        assert!(out.status.success(), "bspcc {flag}: {}", out.status);
+        assert!(
+            out.stdout.starts_with("Usage: bspcc")
+                && [
+                    "--bsp-static",
+                    "--bsp-show",
+                    "BSPCC_CC",
+                    "BSPLIB_LIBDIR",
+                    "bsprun"
+                ]
+                .iter()
+                .all(|w| out.stdout.contains(w)),
+            "bspcc {flag}:\n{}",
+            out.stdout
+        );
+        assert!(out.stderr.is_empty(), "bspcc {flag}: {}", out.stderr);
+    }
+    let out = run(bspcc(&dir).arg("--version"));
+    assert!(out.status.success(), "bspcc --version: {}", out.status);
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!("bspcc (bsplib) {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn no_input_file_is_a_one_line_error() {
+    let dir = workdir("no_input");
+    for args in [
+        &[][..],
+        &["-O2", "-Wall"],
+        &["-o", "prog"],
+        &["--bsp-static"],
+    ] {
+        let out = run(bspcc(&dir).args(args));
+        assert_eq!(out.status.code(), Some(2), "bspcc {args:?}");
+        assert!(out.stdout.is_empty(), "bspcc {args:?}: {}", out.stdout);
+        assert_eq!(
+            out.stderr.lines().count(),
+            1,
+            "bspcc {args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.starts_with("bspcc: no input files"),
+            "{}",
+            out.stderr
+        );
+    }
+    // A query of the compiler needs no input: it still reaches the compiler.
+    let out = run(bspcc(&dir).arg("-dumpversion"));
+    assert!(out.status.success() && !out.stdout.is_empty());
+}
+
+#[test]
+fn bsp_static_links_and_runs_also_with_the_mpi_engine() {
+    let dir = workdir("static");
+    let archive = std::fs::read(lib_dir().join("libbsp.a")).unwrap();
+    let mpi = archive.windows(16).any(|w| w == b"MPI_Init_thread\0");
+    if mpi && !on_path("mpicc") && std::env::var_os("BSPCC_MPI_LIBS").is_none() {
+        eprintln!("skipping: libbsp.a has the mpi engine, and mpicc (Open MPI) is not on PATH");
+        return;
+    }
+    let show = run(bspcc(&dir).args(["--bsp-static", "--bsp-show", "prog.c", "-o", "prog"]));
+    assert!(show.status.success(), "{}", show.stderr);
+    assert_eq!(
+        show.stdout.contains("-lmpi"),
+        mpi,
+        "Open MPI's libraries exactly when libbsp.a has the mpi engine:\n{}",
+        show.stdout
+    );
+    let out = run(bspcc(&dir).args(["--bsp-static", "prog.c", "-o", "prog"]));
+    assert!(
+        out.status.success(),
+        "bspcc --bsp-static: {}\n{}",
+        out.status,
+        out.stderr
+    );
+    check_runs(&dir, "prog", "processes", 2);
+    check_runs(&dir, "prog", "threads", 3);
+    if mpi && on_path("mpirun") {
+        check_runs(&dir, "prog", "mpi", 2);
+    } else if mpi {
+        eprintln!("skipping the mpi run: mpirun is not on PATH");
+    }
+}
