@@ -189,15 +189,17 @@ fn mpi_init_mode(spmd: Spmd) {
         }
         Ok(rank) => {
             spmd();
+            // Still attached: the process never called bsp_end.
+            let (pid, superstep) = attached_place().unwrap_or((rank, 0));
             fail(Error::new(
                 ErrorKind::Died {
                     detail: format!(
-                        "rank {rank} returned from the SPMD function without calling bsp_end"
+                        "process {pid} returned from the SPMD function without calling bsp_end"
                     ),
                 },
                 "bsp_end",
-                rank,
-                0,
+                pid,
+                superstep,
                 None,
             ))
         }
