@@ -12,34 +12,26 @@
 //! A test collects every failing run (program, engine, P, status, stdout,
 //! stderr) and reports them all at once.
 
-use std::io::{Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+mod harness;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
-const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
-const ENGINES: [&str; 2] = ["threads", "processes"];
+use harness::{
+    bsprun, c_dir, describe, has_number, indent_tail, lib_dir, listed_engines, marker_line,
+    out_dir, par_map, run_command, try_build, Outcome, ASAN_FLAGS, C_FLAGS,
+};
 
-/// The engines to run on: `BSPLIB_TEST_ENGINES` (comma-separated; CI's MPI
-/// step sets `mpi`), else [`ENGINES`].
-fn engines() -> Vec<String> {
-    match std::env::var("BSPLIB_TEST_ENGINES") {
-        Ok(list) => list.split(',').map(|e| e.trim().to_owned()).collect(),
-        Err(_) => ENGINES.iter().map(|e| e.to_string()).collect(),
-    }
-}
+// The engines: `listed_engines()`, those of `BSPLIB_TEST_ENGINES`
+// (comma-separated; CI's MPI step sets `mpi`), else threads and processes.
 const NPROCS: [usize; 4] = [1, 2, 3, 4];
 /// Process counts of the AddressSanitizer runs.
 const ASAN_NPROCS: [usize; 2] = [2, 4];
 /// A run taking longer than this is a hang.
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// Programs built or run at once by one test (the machine has 2 cores).
-const WORKERS: usize = 2;
+/// Failure reports show this much of a run's stdout and stderr (the tail).
+const SHOWN: usize = 4000;
 
 /// How the programs are compiled: `bspcc <flags> prog.c -o prog`.
 struct Variant {
@@ -47,18 +39,10 @@ struct Variant {
     /// `BSPCC_CC`, the compiler `bspcc` drives.
     cc: Option<&'static str>,
     flags: &'static [&'static str],
+    /// An AddressSanitizer build: `flags` and [`ASAN_FLAGS`].
     asan: bool,
 }
 
-/// Flags of every C build; the AddressSanitizer build adds [`ASAN_FLAGS`].
-const C_FLAGS: &[&str] = &[
-    "-std=c99",
-    "-D_POSIX_C_SOURCE=200809L",
-    "-Wall",
-    "-Werror",
-    "-g",
-];
-const ASAN_FLAGS: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer"];
 #[rustfmt::skip]
 const C99: Variant = Variant { name: "c99", cc: None, flags: C_FLAGS, asan: false };
 #[rustfmt::skip]
@@ -383,7 +367,7 @@ fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
 
 #[test]
 fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
-    let obj_dir = out_dir("header");
+    let obj_dir = out_dir("c_programs/header");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let compilers: [(&str, &[&str]); 2] = [
         (
@@ -415,7 +399,7 @@ fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
 #[test]
 fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
     // Open MPI's own allocations are not ours to check.
-    if engines().iter().any(|e| e == "mpi") {
+    if listed_engines().iter().any(|e| e == "mpi") {
         return;
     }
     let all: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, INPROD, ERRORS, RELIABILITY]
@@ -444,7 +428,7 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
         .filter_map(|b| b.as_ref().err().cloned())
         .collect();
     let mut jobs = Vec::new();
-    let engines = engines();
+    let engines = listed_engines();
     for prog in progs {
         let Ok(path) = exe(prog.file) else { continue };
         for engine in engines
@@ -458,13 +442,14 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
         }
     }
     let results = par_map(&jobs, |&(prog, path, engine, p)| {
-        let outcome = run(
-            path,
-            engine,
-            p,
-            prog.input.map(|f| f(p)),
-            asan_options(variant, prog),
-            prog.env,
+        let mut env: Vec<(&str, String)> =
+            prog.env.iter().map(|&(k, v)| (k, v.to_owned())).collect();
+        env.extend(asan_options(variant, prog).map(|o| ("ASAN_OPTIONS", o)));
+        let outcome = run_command(
+            &mut bsprun(path, engine, p, &[p.to_string()], &env),
+            prog.input.map(|f| f(p)).as_deref(),
+            TIMEOUT,
+            |_, _| None,
         );
         check(prog, engine, p, &outcome, variant.asan).map_err(|why| {
             format!(
@@ -472,8 +457,8 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
                 prog.file,
                 variant.name,
                 describe(outcome.status),
-                indent(&outcome.stdout),
-                indent(&outcome.stderr)
+                indent_tail(&outcome.stdout, SHOWN),
+                indent_tail(&outcome.stderr, SHOWN)
             )
         })
     });
@@ -516,8 +501,8 @@ fn asan_options(variant: &Variant, prog: &Prog) -> Option<String> {
 
 /// Checks one run's outcome against the expectation.
 fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Result<(), String> {
-    if let Some(problem) = &out.problem {
-        return Err(problem.clone());
+    if let Some(problem) = out.problem() {
+        return Err(problem);
     }
     let expect = prog.expect;
     let want_success = matches!(expect, Expect::Ok | Expect::Stdout(_) | Expect::Lines(_));
@@ -548,7 +533,7 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
         _ => None,
     };
     if let Some(want) = stdout.filter(|want| *want != out.stdout) {
-        return Err(format!("expected stdout:\n{}", indent(&want)));
+        return Err(format!("expected stdout:\n{}", indent_tail(&want, SHOWN)));
     }
     let sorted = |s: &str| {
         let mut v: Vec<&str> = s.lines().collect();
@@ -567,14 +552,14 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
             if let Some(f) = lines.filter(|f| sorted(&f(p)) != sorted(&out.stdout)) {
                 return Err(format!(
                     "expected these stdout lines in any order:\n{}",
-                    indent(&f(p))
+                    indent_tail(&f(p), SHOWN)
                 ));
             }
         }
         Expect::Lines(f) if sorted(&f(p)) != sorted(&out.stdout) => {
             return Err(format!(
                 "expected these stdout lines in any order:\n{}",
-                indent(&f(p))
+                indent_tail(&f(p), SHOWN)
             ));
         }
         Expect::Error {
@@ -618,236 +603,12 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
     Ok(())
 }
 
-/// Whether `line` contains `needle` not followed by another digit (so that
-/// "superstep 1" does not match "superstep 12").
-fn has_number(line: &str, needle: &str) -> bool {
-    line.match_indices(needle)
-        .any(|(i, _)| !line[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
-}
-
-/// The line (from 1) of the single `/* ERROR */` marker in `file`.
-fn marker_line(file: &str) -> Result<usize, String> {
-    let text = std::fs::read_to_string(c_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains("/* ERROR */"))
-        .map(|(i, _)| i + 1)
-        .collect();
-    match lines[..] {
-        [line] => Ok(line),
-        _ => Err(format!(
-            "{file} must have exactly one /* ERROR */ marker, has {}",
-            lines.len()
-        )),
-    }
-}
-
-fn c_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("c")
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("c_programs")
-        .join(name);
-    std::fs::create_dir_all(&dir)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-    dir
-}
-
-/// `bspcc <flags> file -o <tmpdir>/<variant>/<stem>`, run in `tests/c` so
-/// that `__FILE__` is the bare file name.
-/// Where Cargo built the libbsp this test links: beside this test binary
-/// (`target/<profile>/deps`), fresh for this build, whatever an earlier
-/// `cargo build` left beside `bspcc`.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    exe.parent().expect("a directory").to_path_buf()
-}
-
+/// `bspcc <flags> file -o <tmpdir>/c_programs/<variant>/<stem>`, run in
+/// `tests/c` so that `__FILE__` is the bare file name.
 fn build(file: &str, variant: &Variant) -> Result<PathBuf, String> {
-    let exe = out_dir(variant.name).join(file.trim_end_matches(".c"));
     let flags = [variant.flags, if variant.asan { ASAN_FLAGS } else { &[] }].concat();
-    let mut cmd = Command::new(BSPCC);
-    cmd.env("BSPLIB_LIBDIR", lib_dir())
-        .current_dir(c_dir())
-        .args(&flags)
-        .arg(file)
-        .arg("-o")
-        .arg(&exe);
-    if let Some(cc) = variant.cc {
-        cmd.env("BSPCC_CC", cc);
-    }
-    let output = cmd
-        .output()
-        .map_err(|e| format!("{file}: cannot run bspcc: {e}"))?;
-    if output.status.success() {
-        Ok(exe)
-    } else {
-        Err(format!(
-            "{file} [{} build]: bspcc {} failed ({}):\n{}{}",
-            variant.name,
-            flags.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
-/// What a run produced. `problem` is set for a hang or for processes left
-/// behind holding the output open after the program exited.
-struct Outcome {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-    problem: Option<String>,
-}
-
-/// `bsprun --engine <engine> -np <p> <exe> <p>` in a process group of its
-/// own, stdin from `input` or `/dev/null`, under [`TIMEOUT`].
-fn run(
-    exe: &Path,
-    engine: &str,
-    p: usize,
-    input: Option<String>,
-    asan_options: Option<String>,
-    env: &[(&str, &str)],
-) -> Outcome {
-    let mut cmd = Command::new(BSPRUN);
-    cmd.envs(env.iter().copied());
-    // Cargo points LD_LIBRARY_PATH at target/<profile>, where an older
-    // libbsp.so may lie: the programs must load the one they were built
-    // against (bspcc's rpath).
-    cmd.env_remove("LD_LIBRARY_PATH")
-        .args(["--engine", engine, "-np", &p.to_string()])
-        .arg(exe)
-        .arg(p.to_string())
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(options) = asan_options {
-        cmd.env("ASAN_OPTIONS", options);
-    }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {BSPRUN}: {e}"));
-    let group = child.id() as i32;
-    let (tx, rx) = mpsc::channel();
-    let pipes: [Box<dyn Read + Send>; 2] = [
-        Box::new(child.stdout.take().unwrap()),
-        Box::new(child.stderr.take().unwrap()),
-    ];
-    for (i, mut pipe) in pipes.into_iter().enumerate() {
-        let tx = tx.clone();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = tx.send((i, bytes));
-        });
-    }
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        let _ = stdin.write_all(text.as_bytes()); // the program may not read it
-    }
-    let deadline = Instant::now() + TIMEOUT;
-    let mut problem = None;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for bsprun") {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            problem = Some(format!("no exit after {TIMEOUT:?}: a hang (killed)"));
-            kill_group(group);
-            break child.wait().ok();
-        }
-        thread::sleep(Duration::from_millis(5));
-    };
-    let mut output = [Vec::new(), Vec::new()];
-    for _ in 0..2 {
-        let (i, bytes) = match rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(received) => received,
-            Err(_) => {
-                problem.get_or_insert_with(|| {
-                    "the program exited but processes it left behind kept stdout/stderr open (killed)".into()
-                });
-                kill_group(group);
-                rx.recv_timeout(Duration::from_secs(10))
-                    .unwrap_or((2, Vec::new()))
-            }
-        };
-        if i < 2 {
-            output[i] = bytes;
-        }
-    }
-    let [stdout, stderr] = output.map(|b| String::from_utf8_lossy(&b).into_owned());
-    Outcome {
-        status,
-        stdout,
-        stderr,
-        problem,
-    }
-}
-
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-/// SIGKILL to every process of the group `group`.
-fn kill_group(group: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; it has no
-    // memory-safety preconditions.
-    unsafe { kill(-group, 9) };
-}
-
-fn describe(status: Option<ExitStatus>) -> String {
-    match status {
-        None => "unknown".into(),
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => format!("exit code {code}"),
-            (None, Some(sig)) => format!("killed by signal {sig}"),
-            _ => s.to_string(),
-        },
-    }
-}
-
-/// `text` indented, its tail only if long.
-fn indent(text: &str) -> String {
-    const MAX: usize = 4000;
-    let start = text.len().saturating_sub(MAX);
-    let start = (start..=text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    let tail = &text[start..];
-    let mut s: String = tail.lines().map(|l| format!("    | {l}\n")).collect();
-    if start > 0 {
-        s.insert_str(0, "    | [...]\n");
-    }
-    s
-}
-
-/// `f` over `items` on [`WORKERS`] threads; results in the order of `items`.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                *results[i].lock().unwrap() = Some(f(item));
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every item is done"))
-        .collect()
+    let env = variant.cc.map(|cc| ("BSPCC_CC", cc));
+    let out = format!("c_programs/{}", variant.name);
+    try_build(file, &out, &flags, env.as_slice(), &lib_dir())
+        .map_err(|e| format!("{file} [{} build]: {e}", variant.name))
 }

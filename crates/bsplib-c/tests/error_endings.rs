@@ -18,23 +18,20 @@
 //! `--features mpi`). On `mpi` the test is skipped, with a message, when
 //! `mpirun` is not on `PATH` or the build lacks the feature.
 
-use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+mod harness;
 
-const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
-const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
+use std::path::PathBuf;
+use std::time::Duration;
+
+use harness::{
+    describe, indent_tail, lib_copy, listed_engines, marker_line, on_path, par_map, run, try_build,
+    Outcome, C_FLAGS,
+};
+
 /// Runs of each program on each engine (the defects were 1 to 5 in 20).
 const REPEAT: usize = 20;
 /// A run taking longer than this is a hang.
 const TIMEOUT: Duration = Duration::from_secs(60);
-/// Runs at once (the machine has 2 cores).
-const WORKERS: usize = 2;
 
 /// A program, the call its error must name, and its smallest P.
 struct Prog {
@@ -61,11 +58,7 @@ const ORDINARY: &[Prog] = &[
 
 /// The engines to run on; `mpi` only where it can run.
 fn engines() -> Vec<String> {
-    let listed: Vec<String> = match std::env::var("BSPLIB_TEST_ENGINES") {
-        Ok(list) => list.split(',').map(|e| e.trim().to_owned()).collect(),
-        Err(_) => vec!["threads".into(), "processes".into()],
-    };
-    listed
+    listed_engines()
         .into_iter()
         .filter(|engine| {
             if engine != "mpi" {
@@ -82,11 +75,6 @@ fn engines() -> Vec<String> {
             true
         })
         .collect()
-}
-
-fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
 }
 
 #[test]
@@ -117,14 +105,14 @@ fn run_all(progs: &[Prog]) {
         }
     }
     let results = par_map(&jobs, |&(prog, exe, engine, p)| {
-        let out = run(exe, engine, p);
+        let out = run(exe, engine, p, &[p.to_string()], &[], TIMEOUT, |_, _| None);
         check(prog, &out).map_err(|why| {
             format!(
                 "{} [engine {engine}, P = {p}]: {why}\n  status: {}\n  stdout:\n{}\n  stderr:\n{}",
                 prog.file,
                 describe(out.status),
-                indent(&out.stdout),
-                indent(&out.stderr)
+                indent_tail(&out.stdout, usize::MAX),
+                indent_tail(&out.stderr, usize::MAX)
             )
         })
     });
@@ -145,8 +133,8 @@ fn run_all(progs: &[Prog]) {
 }
 
 fn check(prog: &Prog, out: &Outcome) -> Result<(), String> {
-    if let Some(problem) = &out.problem {
-        return Err(problem.clone());
+    if let Some(problem) = out.problem() {
+        return Err(problem);
     }
     if out.status.is_none_or(|s| s.code().is_none_or(|c| c == 0)) {
         return Err("expected a non-zero exit status".into());
@@ -182,183 +170,12 @@ fn check(prog: &Prog, out: &Outcome) -> Result<(), String> {
     Ok(())
 }
 
-/// The line (from 1) of the single `/* ERROR */` marker in `file`.
-fn marker_line(file: &str) -> Result<usize, String> {
-    let text = std::fs::read_to_string(c_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
-    let lines: Vec<usize> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains("/* ERROR */"))
-        .map(|(i, _)| i + 1)
-        .collect();
-    match lines[..] {
-        [line] => Ok(line),
-        _ => Err(format!("{file}: expected one /* ERROR */ marker")),
-    }
-}
-
-fn c_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c")
-}
-
-/// A copy of the libbsp.so Cargo built for this test (beside this binary),
-/// made once: the programs link the copy, which a concurrent `cargo build`
-/// with other features cannot replace under them.
-fn lib_dir() -> PathBuf {
-    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let built = exe.parent().expect("a directory").join("libbsp.so");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("error_endings/lib");
-        std::fs::create_dir_all(&dir).expect("a directory for libbsp.so");
-        std::fs::copy(&built, dir.join("libbsp.so"))
-            .unwrap_or_else(|e| panic!("copying {}: {e}", built.display()));
-        dir
-    })
-    .clone()
-}
-
-/// `bspcc -std=c99 ... file -o <tmpdir>/<stem>`, in `tests/c`.
+/// `bspcc <C_FLAGS> file -o <tmpdir>/error_endings/<stem>`, linking a
+/// copy of the libbsp.so Cargo built for this test, made once: a
+/// concurrent `cargo build` with other features cannot replace it under
+/// the programs.
 fn build(prog: &Prog) -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("error_endings");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let exe = dir.join(prog.file.trim_end_matches(".c"));
-    let output = Command::new(BSPCC)
-        .env("BSPLIB_LIBDIR", lib_dir())
-        .current_dir(c_dir())
-        .args([
-            "-std=c99",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Werror",
-            "-g",
-        ])
-        .arg(prog.file)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .map_err(|e| format!("cannot run bspcc: {e}"))?;
-    if output.status.success() {
-        Ok(exe)
-    } else {
-        Err(format!(
-            "{}: bspcc failed: {}",
-            prog.file,
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
-struct Outcome {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-    problem: Option<String>,
-}
-
-/// `bsprun --engine <engine> -np <p> <exe> <p>` in its own process group,
-/// under [`TIMEOUT`].
-fn run(exe: &Path, engine: &str, p: usize) -> Outcome {
-    let mut child = Command::new(BSPRUN)
-        .env_remove("LD_LIBRARY_PATH")
-        .args(["--engine", engine, "-np", &p.to_string()])
-        .arg(exe)
-        .arg(p.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {BSPRUN}: {e}"));
-    let group = child.id() as i32;
-    let (tx, rx) = mpsc::channel();
-    let pipes: [Box<dyn Read + Send>; 2] = [
-        Box::new(child.stdout.take().unwrap()),
-        Box::new(child.stderr.take().unwrap()),
-    ];
-    for (i, mut pipe) in pipes.into_iter().enumerate() {
-        let tx = tx.clone();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = tx.send((i, bytes));
-        });
-    }
-    let deadline = Instant::now() + TIMEOUT;
-    let mut problem = None;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for bsprun") {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            problem = Some(format!("no exit after {TIMEOUT:?}: a hang (killed)"));
-            kill_group(group);
-            break child.wait().ok();
-        }
-        thread::sleep(Duration::from_millis(5));
-    };
-    let mut output = [Vec::new(), Vec::new()];
-    for _ in 0..2 {
-        match rx.recv_timeout(Duration::from_secs(10)) {
-            Ok((i, bytes)) => output[i] = bytes,
-            Err(_) => {
-                problem.get_or_insert_with(|| {
-                    "processes left behind kept stdout/stderr open (killed)".into()
-                });
-                kill_group(group);
-            }
-        }
-    }
-    let [stdout, stderr] = output.map(|b| String::from_utf8_lossy(&b).into_owned());
-    Outcome {
-        status,
-        stdout,
-        stderr,
-        problem,
-    }
-}
-
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-/// SIGKILL to every process of the group `group`.
-fn kill_group(group: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; it has no
-    // memory-safety preconditions.
-    unsafe { kill(-group, 9) };
-}
-
-fn describe(status: Option<ExitStatus>) -> String {
-    match status {
-        None => "unknown".into(),
-        Some(s) => match (s.code(), s.signal()) {
-            (Some(code), _) => format!("exit code {code}"),
-            (None, Some(sig)) => format!("killed by signal {sig}"),
-            _ => s.to_string(),
-        },
-    }
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("    | {l}\n")).collect()
-}
-
-/// `f` over `items` on [`WORKERS`] threads; results in the order of `items`.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                *results[i].lock().unwrap() = Some(f(item));
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every item is done"))
-        .collect()
+    let libs = lib_copy("error_endings", &["libbsp.so"]);
+    try_build(prog.file, "error_endings", C_FLAGS, &[], &libs)
+        .map_err(|e| format!("{}: {e}", prog.file))
 }

@@ -7,16 +7,14 @@
 //! group: a bspcc that ran itself would be killed and reported, not left to
 //! fill the machine.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+mod harness;
 
-const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
-const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
+
+use harness::{bsprun, lib_copy, on_path, run_command, BSPCC};
+
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A program that needs libbsp: process 0 prints `static ok <p>`.
@@ -40,63 +38,22 @@ struct Output {
 }
 
 /// Runs `cmd` (stdin from /dev/null) in its own process group; panics,
-/// after killing the group, if it takes longer than [`TIMEOUT`].
+/// after killing the group, if it takes longer than [`TIMEOUT`] or leaves
+/// processes behind.
 fn run(cmd: &mut Command) -> Output {
     let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    let (tx, rx) = mpsc::channel();
-    let pipes: [Box<dyn Read + Send>; 2] = [
-        Box::new(child.stdout.take().unwrap()),
-        Box::new(child.stderr.take().unwrap()),
-    ];
-    for (i, mut pipe) in pipes.into_iter().enumerate() {
-        let tx = tx.clone();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = tx.send((i, bytes));
-        });
+    let out = run_command(cmd, None, TIMEOUT, |_, _| None);
+    match (out.status, out.problem()) {
+        (Some(status), None) => Output {
+            status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        },
+        (_, problem) => panic!(
+            "{what}: {}",
+            problem.unwrap_or_else(|| "no exit status".into())
+        ),
     }
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting") {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            kill_group(child.id() as i32);
-            let _ = child.wait();
-            panic!("{what}: no exit after {TIMEOUT:?} (killed with its process group)");
-        }
-        thread::sleep(Duration::from_millis(5));
-    };
-    let mut output = [Vec::new(), Vec::new()];
-    for _ in 0..2 {
-        if let Ok((i, bytes)) = rx.recv_timeout(Duration::from_secs(10)) {
-            output[i] = bytes;
-        }
-    }
-    let [stdout, stderr] = output.map(|b| String::from_utf8_lossy(&b).into_owned());
-    Output {
-        status,
-        stdout,
-        stderr,
-    }
-}
-
-extern "C" {
-    fn kill(pid: i32, sig: i32) -> i32;
-}
-
-fn kill_group(group: i32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; it has no
-    // memory-safety preconditions.
-    unsafe { kill(-group, 9) };
 }
 
 /// A fresh directory for one test, holding `prog.c`.
@@ -113,19 +70,7 @@ fn workdir(name: &str) -> PathBuf {
 /// A copy of the libraries Cargo built for this test (beside this binary),
 /// which a concurrent `cargo build` with other features cannot replace.
 fn lib_dir() -> PathBuf {
-    static COPY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let built = exe.parent().expect("a directory");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tools/lib");
-        std::fs::create_dir_all(&dir).expect("a directory for libbsp");
-        for lib in ["libbsp.so", "libbsp.a"] {
-            std::fs::copy(built.join(lib), dir.join(lib))
-                .unwrap_or_else(|e| panic!("copying {lib}: {e}"));
-        }
-        dir
-    })
-    .clone()
+    lib_copy("tools", &["libbsp.so", "libbsp.a"])
 }
 
 /// `bspcc` in `dir`, with the test's libraries and no compiler variables
@@ -141,18 +86,9 @@ fn bspcc(dir: &Path) -> Command {
     cmd
 }
 
-fn on_path(name: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
-}
-
 /// `bsprun <args>` of `prog` in `dir`: must print `ok <p>`.
 fn check_runs(dir: &Path, prog: &str, engine: &str, p: usize) {
-    let out = run(Command::new(BSPRUN)
-        .current_dir(dir)
-        .env_remove("LD_LIBRARY_PATH")
-        .args(["--engine", engine, "-np", &p.to_string()])
-        .arg(dir.join(prog)));
+    let out = run(bsprun(&dir.join(prog), engine, p, &[], &[]).current_dir(dir));
     assert!(
         out.status.success() && out.stdout == format!("ok {p}\n"),
         "{prog} on {engine}: {}\nstdout: {}\nstderr: {}",

@@ -1,24 +1,25 @@
-//! Shared by the randomised C harnesses (`faults.rs`, `fuzz_abi.rs`):
-//! building a program of `tests/c/` with `bspcc` (as `c_programs.rs`
-//! does), running it with `bsprun` in a process group of its own under a
-//! time limit, looking for processes it left behind (`/proc`), for shared
-//! memory it left in `/dev/shm`, and a small seeded RNG.
+//! Shared by the C test binaries (`c_programs.rs`, `error_endings.rs`,
+//! `tools.rs`, `faults.rs`, `fuzz_abi.rs`): building a program of
+//! `tests/c/` with `bspcc`, running it with `bsprun` (or any command) in a
+//! process group of its own under a time limit, looking for processes it
+//! left behind (`/proc`), for shared memory it left in `/dev/shm`, running
+//! jobs on [`WORKERS`] threads, reporting outcomes, and a small seeded RNG.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 pub const BSPCC: &str = env!("CARGO_BIN_EXE_bspcc");
 pub const BSPRUN: &str = env!("CARGO_BIN_EXE_bsprun");
 
-/// Flags of every C build (as in `c_programs.rs`).
+/// Flags of every C build.
 pub const C_FLAGS: &[&str] = &[
     "-std=c99",
     "-D_POSIX_C_SOURCE=200809L",
@@ -32,18 +33,28 @@ pub const ASAN_FLAGS: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer
 /// Runs at once (the machine has 2 cores).
 pub const WORKERS: usize = 2;
 
-/// The engines to run on: those of `BSPLIB_TEST_ENGINES` (comma-separated)
-/// that `bsprun` has (CI's valgrind step sets `serial,threads`), else
-/// `threads` and `processes`.
-pub fn engines() -> Vec<String> {
+/// The engines named in `BSPLIB_TEST_ENGINES` (comma-separated; CI's MPI
+/// step sets `mpi`, its valgrind step `serial,threads`), else `threads`
+/// and `processes`.
+pub fn listed_engines() -> Vec<String> {
     match std::env::var("BSPLIB_TEST_ENGINES") {
-        Ok(list) => list
-            .split(',')
-            .map(|e| e.trim().to_owned())
-            .filter(|e| ["threads", "processes", "mpi"].contains(&e.as_str()))
-            .collect(),
+        Ok(list) => list.split(',').map(|e| e.trim().to_owned()).collect(),
         Err(_) => vec!["threads".into(), "processes".into()],
     }
+}
+
+/// The engines to run on: those of [`listed_engines`] that `bsprun` has.
+pub fn engines() -> Vec<String> {
+    listed_engines()
+        .into_iter()
+        .filter(|e| ["threads", "processes", "mpi"].contains(&e.as_str()))
+        .collect()
+}
+
+/// Whether an executable file `name` is in a directory of `PATH`.
+pub fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
 }
 
 /// Whether this test binary runs under valgrind (CI's memcheck step): the
@@ -130,35 +141,71 @@ pub fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Where Cargo built the libbsp this test links: beside the test binary.
-fn lib_dir() -> PathBuf {
+/// Where Cargo built the libbsp this test links: beside this test binary
+/// (`target/<profile>/deps`), fresh for this build, whatever an earlier
+/// `cargo build` left beside `bspcc`.
+pub fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     exe.parent().expect("a directory").to_path_buf()
 }
 
-/// `bspcc <C_FLAGS> [ASAN_FLAGS] file -o <out>/<stem>`, run in `tests/c`
-/// so that `__FILE__` is the bare file name.
+/// A copy of the libraries `libs` of [`lib_dir`] in `<tmpdir>/<name>/lib`,
+/// made once per test binary (the first call's arguments hold): programs
+/// linked against the copy cannot have it replaced under them by a
+/// concurrent `cargo build` with other features.
+pub fn lib_copy(name: &str, libs: &[&str]) -> PathBuf {
+    static COPY: OnceLock<PathBuf> = OnceLock::new();
+    COPY.get_or_init(|| {
+        let dir = out_dir(&format!("{name}/lib"));
+        for lib in libs {
+            let built = lib_dir().join(lib);
+            std::fs::copy(&built, dir.join(lib))
+                .unwrap_or_else(|e| panic!("copying {}: {e}", built.display()));
+        }
+        dir
+    })
+    .clone()
+}
+
+/// `bspcc <C_FLAGS> [ASAN_FLAGS] file -o <out>/<stem>` with the libbsp of
+/// [`lib_dir`]; panics if it fails.
 pub fn build(file: &str, out: &str, asan: bool) -> PathBuf {
-    let exe = out_dir(out).join(file.trim_end_matches(".c"));
     let flags = [C_FLAGS, if asan { ASAN_FLAGS } else { &[] }].concat();
+    try_build(file, out, &flags, &[], &lib_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `bspcc <flags> file -o <tmpdir>/<out>/<stem>` with `env` and
+/// `BSPLIB_LIBDIR=<libs>`, run in `tests/c` so that `__FILE__` is the bare
+/// file name; the error says how bspcc failed.
+pub fn try_build(
+    file: &str,
+    out: &str,
+    flags: &[&str],
+    env: &[(&str, &str)],
+    libs: &Path,
+) -> Result<PathBuf, String> {
+    let exe = out_dir(out).join(file.trim_end_matches(".c"));
     let output = Command::new(BSPCC)
-        .env("BSPLIB_LIBDIR", lib_dir())
+        .env("BSPLIB_LIBDIR", libs)
+        .envs(env.iter().copied())
         .current_dir(c_dir())
-        .args(&flags)
+        .args(flags)
         .arg(file)
         .arg("-o")
         .arg(&exe)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run bspcc: {e}"));
-    assert!(
-        output.status.success(),
-        "bspcc {} {file} failed ({}):\n{}{}",
-        flags.join(" "),
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    exe
+        .map_err(|e| format!("cannot run bspcc: {e}"))?;
+    if output.status.success() {
+        Ok(exe)
+    } else {
+        Err(format!(
+            "bspcc {} {file} failed ({}):\n{}{}",
+            flags.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
 }
 
 /// What one run produced.
@@ -174,11 +221,36 @@ pub struct Outcome {
     pub problems: Vec<String>,
 }
 
-/// `bsprun --engine <engine> -np <p> <exe> <args>` in a process group of
-/// its own (the group's id is the child's pid), stdin `/dev/null`, with
-/// `env`; `hook(child, group)` is called every 2 ms while the run lasts
-/// (it may return a problem). A run still going after `timeout` is a hang:
-/// its group is killed. After the run, the group must be empty.
+impl Outcome {
+    /// The problems of the run, if any, in one text.
+    pub fn problem(&self) -> Option<String> {
+        (!self.problems.is_empty()).then(|| self.problems.join("; "))
+    }
+}
+
+/// `bsprun --engine <engine> -np <p> <exe> <args>` with `env`, to be run
+/// by [`run_command`]. Cargo points LD_LIBRARY_PATH at target/<profile>,
+/// where an older libbsp.so may lie: it is removed, so that the programs
+/// load the one they were built against (bspcc's rpath).
+pub fn bsprun(
+    exe: &Path,
+    engine: &str,
+    p: usize,
+    args: &[String],
+    env: &[(&str, String)],
+) -> Command {
+    let mut cmd = Command::new(BSPRUN);
+    cmd.env_remove("LD_LIBRARY_PATH")
+        .args(["--engine", engine, "-np", &p.to_string()])
+        .arg(exe)
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// [`bsprun`] run by [`run_command`], stdin `/dev/null`.
 pub fn run(
     exe: &Path,
     engine: &str,
@@ -186,24 +258,34 @@ pub fn run(
     args: &[String],
     env: &[(&str, String)],
     timeout: Duration,
+    hook: impl FnMut(&Child, i32) -> Option<String>,
+) -> Outcome {
+    run_command(&mut bsprun(exe, engine, p, args, env), None, timeout, hook)
+}
+
+/// Runs `cmd` in a process group of its own (the group's id is the
+/// child's pid), its stdin `stdin` (`/dev/null` if none), its stdout and
+/// stderr captured; `hook(child, group)` is called every 2 ms while the
+/// run lasts (it may return a problem). A run still going after `timeout`
+/// is a hang: its group is killed. After the run, the group must be empty.
+pub fn run_command(
+    cmd: &mut Command,
+    stdin: Option<&str>,
+    timeout: Duration,
     mut hook: impl FnMut(&Child, i32) -> Option<String>,
 ) -> Outcome {
-    let mut cmd = Command::new(BSPRUN);
-    cmd.env_remove("LD_LIBRARY_PATH")
-        .args(["--engine", engine, "-np", &p.to_string()])
-        .arg(exe)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {BSPRUN}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", cmd.get_program()));
     let group = child.id() as i32;
     let (tx, rx) = mpsc::channel();
     let pipes: [Box<dyn Read + Send>; 2] = [
@@ -218,10 +300,13 @@ pub fn run(
             let _ = tx.send((i, bytes));
         });
     }
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let _ = pipe.write_all(text.as_bytes()); // the program may not read it
+    }
     let deadline = start + timeout;
     let mut problems = Vec::new();
     let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for bsprun") {
+        if let Some(status) = child.try_wait().expect("waiting for the command") {
             break Some(status);
         }
         if let Some(problem) = hook(&child, group) {
@@ -390,16 +475,40 @@ pub fn describe(status: Option<ExitStatus>) -> String {
     }
 }
 
-/// Whether `line` contains `needle` not followed by another digit.
+/// Whether `line` contains `needle` not followed by another digit (so that
+/// "superstep 1" does not match "superstep 12").
 pub fn has_number(line: &str, needle: &str) -> bool {
     line.match_indices(needle)
         .any(|(i, _)| !line[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// `text` indented, its tail only if long.
+/// The line (from 1) of the single `/* ERROR */` marker in `file` of
+/// `tests/c`.
+pub fn marker_line(file: &str) -> Result<usize, String> {
+    let text = std::fs::read_to_string(c_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("/* ERROR */"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    match lines[..] {
+        [line] => Ok(line),
+        _ => Err(format!(
+            "{file} must have exactly one /* ERROR */ marker, has {}",
+            lines.len()
+        )),
+    }
+}
+
+/// `text` indented, its last 3000 bytes only if long.
 pub fn indent(text: &str) -> String {
-    const MAX: usize = 3000;
-    let start = text.len().saturating_sub(MAX);
+    indent_tail(text, 3000)
+}
+
+/// `text` indented, its last `max` bytes only if longer.
+pub fn indent_tail(text: &str, max: usize) -> String {
+    let start = text.len().saturating_sub(max);
     let start = (start..=text.len())
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
