@@ -309,6 +309,9 @@ const RELIABILITY: &[Prog] = &[
         min_p: 1,
     }),
     deadline(names("err_deadline.c", &["bsp_sync", "superstep 1", "never arrived: process 1 (computing in superstep 1)"], 2)),
+    Prog { no_asan: true, ..names("err_crash_p0.c", &["process 0", "superstep 1", "signal 11"], 1) },
+    // SIGKILL: bsprun names it (not on mpi, where mpirun reports it).
+    Prog { only: &["threads", "processes"], ..names("err_killed_p0.c", &["process 0", "superstep 1", "signal 9"], 1) },
     Prog { only: &["processes"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
 ];
 
