@@ -165,14 +165,6 @@ impl Launch {
         }
     }
 
-    /// Process 0 of a `processes` run: kills the other processes (the run
-    /// failed). Elsewhere nothing.
-    pub fn kill_children(&self) {
-        if let Some(shared) = self.world.shared() {
-            processes::kill_children(shared);
-        }
-    }
-
     /// Process 0 of a `processes` run: waits until the others exited.
     pub fn join(&self) {
         if let Some(shared) = self.world.shared() {

@@ -534,12 +534,6 @@ pub(crate) fn join(shared: &Shared) {
     }
 }
 
-/// Process 0: kills every forked process (the run failed).
-pub(crate) fn kill_children(shared: &Shared) {
-    let children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
-    kill_all(&children.pids);
-}
-
 fn kill_all(pids: &[libc::pid_t]) {
     for &p in pids {
         // SAFETY: sending a signal to our own child has no memory effects.
