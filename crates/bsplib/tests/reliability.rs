@@ -51,10 +51,12 @@ fn a_process_that_never_arrives_is_named_once_the_deadline_passes() {
         match err.kind() {
             ErrorKind::Deadline { limit_ms, laggards } => {
                 assert_eq!(*limit_ms, 300);
-                assert_eq!(
-                    laggards,
-                    "never arrived: process 1 (computing in superstep 1)",
-                    "{} p={p}",
+                // Process 1 for sure; on a slow machine (valgrind) another
+                // may not have reached the sync yet either.
+                assert!(
+                    laggards.starts_with("never arrived: ")
+                        && laggards.contains("process 1 (computing in superstep 1)"),
+                    "{} p={p}: {laggards}",
                     engine.name()
                 );
             }
@@ -66,8 +68,10 @@ fn a_process_that_never_arrives_is_named_once_the_deadline_passes() {
         assert_eq!((err.call(), err.superstep()), ("bsp_sync", 1));
         assert_ne!(err.pid(), 1, "a waiting process reports it");
         assert!(err.pid() < n);
+        // Process 1 sleeps 1.5 s; a Rust run on threads returns once it
+        // woke (a thread cannot be killed).
         assert!(
-            took < Duration::from_secs(5),
+            took < Duration::from_secs(8),
             "{} p={p}: the run took {took:?}",
             engine.name()
         );
