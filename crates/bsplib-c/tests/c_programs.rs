@@ -431,7 +431,7 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
         .filter_map(|b| b.as_ref().err().cloned())
         .collect();
     let mut jobs = Vec::new();
-    let engines = listed_engines();
+    let engines = harness::engines();
     for prog in progs {
         let Ok(path) = exe(prog.file) else { continue };
         for engine in engines

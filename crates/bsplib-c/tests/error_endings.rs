@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use harness::{
-    describe, indent_tail, lib_copy, listed_engines, marker_line, on_path, par_map, run, try_build,
-    Outcome, C_FLAGS,
+    describe, indent_tail, lib_copy, marker_line, on_path, par_map, run, try_build, Outcome,
+    C_FLAGS,
 };
 
 /// Runs of each program on each engine (the defects were 1 to 5 in 20).
@@ -56,9 +56,9 @@ const ORDINARY: &[Prog] = &[
     Prog { file: "err_put_out_of_bounds.c", call: "bsp_put", min_p: 2 },
 ];
 
-/// The engines to run on; `mpi` only where it can run.
+/// The engines to run on (those of `bsprun`); `mpi` only where it can run.
 fn engines() -> Vec<String> {
-    listed_engines()
+    harness::engines()
         .into_iter()
         .filter(|engine| {
             if engine != "mpi" {
