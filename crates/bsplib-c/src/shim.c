@@ -255,3 +255,44 @@ void bsplib_c_catch_crashes(volatile unsigned *report)
         sigaction(sigs[i], &sa, NULL);
     }
 }
+
+/* mpi engine: when mpirun ends the job because a rank died (a SIGKILL no
+ * handler sees), it sends SIGTERM to the other ranks first. Each then says
+ * where its process is, on a line bsprun collects (and does not show) to
+ * name the dead process with its superstep; then SIGTERM does what it
+ * would have done. What it reads is its status-board word, written by the
+ * library (superstep << 2 | state). */
+static int term_pid = -1;
+static const volatile unsigned long long *term_word;
+
+static void on_term(int sig)
+{
+    char text[160];
+    char *at = text;
+    unsigned long long word = term_word ? __atomic_load_n(term_word, __ATOMIC_RELAXED) : 0;
+    long superstep = (long)(word >> 2);
+    put_str(&at, "bsplib-status: process ");
+    put_num(&at, term_pid);
+    switch (word & 3) {
+    case 0: put_str(&at, ": computing in superstep "); break;
+    case 1: put_str(&at, ": waiting in bsp_sync of superstep "); break;
+    case 2: put_str(&at, ": ended in superstep "); break;
+    default: put_str(&at, ": not started in superstep "); break;
+    }
+    put_num(&at, superstep);
+    *at++ = '\n';
+    (void)!write(2, text, (size_t)(at - text));
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void bsplib_c_watch_term(int pid, const volatile unsigned long long *word)
+{
+    struct sigaction sa;
+    term_pid = pid;
+    term_word = word;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+}

@@ -52,6 +52,9 @@ extern "C" {
     /// SIGABRT before the default action, if it claims the run's report
     /// word (`Launch::report_word`).
     fn bsplib_c_catch_crashes(report: *const std::sync::atomic::AtomicU32);
+    /// `shim.c`, mpi engine: on SIGTERM (mpirun ending the job after a
+    /// rank died), print where process `pid` is, from its status word.
+    fn bsplib_c_watch_term(pid: c_int, word: *const std::sync::atomic::AtomicU64);
 }
 
 /// Keeps the crash message of the threads engine current.
@@ -297,6 +300,11 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
             }
         };
         OS_PROCESS_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
+        if engine == Engine::Mpi {
+            // SAFETY: installs a signal handler (shim.c) reading this
+            // process's status word, which lives as long as the run.
+            unsafe { bsplib_c_watch_term(pid as c_int, launch.status_word(pid)) };
+        }
         note(pid, 0);
         attach(launch.attach(pid));
         Ok(())

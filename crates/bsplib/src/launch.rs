@@ -204,6 +204,13 @@ impl Launch {
         std::ptr::from_ref(self.world.reported()).cast()
     }
 
+    /// Process `pid`'s word on the run's status board (`superstep << 2 |
+    /// state`, state 0 computing, 1 waiting in `bsp_sync`, 2 ended), for a
+    /// signal handler in C that says where the process is.
+    pub fn status_word(&self, pid: usize) -> *const std::sync::atomic::AtomicU64 {
+        self.world.board().word(pid)
+    }
+
     /// The superstep process `pid` was last seen in, from the run's status
     /// board.
     pub fn superstep_of(&self, pid: usize) -> u64 {

@@ -368,12 +368,26 @@ fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
     let mut in_block = false;
     let mut held: Vec<u8> = Vec::new();
     let mut held_since = std::time::Instant::now();
+    // Where the surviving processes were when mpirun ended the job, and
+    // mpirun's notice of a rank that died from a signal.
+    let mut places: Vec<String> = Vec::new();
+    let mut death: Option<(String, String)> = None;
     loop {
         let line = match rx.recv_timeout(std::time::Duration::from_millis(100)) {
             Ok(line) => Some(line),
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        if let Some(place) = line
+            .as_deref()
+            .and_then(|l| l.strip_prefix(b"bsplib-status: "))
+        {
+            places.push(String::from_utf8_lossy(place).trim_end().to_owned());
+            continue;
+        }
+        if let Some(found) = line.as_deref().and_then(rank_death) {
+            death.get_or_insert(found);
+        }
         if let Some(line) = line.filter(|_| !reported) {
             if line.starts_with(b"bsplib:") {
                 write(&line);
@@ -397,7 +411,42 @@ fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
     }
     if !reported {
         write(&held);
+        // A rank killed by a signal no handler sees (SIGKILL): name it, with
+        // the superstep the others show it was in, as the last word.
+        if let Some((rank, signal)) = death {
+            places.sort();
+            let superstep = places
+                .iter()
+                .filter_map(|p| p.rsplit(' ').next()?.parse::<u64>().ok())
+                .max();
+            let at = superstep.map_or(String::new(), |s| format!(", superstep {s}"));
+            let others = if places.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", places.join("; "))
+            };
+            write(
+                format!(
+                    "bsplib: the SPMD function (process {rank}{at}): process {rank} was killed by signal {signal}{others}\n"
+                )
+                .as_bytes(),
+            );
+        }
     }
+}
+
+/// From mpirun's notice "process rank N with PID ... exited on signal S
+/// (Name)": N and "S (Name)".
+fn rank_death(line: &[u8]) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(line);
+    let rank = text.split("process rank ").nth(1)?.split(' ').next()?;
+    let signal = text
+        .split("exited on signal ")
+        .nth(1)?
+        .trim_end()
+        .trim_end_matches('.');
+    rank.parse::<u64>().ok()?;
+    Some((rank.to_owned(), signal.to_owned()))
 }
 
 /// Replaces this process with the invocation's program; returns only on

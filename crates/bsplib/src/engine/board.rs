@@ -134,6 +134,11 @@ impl Board {
             .store(superstep << 2 | state as u64, Ordering::Relaxed);
     }
 
+    /// Process `pid`'s word (`superstep << 2 | state`).
+    pub(crate) fn word(&self, pid: usize) -> &AtomicU64 {
+        self.entry(pid)
+    }
+
     /// Where process `pid` was last seen.
     pub(crate) fn get(&self, pid: usize) -> (u64, State) {
         decode(self.entry(pid).load(Ordering::Relaxed))
