@@ -252,7 +252,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         if let Some(pid) = PENDING.with(Cell::take) {
             let launch = launch().expect("a spawned process has a run");
             note(pid, 0);
-            attach(launch.attach(pid));
+            attach(launch.attach(pid)?);
             return Ok(());
         }
         let startup =
@@ -306,7 +306,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
             unsafe { bsplib_c_watch_term(pid as c_int, launch.status_word(pid)) };
         }
         note(pid, 0);
-        attach(launch.attach(pid));
+        attach(launch.attach(pid)?);
         Ok(())
     });
     if let Err(e) = started {

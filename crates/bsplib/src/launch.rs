@@ -25,6 +25,8 @@ pub struct Launch {
     engine: Engine,
     /// `mpi`: this rank's pid, if the run has a process for it.
     rank_pid: Option<usize>,
+    /// Per pid: a handle was made ([`Launch::attach`]); never cleared.
+    attached: Box<[std::sync::atomic::AtomicBool]>,
 }
 
 /// A process of a [`Launch`], attached to the current thread.
@@ -78,11 +80,15 @@ impl Launch {
             #[cfg(not(feature = "mpi"))]
             Engine::Mpi => unreachable!("check_start refuses an unavailable engine"),
         };
+        let attached = (0..world.nprocs())
+            .map(|_| std::sync::atomic::AtomicBool::new(false))
+            .collect();
         Ok(Arc::new(Launch {
             world: Arc::new(world),
             start: Instant::now(),
             engine,
             rank_pid,
+            attached,
         }))
     }
 
@@ -140,11 +146,35 @@ impl Launch {
         }
     }
 
-    /// Attaches process `pid` to the calling thread.
-    pub fn attach(&self, pid: usize) -> Attached {
-        Attached {
-            _in_run: InRun::enter(pid, &self.world),
-            bsp: Bsp::new(Process::new(pid, Arc::clone(&self.world), self.start)),
+    /// Attaches process `pid` to the calling thread: its one handle for the
+    /// whole run.
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, or one attached already in this address space
+    /// (a second handle for one process would let two owners write its
+    /// outgoing state): [`ErrorKind::Startup`].
+    pub fn attach(&self, pid: usize) -> Result<Attached, Error> {
+        let taken = self
+            .attached
+            .get(pid)
+            .map(|flag| flag.swap(true, std::sync::atomic::Ordering::AcqRel));
+        match taken {
+            Some(false) => Ok(Attached {
+                _in_run: InRun::enter(pid, &self.world),
+                bsp: Bsp::new(Process::new(pid, Arc::clone(&self.world), self.start)),
+            }),
+            Some(true) => Err(Error::startup(
+                format!("process {pid} has a handle already: a process is attached once per run"),
+                None,
+            )),
+            None => Err(Error::startup(
+                format!(
+                    "process {pid} does not exist (the run has {} processes)",
+                    self.world.nprocs()
+                ),
+                None,
+            )),
         }
     }
 
