@@ -59,7 +59,7 @@ fn main() -> ExitCode {
             }
         },
     };
-    match Runtime::new(p).run_portable(spmd) {
+    match Runtime::from_env(p).run_portable(spmd) {
         Ok(reports) => {
             // Every process must have heard from its left neighbour (the
             // engine may give fewer processes than asked: MPI has as many

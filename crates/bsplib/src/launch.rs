@@ -56,7 +56,9 @@ impl Launch {
         loc: Option<SourceLocation>,
     ) -> Result<Arc<Self>, Error> {
         processes::watch_forks();
-        let runtime = Runtime::new(nprocs).engine(engine);
+        // The engine is the front door's choice; the deadline the
+        // environment's (`bsprun --deadline`).
+        let runtime = Runtime::from_env(nprocs).engine(engine);
         let n = runtime.check_start(loc)?;
         #[cfg_attr(not(feature = "mpi"), allow(unused_mut))]
         let mut rank_pid = None;

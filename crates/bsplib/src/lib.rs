@@ -62,9 +62,10 @@
 //! [`Engine::Threads`] (default): processes are threads;
 //! [`Engine::Processes`]: forked OS processes sharing memory;
 //! [`Engine::Mpi`] (cargo feature `mpi`): MPI ranks, started by `mpirun`;
-//! [`Engine::Serial`]: one process, the reference. `BSPLIB_ENGINE` chooses
-//! the default at run time ([`Engine::from_env`]), so one binary runs on
-//! any of them. Results cross address spaces with
+//! [`Engine::Serial`]: one process, the reference. [`run`] and
+//! [`Runtime::new`] use `threads` whatever the environment says;
+//! [`Runtime::from_env`] lets `BSPLIB_ENGINE` choose at run time, so one
+//! binary runs on any of them. Results cross address spaces with
 //! [`Runtime::run_portable`] ([`Portable`]). Each engine's protocol is
 //! documented in the README of its folder in the source tree.
 

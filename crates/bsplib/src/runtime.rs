@@ -94,7 +94,8 @@ pub fn available_processes() -> usize {
 pub struct Runtime {
     nprocs: usize,
     engine: Engine,
-    /// A `BSPLIB_ENGINE` that names no engine: the run fails saying so.
+    /// [`Runtime::from_env`]: a `BSPLIB_ENGINE` or `BSPLIB_DEADLINE` that
+    /// makes no sense; the run fails saying so.
     bad_env: Option<String>,
     return_everywhere: bool,
     deadline: Option<Duration>,
@@ -102,34 +103,59 @@ pub struct Runtime {
 
 impl Runtime {
     /// A run of `nprocs` processes (`bsp_begin(maxprocs)`) on the default
-    /// engine: the one `BSPLIB_ENGINE` names if it is set
-    /// ([`Engine::from_env`]), else `threads`.
+    /// engine, `threads`, whatever the environment says: the same call
+    /// gives the same run everywhere. [`Runtime::from_env`] lets the
+    /// environment choose.
     pub fn new(nprocs: usize) -> Self {
-        let (engine, mut bad_env) = match Engine::from_env() {
-            None => (Engine::default(), None),
-            Some(Ok(engine)) => (engine, None),
-            Some(Err(name)) => (
-                Engine::default(),
-                Some(format!(
-                    "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
-                )),
-            ),
-        };
-        let deadline = match deadline_from_env() {
-            None => None,
-            Some(Ok(d)) => Some(d),
-            Some(Err(bad)) => {
-                bad_env.get_or_insert(bad);
-                None
-            }
-        };
         Runtime {
             nprocs,
-            engine,
-            bad_env,
+            engine: Engine::default(),
+            bad_env: None,
             return_everywhere: false,
-            deadline,
+            deadline: None,
         }
+    }
+
+    /// A run of `nprocs` processes configured by the environment: the
+    /// engine `BSPLIB_ENGINE` names ([`Engine::from_env`]; `threads` when it
+    /// is not set) and the deadline in `BSPLIB_DEADLINE` (seconds; see
+    /// [`deadline`](Runtime::deadline)). This is how one binary runs on
+    /// threads by default and on MPI under `mpirun -x BSPLIB_ENGINE=mpi`
+    /// (or `bsprun --engine mpi`): use [`run_portable`](Runtime::run_portable),
+    /// which works on every engine.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // BSPLIB_ENGINE=processes cargo run ... runs this on processes.
+    /// let pids = bsplib::Runtime::from_env(2).run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// assert_eq!(pids, vec![0, 1]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None here; a value that names no engine, or no number of seconds,
+    /// makes the run fail at its start ([`ErrorKind::Startup`]), saying so.
+    pub fn from_env(nprocs: usize) -> Self {
+        let mut runtime = Runtime::new(nprocs);
+        match Engine::from_env() {
+            None => {}
+            Some(Ok(engine)) => runtime.engine = engine,
+            Some(Err(name)) => {
+                runtime.bad_env = Some(format!(
+                    "BSPLIB_ENGINE={name} names no engine (serial, threads, processes, mpi)"
+                ))
+            }
+        }
+        match deadline_from_env() {
+            None => {}
+            Some(Ok(d)) => runtime.deadline = Some(d),
+            Some(Err(bad)) => {
+                runtime.bad_env.get_or_insert(bad);
+            }
+        }
+        runtime
     }
 
     /// Gives up a sync that waits longer than `limit` for the other
@@ -137,8 +163,9 @@ impl Runtime {
     /// processes that never arrived and the superstep each was last seen
     /// in (a process stuck in a loop, stopped by `SIGSTOP`, or waiting for
     /// something that never comes). `None` (the default) waits forever.
-    /// The environment variable `BSPLIB_DEADLINE` (seconds) sets it too
-    /// (`bsprun --deadline`). Not on `mpi`, whose barrier is MPI's.
+    /// The environment variable `BSPLIB_DEADLINE` (seconds) sets it for
+    /// [`Runtime::from_env`] (`bsprun --deadline`). Not on `mpi`, whose
+    /// barrier is MPI's.
     ///
     /// On `threads`, a Rust run returns once every process has returned
     /// (a thread cannot be killed): the deadline then names the culprit
@@ -168,7 +195,8 @@ impl Runtime {
         self
     }
 
-    /// Chooses the engine (overriding `BSPLIB_ENGINE`).
+    /// Chooses the engine (overriding `BSPLIB_ENGINE` for
+    /// [`Runtime::from_env`]).
     pub fn engine(mut self, engine: Engine) -> Self {
         self.engine = engine;
         if self

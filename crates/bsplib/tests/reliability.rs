@@ -186,17 +186,40 @@ fn a_run_too_large_for_the_machine_is_refused_at_once() {
     }
 }
 
+/// Tests that set environment variables take turns.
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_bad_deadline_in_the_environment_is_an_error() {
+    let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
     // The variable is read when the runtime is built: set and unset around
-    // one construction (no other test of this binary reads it).
+    // one construction.
     std::env::set_var("BSPLIB_DEADLINE", "soon");
-    let runtime = Runtime::new(2);
+    let runtime = Runtime::from_env(2);
+    let plain = Runtime::new(2);
     std::env::remove_var("BSPLIB_DEADLINE");
+    // `Runtime::new` ignores the environment.
+    assert!(plain.run(|_| Ok(())).is_ok());
     let err = runtime.run(|_| Ok(())).expect_err("a bad deadline");
     assert!(
         err.to_string()
             .contains("BSPLIB_DEADLINE=soon is not a number of seconds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_and_runtime_new_ignore_the_environment() {
+    let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
+    std::env::set_var("BSPLIB_ENGINE", "no-such-engine");
+    let plain = bsplib::run(2, |bsp| Ok(bsp.pid()));
+    let configured = Runtime::from_env(2).run(|bsp| Ok(bsp.pid()));
+    std::env::remove_var("BSPLIB_ENGINE");
+    assert_eq!(plain.expect("run uses threads"), vec![0, 1]);
+    let err = configured.expect_err("from_env reads the bad engine");
+    assert!(
+        err.to_string()
+            .contains("BSPLIB_ENGINE=no-such-engine names no engine"),
         "{err}"
     );
 }
