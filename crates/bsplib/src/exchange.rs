@@ -84,13 +84,6 @@ fn sections(s: Records) -> Sections {
     }
 }
 
-/// The bytes of `r`, for decoding.
-fn bytes_of(r: Records) -> &'static [u8] {
-    // SAFETY: the view is readable and unchanged while the stream is (the
-    // exchange protocol); decoding finishes within the sync.
-    unsafe { std::slice::from_raw_parts(r.ptr(0, r.len()), r.len()) }
-}
-
 impl Process {
     /// `bsp_sync` by exchange (module docs).
     pub(crate) fn sync_exchange(&mut self, loc: Loc) -> Result<(), Error> {
@@ -149,7 +142,7 @@ impl Process {
             let mut tags = Vec::with_capacity(self.nprocs);
             let mut ops = Vec::with_capacity(self.nprocs);
             for s in streams {
-                let (t, o) = decode_collective(bytes_of(s.collective)).ok_or_else(|| {
+                let (t, o) = decode_collective(s.collective.bytes()).ok_or_else(|| {
                     self.fail(
                         ErrorKind::Startup {
                             detail: "a malformed stream".into(),

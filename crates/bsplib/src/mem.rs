@@ -174,6 +174,14 @@ impl Records {
         self.len
     }
 
+    /// The bytes in view, borrowed from the view (never longer: the
+    /// memory is only guaranteed while the view is used).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: readable and unchanged while the view is used (the
+        // contract of `new`); the slice borrows the view.
+        unsafe { std::slice::from_raw_parts(self.ptr(0, self.len), self.len) }
+    }
+
     /// The 8-byte word at byte offset `at` (a multiple of 8).
     #[inline]
     pub(crate) fn word(&self, at: usize) -> usize {

@@ -127,7 +127,9 @@ struct Control {
     /// 0: no failure; 1: being written; 2: `failure[..failure_len]` ready.
     failure_state: AtomicU32,
     failure_len: AtomicU64,
-    failure: [u8; FAILURE_BYTES],
+    /// Written by the one process that claimed `failure_state`: other
+    /// processes write these bytes, so they live in an `UnsafeCell`.
+    failure: std::cell::UnsafeCell<[u8; FAILURE_BYTES]>,
 }
 
 /// Per process: the process ended normally; its result has this length
@@ -339,14 +341,9 @@ impl Shared {
         }
         let n = bytes.len().min(FAILURE_BYTES);
         // SAFETY: state 1 gives this process exclusive access to `failure`
-        // until it publishes state 2; readers wait for state 2.
-        unsafe {
-            mem::copy(
-                bytes.as_ptr(),
-                std::ptr::addr_of!(c.failure).cast::<u8>().cast_mut(),
-                n,
-            )
-        };
+        // until it publishes state 2; readers wait for state 2. The write
+        // goes through the `UnsafeCell`'s pointer, not a shared reference.
+        unsafe { mem::copy(bytes.as_ptr(), c.failure.get().cast::<u8>(), n) };
         c.failure_len.store(n as u64, Ordering::Relaxed);
         c.failure_state.store(2, Ordering::Release);
         true
@@ -362,8 +359,10 @@ impl Shared {
                 _ => std::thread::yield_now(),
             }
         }
-        let n = c.failure_len.load(Ordering::Relaxed) as usize;
-        Some(c.failure[..n].to_vec())
+        let n = (c.failure_len.load(Ordering::Relaxed) as usize).min(FAILURE_BYTES);
+        // SAFETY: state 2 (acquired above) means the bytes were written and
+        // are never written again in this run.
+        Some(unsafe { std::slice::from_raw_parts(c.failure.get().cast::<u8>(), n) }.to_vec())
     }
 
     /// Whether process 0 exits once the run is stopped.
