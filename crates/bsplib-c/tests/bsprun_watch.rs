@@ -19,11 +19,14 @@ const SETTLE: Duration = Duration::from_millis(800);
 /// after [`SETTLE`]; returns stderr, after checking the run ended (with a
 /// non-zero status) within 5 s of the action.
 fn run_and(engine: &str, act: impl Fn(i32, i32)) -> String {
-    let exe = build("spin_forever.c", "bsprun_watch", false);
+    // Built once for both tests: a test rebuilding the program while the
+    // other starts it would run a half-written file.
+    static EXE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let exe = EXE.get_or_init(|| build("spin_forever.c", "bsprun_watch", false));
     let start = Instant::now();
     let mut acted: Option<Instant> = None;
     let out = run(
-        &exe,
+        exe,
         engine,
         P,
         &[],
@@ -51,7 +54,9 @@ fn run_and(engine: &str, act: impl Fn(i32, i32)) -> String {
     let took = acted.map(|a| a.elapsed());
     assert!(
         took.is_some_and(|t| t < Duration::from_secs(5)),
-        "{engine}: the run ended {took:?} after the signal"
+        "{engine}: the run ended {took:?} after the signal ({}):\n{}",
+        describe(out.status),
+        out.stderr
     );
     out.stderr
 }
