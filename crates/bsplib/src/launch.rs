@@ -259,10 +259,10 @@ pub fn in_foreign_process() -> bool {
 
 /// What the status board in the memory file `fd` says (`bsprun` passes
 /// `BSPLIB_STATUS_FD` to the program, and reads it when the program was
-/// interrupted or killed): whether the run's error was reported, and
-/// where each process was (`process 2: computing in superstep 3`).
-/// `None` if no run used that file.
-pub fn describe_status(fd: i32) -> Option<(bool, Vec<String>)> {
+/// interrupted or killed): whether the run's error was reported, and for
+/// each process its superstep and where it was (`process 2: computing in
+/// superstep 3`). `None` if no run used that file.
+pub fn describe_status(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
     crate::engine::board::describe_fd(fd)
 }
 

@@ -623,7 +623,7 @@ extern "C" fn exit_during_run(status: std::ffi::c_int, _: *mut std::ffi::c_void)
     // the thread that started the run holds it alive inside `run`, and
     // `exit` unwinds nothing.
     let world = unsafe { &*world };
-    if world.distributed() && pid != 0 && world.shared().is_some() {
+    if pid != 0 && world.shared().is_some() {
         return; // process 0's monitor names a forked process that exits
     }
     let superstep = world.board().get(pid).0;

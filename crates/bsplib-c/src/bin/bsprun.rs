@@ -588,26 +588,19 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
         }
     };
     if let Some(signal) = status.signal() {
-        let reported = fd >= 0 && bsplib::launch::describe_status(fd).is_some_and(|(r, _)| r);
+        // Read once: whether the program reported, and where each process was.
+        let (reported, places) = read_board(fd).unwrap_or_default();
+        let list = join_places(&places);
         if !interrupted && !reported {
             let name = signal_name(signal);
-            match (fd >= 0).then(|| bsplib::launch::describe_status(fd)).flatten() {
-                Some((_, places)) if engine == "processes" && !places.is_empty() => {
-                    let superstep = places[0]
-                        .rsplit(' ')
-                        .next()
-                        .filter(|w| w.bytes().all(|b| b.is_ascii_digit()))
-                        .unwrap_or("0")
-                        .to_owned();
-                    eprintln!(
-                        "bsplib: the SPMD function (process 0, superstep {superstep}): process 0 was killed by signal {signal} ({name}); the others ended with it ({})",
-                        places.join("; ")
-                    );
-                }
+            match places.first() {
+                Some((superstep, _)) if engine == "processes" => eprintln!(
+                    "bsplib: the SPMD function (process 0, superstep {superstep}): process 0 was killed by signal {signal} ({name}); the others ended with it ({list})"
+                ),
                 _ => eprintln!(
                     "bsplib: {} was killed by signal {signal} ({name}), which ended all its processes (engine {engine}){}",
                     program.to_string_lossy(),
-                    describe(fd)
+                    if list.is_empty() { String::new() } else { format!(": {list}") }
                 ),
             }
         }
@@ -619,14 +612,27 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// The status board `bsprun` passed the program in `fd`, if a run used it.
+fn read_board(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
+    (fd >= 0)
+        .then(|| bsplib::launch::describe_status(fd))
+        .flatten()
+}
+
+/// "process 0: computing in superstep 3; process 1: ...".
+fn join_places(places: &[(u64, String)]) -> String {
+    places
+        .iter()
+        .map(|(_, place)| place.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// ": process 0: computing in superstep 3; process 1: ..." from the board
 /// in `fd`, or nothing.
 fn describe(fd: i32) -> String {
-    match (fd >= 0)
-        .then(|| bsplib::launch::describe_status(fd))
-        .flatten()
-    {
-        Some((_, places)) if !places.is_empty() => format!(": {}", places.join("; ")),
+    match read_board(fd) {
+        Some((_, places)) if !places.is_empty() => format!(": {}", join_places(&places)),
         _ => String::new(),
     }
 }

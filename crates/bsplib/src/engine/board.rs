@@ -204,9 +204,10 @@ fn where_(superstep: u64, state: State) -> String {
 }
 
 /// What the board in the memory file `fd` says (for `bsprun`): whether the
-/// run's error was printed, and where each process was, as a list of
-/// `process <pid>: <where>` phrases. `None` if no run mapped a board there.
-pub(crate) fn describe_fd(fd: i32) -> Option<(bool, Vec<String>)> {
+/// run's error was printed, and for each process its superstep and where
+/// it was, as a `process <pid>: <where>` phrase. `None` if no run mapped a
+/// board there.
+pub(crate) fn describe_fd(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
     // SAFETY: fstat writes the live struct it is given.
     let size = unsafe {
         let mut st: libc::stat = std::mem::zeroed();
@@ -241,7 +242,7 @@ pub(crate) fn describe_fd(fd: i32) -> Option<(bool, Vec<String>)> {
         let places = (0..nprocs)
             .map(|pid| {
                 let (s, state) = decode(word((pid + 1) * LINE / 8));
-                format!("process {pid}: {}", where_(s, state))
+                (s, format!("process {pid}: {}", where_(s, state)))
             })
             .collect();
         (reported, places)
