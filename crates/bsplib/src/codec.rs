@@ -237,6 +237,16 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(25);
             w.str(what);
         }
+        K::InvalidRecord {
+            what,
+            sender,
+            detail,
+        } => {
+            w.u64(26);
+            w.str(what);
+            word(&mut w, *sender);
+            w.str(detail);
+        }
     }
     w.0
 }
@@ -367,6 +377,11 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         24 => K::OutOfMemory { bytes: r.usize()? },
         25 => K::NotABspProcess {
             what: r.static_str()?,
+        },
+        26 => K::InvalidRecord {
+            what: r.static_str()?,
+            sender: r.usize()?,
+            detail: r.string()?,
         },
         _ => return None,
     };
@@ -645,6 +660,11 @@ mod tests {
             ErrorKind::OutOfMemory { bytes: 1 << 40 },
             ErrorKind::NotABspProcess {
                 what: "a thread the program created",
+            },
+            ErrorKind::InvalidRecord {
+                what: "put",
+                sender: 2,
+                detail: "names registration slot 7, which this process does not have".into(),
             },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);

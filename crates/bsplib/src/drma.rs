@@ -38,9 +38,10 @@ impl Process {
         Ok(())
     }
 
-    /// Resolves the local registered address `local` to the absolute address
-    /// of byte `offset` of the corresponding area on `pid`, checking that
-    /// `offset + nbytes` lies inside that area.
+    /// Resolves the local registered address `local` to its registration
+    /// slot, checking that `offset + nbytes` lies inside the area `pid`
+    /// registered in it: the slot number to put in the record. (The owner
+    /// checks the record again: it trusts no sender.)
     #[inline]
     fn resolve(
         &self,
@@ -50,7 +51,7 @@ impl Process {
         nbytes: usize,
         call: &'static str,
         loc: Loc,
-    ) -> Result<usize, Error> {
+    ) -> Result<u64, Error> {
         let Some(slot) = self.reg.lookup(local) else {
             return Err(self.fail(ErrorKind::NotRegistered { addr: local }, call, loc));
         };
@@ -59,7 +60,7 @@ impl Process {
             return Err(self.fail(ErrorKind::RemoteNull { remote: pid }, call, loc));
         }
         match offset.checked_add(nbytes) {
-            Some(end) if end <= remote.size => Ok(remote.addr + offset),
+            Some(end) if end <= remote.size => Ok(slot.seq()),
             _ => Err(self.fail(
                 ErrorKind::OutOfBounds {
                     remote: pid,
@@ -111,15 +112,54 @@ impl Process {
             return Ok(());
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
-        let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+        unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) }
+    }
+
+    /// Appends a put record `[slot][offset][len][payload]` for `pid`.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn push_put(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
         let out = self.out();
         out.puts[pid]
             .try_reserve_record(nbytes)
-            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
+            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-        unsafe { self.out().puts[pid].push_record([remote, nbytes], src, nbytes) };
+        unsafe { self.out().puts[pid].push_record([slot as usize, offset, nbytes], src, nbytes) };
         self.flags |= DATA;
         Ok(())
+    }
+
+    /// Appends a get request `[slot][offset][len]` for owner `pid`, whose
+    /// reply goes to `dst`.
+    pub(crate) fn push_get(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        dst: *mut u8,
+        nbytes: usize,
+    ) {
+        self.out().gets[pid].push_words([slot as usize, offset, nbytes]);
+        self.gets.push(GetReq {
+            pid,
+            dst,
+            len: nbytes,
+        });
+        self.flags |= GET;
     }
 
     /// `bsp_hpput`: the receiver copies from `src` during the sync.
@@ -143,22 +183,17 @@ impl Process {
             return Ok(());
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
-        let remote = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
         if self.world.distributed() {
-            let out = self.out();
-            out.puts[pid]
-                .try_reserve_record(nbytes)
-                .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
             // No shared memory to copy from at the sync: buffer it now,
             // which BSPlib allows ("any time before the end of the sync").
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-            unsafe { self.out().puts[pid].push_record([remote, nbytes], src, nbytes) };
-            self.flags |= DATA;
-            return Ok(());
+            return unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) };
         }
         self.out().hpputs[pid].push(HpPut {
             src,
-            dst: remote,
+            slot,
+            offset,
             len: nbytes,
         });
         self.flags |= DATA | HPPUT;
@@ -189,18 +224,11 @@ impl Process {
             return Ok(());
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
-        let remote = self.resolve(pid, src, offset, nbytes, call, loc)?;
-        self.gets.push(GetReq {
-            pid,
-            src: remote,
-            dst,
-            len: nbytes,
-            hp,
-        });
+        let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
+        self.push_get(pid, slot, offset, dst, nbytes);
         if let Some(k) = keep {
             self.get_keep.push(k);
         }
-        self.flags |= GET;
         Ok(())
     }
 }

@@ -310,6 +310,23 @@ pub enum ErrorKind {
         /// Bytes available.
         capacity: usize,
     },
+    /// A record another process sent names memory this process does not
+    /// have: a registration slot that does not exist here, a range beyond
+    /// this process's area in that slot, or a slot where this process
+    /// registered `NULL`. The owner of the memory checks every record
+    /// against its own registrations before it reads or writes; a sender
+    /// following the protocol never sends such a record (its own checks
+    /// report the error at the call), so this means a corrupted or forged
+    /// stream.
+    #[error("a {what} record from process {sender} {detail}: refused by the process that owns the memory")]
+    InvalidRecord {
+        /// `put`, `hpput` or `get`.
+        what: &'static str,
+        /// The process that sent the record.
+        sender: usize,
+        /// What is wrong with it.
+        detail: String,
+    },
 }
 
 fn not_registered(addr: usize) -> String {

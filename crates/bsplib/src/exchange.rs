@@ -8,21 +8,23 @@
 //! 1. Writes one stream per destination (itself included) into its channel
 //!    `q`: a header `[flags][collective bytes][get requests][put bytes]
 //!    [send bytes]`, then those sections. Collective bytes (registration and
-//!    tag-size calls) are the same in every stream; get requests are
-//!    `[source address][length]` pairs; puts and sends have the same
-//!    records as the shared-memory engines' mailboxes. An hpput is sent as
+//!    tag-size calls) are the same in every stream; get requests, puts and
+//!    sends are the records of the shared-memory engines' mailboxes (a
+//!    slot, an offset and a length, never an address). An hpput is sent as
 //!    a put (BSPlib allows it to take effect at the sync).
 //! 2. **Barrier A** with its flags; everyone leaves with their OR.
 //! 3. If anyone made collective calls: decodes every process's calls from
 //!    the stream addressed to it and applies them, exactly as the
 //!    shared-memory path does (same checks, same errors).
-//! 4. If anyone issued a get: serves the requests addressed to it, reading
-//!    its own memory (no one has written anything yet: values are those of
-//!    the end of the superstep), into reply streams in channel `REPLIES`;
-//!    **barrier B**; copies the replies to its gets' destinations.
-//! 5. Writes the puts addressed to it (after the gets: a put and a get to
-//!    the same address leave the put's data), and indexes its messages in
-//!    place, in the senders' streams.
+//! 4. If anyone issued a get: serves the requests addressed to it, each
+//!    resolved and checked in its own table, reading its own memory (no
+//!    one has written anything yet: values are those of the end of the
+//!    superstep), into reply streams in channel `REPLIES`; **barrier B**;
+//!    copies the replies to its gets' destinations.
+//! 5. Writes the puts addressed to it, each resolved and checked in its
+//!    own table (after the gets: a put and a get to the same address leave
+//!    the put's data), and indexes its messages in place, in the senders'
+//!    streams.
 //! 6. Settles tag sizes and registrations as the shared-memory path.
 //!
 //! Stream `q` of superstep `t` is rewritten at the sync of superstep `t+2`,
@@ -32,14 +34,13 @@
 use std::sync::Arc;
 
 use crate::codec::{read_location, write_location, Reader, Writer};
-use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{TagCalls, DATA, GET, REG};
-use crate::mem::{self, pad8, Records};
+use crate::mem::{pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 use crate::stream::{StreamWriter, REPLIES};
-use crate::superstep::apply_puts;
+use crate::superstep::{apply_puts, serve_gets, Refused};
 
 const CALL: &str = "bsp_sync";
 
@@ -67,7 +68,7 @@ fn sections(s: Records) -> Sections {
         };
     }
     let coll = s.word(8);
-    let ngets = s.word(16);
+    let gets = s.word(16);
     let puts = s.word(24);
     let sends = s.word(32);
     let mut at = 8 * HEADER;
@@ -78,7 +79,7 @@ fn sections(s: Records) -> Sections {
     };
     Sections {
         collective: take(coll, pad8(coll)),
-        gets: take(16 * ngets, 16 * ngets),
+        gets: take(gets, gets),
         puts: take(puts, puts),
         sends: take(sends, sends),
     }
@@ -165,23 +166,37 @@ impl Process {
             // SAFETY: only we write our reply channel; its readers of the
             // previous sync finished before barrier A.
             let mut w = unsafe { world.writer(self.pid, REPLIES) };
-            serve_gets(streams, &mut w).map_err(|needed| self.capacity_error(needed, loc))?;
+            for (requester, s) in streams.iter().enumerate() {
+                w.begin(requester);
+                serve_gets(&self.reg, requester, s.gets, |src, len| {
+                    // SAFETY: `serve_gets` resolved `src` in our own table:
+                    // `len` bytes of memory we registered, alive until this
+                    // sync settles registrations, and nobody writes it
+                    // before barrier B.
+                    unsafe { w.bytes(src, len) }
+                })
+                .map_err(|refused| match refused {
+                    Refused::Record(kind) => self.fail(kind, CALL, loc),
+                    Refused::Full(needed) => self.capacity_error(needed, loc),
+                })?;
+                w.end();
+            }
             drop(w);
             world
                 .deliver(&mut self.episode, REPLIES)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
-            self.write_replies(&world);
+            let me = self.pid;
+            // SAFETY: the owners wrote their replies before barrier B and
+            // rewrite them only after barrier A of the next sync.
+            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) });
         }
         self.gets.clear();
         self.get_keep.clear();
 
         // Step 5.
         self.inbox.clear();
-        for s in streams {
-            // SAFETY: the sender resolved each destination through our
-            // registration slots and checked its extent; the stream is
-            // readable (above).
-            unsafe { apply_puts(s.puts) };
+        for (sender, s) in streams.iter().enumerate() {
+            apply_puts(&self.reg, sender, s.puts).map_err(|kind| self.fail(kind, CALL, loc))?;
             // SAFETY: the stream stays unchanged until barrier A of the
             // next sync, when the inbox is cleared (module docs).
             unsafe { self.inbox.collect(s.sends) };
@@ -215,13 +230,12 @@ impl Process {
         };
         for dest in 0..self.nprocs {
             w.begin(dest);
-            let ngets = self.gets.iter().filter(|g| g.pid == dest).count();
-            let (puts, sends) = (&out.puts[dest], &out.sends[dest]);
+            let (gets, puts, sends) = (&out.gets[dest], &out.puts[dest], &out.sends[dest]);
             if self.flags != 0 {
                 for word in [
                     self.flags as usize,
                     collective.len(),
-                    ngets,
+                    gets.len(),
                     puts.len(),
                     sends.len(),
                 ] {
@@ -230,10 +244,7 @@ impl Process {
                 // SAFETY: each source is a live buffer of that many bytes.
                 unsafe {
                     w.bytes(collective.as_ptr(), collective.len())?;
-                    for g in self.gets.iter().filter(|g| g.pid == dest) {
-                        w.word(g.src)?;
-                        w.word(g.len)?;
-                    }
+                    w.bytes(gets.as_ptr(), gets.len())?;
                     w.bytes(puts.as_ptr(), puts.len())?;
                     w.bytes(sends.as_ptr(), sends.len())?;
                 }
@@ -242,46 +253,6 @@ impl Process {
         }
         Ok(())
     }
-
-    /// Step 4, requester side: copies each reply to its get's destination.
-    fn write_replies(&mut self, world: &World) {
-        let me = self.pid;
-        let mut cursor = std::mem::take(&mut self.cursors);
-        cursor.clear();
-        cursor.resize(self.nprocs, 0);
-        for g in &self.gets {
-            // SAFETY: the owner wrote its replies before barrier B and
-            // rewrites them only after barrier A of the next sync.
-            let replies = unsafe { world.stream(g.pid, REPLIES, me) };
-            let at = cursor[g.pid];
-            let src = replies.ptr(at, g.len);
-            // SAFETY: `dst` is writable for `len` bytes until the end of
-            // this sync (the caller of `get` promised it); `src` is in view.
-            unsafe { mem::copy(src, g.dst, g.len) };
-            cursor[g.pid] = at + pad8(g.len);
-        }
-        self.cursors = cursor;
-    }
-}
-
-/// Step 4, owner side: the data of every get request addressed to us, in
-/// request order, one reply stream per requester.
-fn serve_gets(streams: &[Sections], w: &mut StreamWriter<'_>) -> Result<(), usize> {
-    for (requester, s) in streams.iter().enumerate() {
-        w.begin(requester);
-        let mut at = 0;
-        while at < s.gets.len() {
-            let (addr, len) = (s.gets.word(at), s.gets.word(at + 8));
-            // SAFETY: the requester resolved `addr` through our registration
-            // slot and checked `len` against its extent: it is memory we
-            // registered, alive until this sync settles registrations, and
-            // nobody writes it before barrier B.
-            unsafe { w.bytes(std::ptr::with_exposed_provenance(addr), len)? };
-            at += 16;
-        }
-        w.end();
-    }
-    Ok(())
 }
 
 fn encode_collective(tag: &TagCalls, ops: &[RegOp]) -> Vec<u8> {

@@ -29,11 +29,15 @@ pub(crate) const GET: u32 = 4;
 /// every receiver has copied it, so the sync closes with a barrier).
 pub(crate) const HPPUT: u32 = 8;
 
-/// An unbuffered put: the receiver copies straight from the sender's source.
+/// An unbuffered put on an engine sharing one address space: the receiver
+/// copies straight from the sender's source (an address in that one
+/// address space, which the sender vouched for) into the range of its own
+/// registration slot `slot` that it resolves and checks itself.
 #[derive(Clone, Copy)]
 pub(crate) struct HpPut {
     pub(crate) src: *const u8,
-    pub(crate) dst: usize,
+    pub(crate) slot: u64,
+    pub(crate) offset: usize,
     pub(crate) len: usize,
 }
 
@@ -50,8 +54,12 @@ pub(crate) struct TagCalls {
 /// allocated side by side, and a write to one must not evict another
 /// process's from its core.
 pub(crate) struct Outgoing {
-    /// Per destination: records `[dst address][len][payload, padded to 8]`.
+    /// Per destination: records `[slot][offset][len][payload, padded to
+    /// 8]`, resolved and checked by the destination.
     pub(crate) puts: Box<[CachePadded<AlignedBuf>]>,
+    /// Per destination (the owner of the source): get requests `[slot]
+    /// [offset][len]`, in call order, resolved and checked by the owner.
+    pub(crate) gets: Box<[CachePadded<AlignedBuf>]>,
     /// Per destination: unbuffered puts.
     pub(crate) hpputs: Box<[CachePadded<Vec<HpPut>>]>,
     /// Per destination: records `[tag len][payload len][tag][payload]`,
@@ -67,6 +75,7 @@ impl Outgoing {
     fn new(nprocs: usize) -> Self {
         Outgoing {
             puts: (0..nprocs).map(|_| CachePadded::default()).collect(),
+            gets: (0..nprocs).map(|_| CachePadded::default()).collect(),
             hpputs: (0..nprocs).map(|_| CachePadded::default()).collect(),
             sends: (0..nprocs).map(|_| CachePadded::default()).collect(),
             reg_ops: Vec::new(),
@@ -77,6 +86,7 @@ impl Outgoing {
     /// Empties every list, keeping capacities.
     pub(crate) fn clear(&mut self) {
         self.puts.iter_mut().for_each(|b| b.clear());
+        self.gets.iter_mut().for_each(|b| b.clear());
         self.hpputs.iter_mut().for_each(|v| v.clear());
         self.sends.iter_mut().for_each(|b| b.clear());
         self.reg_ops.clear();
@@ -84,9 +94,23 @@ impl Outgoing {
     }
 }
 
-/// The two halves of one process's outgoing state.
+/// The data an owner read for the get requests addressed to it in one
+/// sync, one section per requester, in request order (engines sharing one
+/// address space; exchange engines send it in a reply stream).
+#[derive(Default)]
+pub(crate) struct Replies {
+    pub(crate) data: AlignedBuf,
+    /// Per requester: where its section starts, and its length, in bytes.
+    pub(crate) dir: Vec<(usize, usize)>,
+}
+
+/// The two halves of one process's outgoing state, and its get replies.
 pub(crate) struct Mailbox {
     halves: [UnsafeCell<Outgoing>; 2],
+    /// Written by the owner between the first and second barriers of a
+    /// sync with gets, read by the requesters between the second barrier
+    /// and the end of that sync.
+    replies: UnsafeCell<Replies>,
 }
 
 // SAFETY: a `Mailbox` is shared between the threads of a run, and its halves
@@ -108,7 +132,36 @@ impl Mailbox {
                 UnsafeCell::new(Outgoing::new(nprocs)),
                 UnsafeCell::new(Outgoing::new(nprocs)),
             ],
+            replies: UnsafeCell::new(Replies::default()),
         }
+    }
+
+    /// The owner's view of its get replies.
+    ///
+    /// # Safety
+    ///
+    /// Only the owner, inside a sync between its first and second
+    /// barriers (no requester reads the replies then: they read them after
+    /// the second barrier of the previous sync with gets, and have left
+    /// that sync), and not two views at once.
+    #[allow(clippy::mut_from_ref)]
+    #[inline]
+    pub(crate) unsafe fn replies_owner(&self) -> &mut Replies {
+        // SAFETY: the caller is the only one accessing the replies now.
+        unsafe { &mut *self.replies.get() }
+    }
+
+    /// A requester's view of the owner's get replies.
+    ///
+    /// # Safety
+    ///
+    /// Only between the second barrier of a sync with gets and the end of
+    /// that sync (the owner writes them again only after the first
+    /// barrier of a later sync).
+    #[inline]
+    pub(crate) unsafe fn replies(&self) -> &Replies {
+        // SAFETY: the caller is inside the window in which no one writes.
+        unsafe { &*self.replies.get() }
     }
 
     /// The owner's mutable view of half `parity`.

@@ -33,6 +33,9 @@ pub(crate) struct AlignedBuf {
     len: usize,
 }
 
+/// The most header words a record has (a put: slot, offset, length).
+pub(crate) const MAX_HEADER: usize = 3;
+
 /// Rounds `n` up to a multiple of 8.
 #[inline]
 pub(crate) fn pad8(n: usize) -> usize {
@@ -72,11 +75,12 @@ impl AlignedBuf {
         at
     }
 
-    /// Makes room for a record of `len` payload bytes (and its two header
-    /// words) without aborting when memory runs out: `Err` with the bytes
-    /// asked for. A later `push_record` of that size then does not allocate.
+    /// Makes room for a record of `len` payload bytes (and its header of
+    /// at most [`MAX_HEADER`] words) without aborting when memory runs out:
+    /// `Err` with the bytes asked for. A later `push_record` of that size
+    /// then does not allocate.
     pub(crate) fn try_reserve_record(&mut self, len: usize) -> Result<(), usize> {
-        let bytes = len.checked_add(16 + 7).ok_or(usize::MAX)?;
+        let bytes = len.checked_add(8 * MAX_HEADER + 7).ok_or(usize::MAX)?;
         let words = (self.len + (bytes & !7)) / 8;
         if words <= self.words.len() {
             return Ok(());
@@ -87,21 +91,37 @@ impl AlignedBuf {
         Ok(())
     }
 
-    /// Appends a record: two header words, then `len` bytes read from
+    /// Appends a record: `N` header words, then `len` bytes read from
     /// `src`, padded to 8. One capacity check for the whole record.
     ///
     /// # Safety
     ///
     /// `src` must be valid for reads of `len` bytes (any pointer if `len` is 0).
     #[inline]
-    pub(crate) unsafe fn push_record(&mut self, header: [usize; 2], src: *const u8, len: usize) {
-        let at = self.reserve_record(16 + len);
-        self.words[at / 8] = header[0] as u64;
-        self.words[at / 8 + 1] = header[1] as u64;
-        // SAFETY: `reserve_record` made bytes `at+16..at+16+len` part of
+    pub(crate) unsafe fn push_record<const N: usize>(
+        &mut self,
+        header: [usize; N],
+        src: *const u8,
+        len: usize,
+    ) {
+        const { assert!(N <= MAX_HEADER) };
+        let at = self.reserve_record(8 * N + len);
+        for (i, h) in header.into_iter().enumerate() {
+            self.words[at / 8 + i] = h as u64;
+        }
+        // SAFETY: `reserve_record` made bytes `at+8N..at+8N+len` part of
         // `words`; the caller guarantees `src` is readable for `len` bytes,
         // and `src` cannot alias `words`, which this `&mut self` owns.
-        unsafe { copy(src, self.as_mut_ptr().add(at + 16), len) }
+        unsafe { copy(src, self.as_mut_ptr().add(at + 8 * N), len) }
+    }
+
+    /// Appends the words of `record` (a record without payload).
+    #[inline]
+    pub(crate) fn push_words<const N: usize>(&mut self, record: [usize; N]) {
+        let at = self.reserve_record(8 * N);
+        for (i, h) in record.into_iter().enumerate() {
+            self.words[at / 8 + i] = h as u64;
+        }
     }
 
     /// Reads back the 8-byte word at byte offset `at` (a multiple of 8).
@@ -189,6 +209,20 @@ impl Records {
         // SAFETY: in bounds (checked) and aligned (`base` is, `at` is a
         // multiple of 8); readable by the contract of `new`.
         unsafe { self.base.add(at).cast::<u64>().read() as usize }
+    }
+
+    /// The 8-byte word at byte offset `at`, or `None` beyond the view (a
+    /// record cut short: streams from other processes are not trusted).
+    #[inline]
+    pub(crate) fn try_word(&self, at: usize) -> Option<usize> {
+        (at % 8 == 0 && at.checked_add(8)? <= self.len).then(|| self.word(at))
+    }
+
+    /// Pointer to byte `at` of `len` bytes inside the view, or `None` if
+    /// they are not all inside.
+    #[inline]
+    pub(crate) fn try_ptr(&self, at: usize, len: usize) -> Option<*const u8> {
+        (at.checked_add(len)? <= self.len).then(|| self.base.wrapping_add(at))
     }
 
     /// Pointer to byte `at` of `len` bytes inside the view.

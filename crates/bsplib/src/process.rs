@@ -15,7 +15,6 @@ use crate::bsmp::Inbox;
 use crate::engine::{Interrupt, World};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::Outgoing;
-use crate::mem::AlignedBuf;
 use crate::registration::Registry;
 
 /// Keeps the memory behind a registration or a pending get alive while the
@@ -25,18 +24,17 @@ pub(crate) type Keepalive = Rc<dyn Any>;
 /// A source location, when the call came from Rust.
 pub(crate) type Loc = Option<SourceLocation>;
 
-/// A get request, executed at the sync by the requesting process.
+/// The requester's side of a get: where the data the owner sends back
+/// goes. The request itself (slot, offset, length) is a record in the
+/// mailbox, addressed to the owner, which resolves and checks it; replies
+/// come back in request order.
 #[derive(Clone, Copy)]
 pub(crate) struct GetReq {
     /// The process that owns the source.
     pub(crate) pid: usize,
-    /// Absolute address of the source on the remote process.
-    pub(crate) src: usize,
     /// Local destination.
     pub(crate) dst: *mut u8,
     pub(crate) len: usize,
-    /// Unbuffered (`bsp_hpget`): copied straight to `dst`.
-    pub(crate) hp: bool,
 }
 
 /// Tag sizes of the paper's BSMP rule `(A, B, C)`: B for messages sent now
@@ -73,7 +71,6 @@ pub(crate) struct Process {
     pub(crate) keep: HashMap<u64, Keepalive>,
     pub(crate) gets: Vec<GetReq>,
     pub(crate) get_keep: Vec<Keepalive>,
-    pub(crate) getbuf: AlignedBuf,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
@@ -107,7 +104,6 @@ impl Process {
             keep: HashMap::new(),
             gets: Vec::new(),
             get_keep: Vec::new(),
-            getbuf: AlignedBuf::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,

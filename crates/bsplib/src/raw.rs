@@ -347,4 +347,53 @@ impl<'a> Raw<'a> {
         let m = self.bsp.process().inbox.pop_front()?;
         Some((m.tag.cast(), m.payload.cast(), m.len))
     }
+
+    /// Test hook for the owner's checks, not part of the API: sends `pid`
+    /// a put record naming registration slot `slot` (slots are numbered
+    /// in push order from 0, the same on every process), `offset` and
+    /// `data`, with none of the sender's checks. The owner resolves and
+    /// checks every record in its own table at the sync, so a record
+    /// naming memory it does not have fails the run there with
+    /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord);
+    /// nothing is written. Safe for that reason.
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_put(&self, pid: i64, slot: u64, offset: usize, data: &[u8]) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_put", loc)?;
+        let pid = p.check_pid(pid, "bsp_put", loc)?;
+        // SAFETY: `data` is readable for its length.
+        unsafe { p.push_put(pid, slot, offset, data.as_ptr(), data.len(), "bsp_put", loc) }
+    }
+
+    /// Test hook for the owner's checks, not part of the API: asks `pid`
+    /// for `len` bytes at `offset` of registration slot `slot`, with none
+    /// of the requester's checks, into a buffer of the library's that is
+    /// dropped after the sync. See [`forge_put`](Raw::forge_put).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_get(&self, pid: i64, slot: u64, offset: usize, len: usize) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_get", loc)?;
+        let pid = p.check_pid(pid, "bsp_get", loc)?;
+        let sink = std::rc::Rc::new(std::cell::UnsafeCell::new(
+            vec![0u8; len].into_boxed_slice(),
+        ));
+        // SAFETY: no reference to the buffer exists; the pointer is used
+        // by this sync only, while the keepalive below holds the buffer.
+        let dst = unsafe { (*sink.get()).as_mut_ptr() };
+        p.push_get(pid, slot, offset, dst, len);
+        p.get_keep.push(sink);
+        Ok(())
+    }
 }

@@ -38,6 +38,14 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// The slot's number: its position in push order, the same on every
+    /// process (every replica applies the same calls in the same order).
+    /// Records name a slot by it, never by an address.
+    #[inline]
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
     /// The entry of process `pid`.
     #[inline]
     pub(crate) fn entry(&self, pid: usize) -> Entry {
@@ -90,6 +98,13 @@ pub(crate) struct Registry {
     /// put into the same area many times in a row; this skips the hash.
     /// Reset whenever the table changes.
     last: Cell<Option<(usize, usize)>>,
+    /// The slots popped by the sync in progress: records of the superstep
+    /// that popped them may still name them (a pop takes effect at the
+    /// end of the sync), until [`forget_retired`](Self::forget_retired).
+    retired: Vec<Slot>,
+    /// The last slot resolved by [`own`](Self::own): `(seq, our entry)`.
+    /// Streams name the same slot many times in a row.
+    last_own: Cell<Option<(u64, Entry)>>,
 }
 
 impl Registry {
@@ -101,6 +116,35 @@ impl Registry {
             mine: HashMap::new(),
             next_seq: 0,
             last: Cell::new(None),
+            retired: Vec::new(),
+            last_own: Cell::new(None),
+        }
+    }
+
+    /// This process's own entry in slot `seq`, live or popped by the sync
+    /// in progress: how the owner of the memory resolves a record, whoever
+    /// sent it. `None` if no such slot exists here.
+    #[inline]
+    pub(crate) fn own(&self, seq: u64) -> Option<Entry> {
+        if let Some((s, e)) = self.last_own.get() {
+            if s == seq {
+                return Some(e);
+            }
+        }
+        let slot = self
+            .slot(seq)
+            .or_else(|| self.retired.iter().find(|s| s.seq == seq))?;
+        let e = slot.entries[self.me];
+        self.last_own.set(Some((seq, e)));
+        Some(e)
+    }
+
+    /// The sync in progress has applied every record: slots it popped can
+    /// no longer be named.
+    pub(crate) fn forget_retired(&mut self) {
+        if !self.retired.is_empty() {
+            self.retired.clear();
+            self.last_own.set(None);
         }
     }
 
@@ -157,6 +201,7 @@ impl Registry {
             });
         }
         self.last.set(None);
+        self.last_own.set(None);
         let mut applied = Applied::default();
         for j in 0..n {
             match ops[0][j].kind {
@@ -281,6 +326,7 @@ impl Registry {
                 }
             }
         }
+        self.retired.push(slot);
     }
 }
 

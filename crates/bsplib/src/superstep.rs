@@ -1,6 +1,13 @@
 //! The sync protocol (`bsp_sync`), engine-independent part, for engines
 //! that share one address space (`serial`, `threads`); engines that do not
-//! use the exchange protocol of `exchange.rs`, which shares steps 3 and 6.
+//! use the exchange protocol of `exchange.rs`, which shares steps 3 to 6
+//! and every record format.
+//!
+//! Records never carry an address of the memory they name: a put names a
+//! registration slot, an offset and a length; so does a get request. The
+//! process that owns the memory resolves the slot in its own table and
+//! checks the range before it reads or writes ([`own_range`]), whoever
+//! sent the record.
 //!
 //! With `q` the parity of the superstep that ends:
 //!
@@ -9,21 +16,22 @@
 //! 2. Clear our half `1 - q` if we wrote anything into it (its readers
 //!    finished before barrier A).
 //! 3. If anyone registered or set the tag size: check the calls match
-//!    across processes and apply them to the replicated slot table.
-//! 4. If anyone issued a get: read the sources (buffered gets into our get
-//!    buffer, hpgets straight to their destination), then **barrier B**, so
-//!    that every source is read before anything is written.
-//! 5. Write the buffered gets' data, then the puts and hpputs addressed to
-//!    us (gets before puts), then index the messages addressed to us.
+//!    across processes and apply them to the replicated slot table (slots
+//!    popped now stay resolvable until step 6: this superstep's records
+//!    may name them).
+//! 4. If anyone issued a get: serve the requests addressed to us, reading
+//!    our own memory into our replies, then **barrier B**, then copy the
+//!    replies to our gets' destinations (so every source is read before
+//!    anything is written).
+//! 5. Write the puts and hpputs addressed to us (after the gets), then
+//!    index the messages addressed to us.
 //! 6. Tag sizes `(A, B, C) := (B, C, C)`; release popped registrations.
 //! 7. If anyone issued an hpput: **barrier C**, so that senders do not
 //!    reuse an hpput source before every receiver has copied it.
 //!
-//! Each process writes only its own memory during a sync; it reads other
-//! processes' memory only in step 4 (get sources) and their mailboxes in
-//! steps 3 and 5. An empty superstep costs one barrier.
-
-use std::ptr;
+//! Each process writes only its own memory during a sync, and reads
+//! other processes' mailboxes (steps 3 to 5), their replies (step 4) and
+//! hpput sources (step 5). An empty superstep costs one barrier.
 
 use crate::engine::board::State;
 use crate::engine::World;
@@ -31,7 +39,7 @@ use crate::error::{Error, ErrorKind};
 use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
-use crate::registration::{Applied, RegOp};
+use crate::registration::{Applied, RegOp, Registry};
 
 const CALL: &str = "bsp_sync";
 
@@ -93,16 +101,25 @@ impl Process {
         };
 
         if all & GET != 0 {
-            self.read_gets();
+            self.serve_gets(q, loc)?;
             self.world
                 .barrier(&mut self.episode, 0)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
+            let world = std::sync::Arc::clone(&self.world);
+            let me = self.pid;
+            self.write_replies(|owner| {
+                // SAFETY: after barrier B of this sync, until its end.
+                let r = unsafe { world.mailbox(owner).replies() };
+                let (at, len) = r.dir[me];
+                Records::of(&r.data).sub(at, len)
+            });
         }
-        self.write_gets();
+        self.gets.clear();
+        self.get_keep.clear();
 
         self.inbox.clear();
         if all & DATA != 0 {
-            self.receive(q);
+            self.receive(q, loc)?;
         }
 
         self.finish_collectives(applied);
@@ -120,6 +137,7 @@ impl Process {
     pub(crate) fn finish_collectives(&mut self, applied: Option<Applied>) {
         self.tags.send = self.tags.next;
         if let Some(applied) = applied {
+            self.reg.forget_retired();
             self.settle_registrations(applied);
         }
     }
@@ -178,63 +196,75 @@ impl Process {
         })
     }
 
-    /// Step 4: read every get source.
-    fn read_gets(&mut self) {
-        for g in &self.gets {
-            if g.hp {
-                // SAFETY: `g.src` lies inside an area the remote process
-                // registered (bounds checked at the call) and keeps alive
-                // until this sync's barrier B; no one writes it before
-                // barrier B except an hpget whose user broke its contract.
-                // `g.dst` was vouched for by the caller of `hpget`.
-                unsafe { mem::copy(ptr::with_exposed_provenance(g.src), g.dst, g.len) };
-            } else {
-                // SAFETY: as above for `g.src`; the get buffer is ours.
-                unsafe {
-                    self.getbuf
-                        .push_raw(ptr::with_exposed_provenance(g.src), g.len)
-                };
-            }
+    /// Step 4, owner side: the data of every get request addressed to us,
+    /// one section per requester in request order, into our replies.
+    fn serve_gets(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
+        let me = self.pid;
+        // SAFETY: we are the owner, between barriers A and B (mailbox docs).
+        let replies = unsafe { self.world.mailbox(me).replies_owner() };
+        replies.data.clear();
+        replies.dir.clear();
+        for requester in 0..self.nprocs {
+            let at = replies.data.len();
+            let reqs = Records::of(&published(&self.world, requester, q).gets[me]);
+            serve_gets(&self.reg, requester, reqs, |src, len| {
+                // SAFETY: `own_range` resolved `src` in our own table: `len`
+                // bytes of memory we registered, alive until this sync
+                // settles registrations, written by nobody before barrier B.
+                unsafe { replies.data.push_raw(src, len) };
+                Ok(())
+            })
+            .map_err(|refused| match refused {
+                Refused::Record(kind) => self.fail(kind, CALL, loc),
+                Refused::Full(_) => unreachable!("a growable reply buffer"),
+            })?;
+            replies.dir.push((at, replies.data.len() - at));
         }
+        Ok(())
     }
 
-    /// Step 5a: write the buffered gets' data.
-    fn write_gets(&mut self) {
-        let mut at = 0;
-        let base = self.getbuf.as_ptr();
+    /// Step 4, requester side: copies each reply (`replies(owner)`: the
+    /// section `owner` wrote for us, in our request order) to its get's
+    /// destination.
+    pub(crate) fn write_replies<'r>(&mut self, replies: impl Fn(usize) -> Records + 'r) {
+        let mut cursor = std::mem::take(&mut self.cursors);
+        cursor.clear();
+        cursor.resize(self.nprocs, 0);
         for g in &self.gets {
-            if !g.hp {
-                // SAFETY: bytes `at..at+len` of the get buffer hold this
-                // get's data (pushed in the same order); `g.dst` is writable
-                // for `len` bytes until the end of this sync (guaranteed by
-                // the caller of `get`, or by the keepalive of the safe API).
-                unsafe { mem::copy(base.add(at), g.dst, g.len) };
-                at += pad8(g.len);
-            }
+            let at = cursor[g.pid];
+            let src = replies(g.pid).ptr(at, g.len);
+            // SAFETY: `dst` is writable for `len` bytes until the end of
+            // this sync (the caller of `get` promised it, or the keepalive
+            // of the safe API holds it); `src` is in view, and nobody
+            // writes the replies before the end of this sync.
+            unsafe { mem::copy(src, g.dst, g.len) };
+            cursor[g.pid] = at + pad8(g.len);
         }
-        self.gets.clear();
-        self.getbuf.clear();
-        self.get_keep.clear();
+        self.cursors = cursor;
     }
 
-    /// Step 5b: apply the puts addressed to us and index our messages.
-    fn receive(&mut self, q: usize) {
+    /// Step 5 (shared memory): apply the puts and hpputs addressed to us and
+    /// index our messages.
+    fn receive(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
         let me = self.pid;
         for pid in 0..self.nprocs {
             let out = published(&self.world, pid, q);
-            // SAFETY: the sender resolved every destination through our
-            // registration slots and checked it against their extent.
-            unsafe { apply_puts(Records::of(&out.puts[me])) };
+            apply_puts(&self.reg, pid, Records::of(&out.puts[me]))
+                .map_err(|kind| self.fail(kind, CALL, loc))?;
             for h in out.hpputs[me].iter() {
-                // SAFETY: as for puts for `dst`; the sender promised `src`
-                // stays readable until the end of this sync, which closes
-                // with barrier C.
-                unsafe { mem::copy(h.src, ptr::with_exposed_provenance_mut(h.dst), h.len) };
+                let dst = own_range(&self.reg, "hpput", pid, h.slot, h.offset, h.len)
+                    .map_err(|kind| self.fail(kind, CALL, loc))?;
+                // SAFETY: `dst` was resolved in our own table (memory we
+                // registered, alive, written by nobody else now); the
+                // sender promised `src` stays readable until the end of
+                // this sync, which closes with barrier C.
+                unsafe { mem::copy(h.src, dst, h.len) };
             }
             // SAFETY: the sender leaves this buffer untouched until barrier
             // A of the next sync, when our inbox is cleared.
             unsafe { self.inbox.collect(Records::of(&out.sends[me])) };
         }
+        Ok(())
     }
 
     /// Step 6: move keepalives of pushed slots in, release popped ones.
@@ -251,22 +281,114 @@ impl Process {
     }
 }
 
-/// Writes put records `[dst address][len][payload, padded to 8]`.
-///
-/// # Safety
-///
-/// Every record's destination must lie inside memory this process
-/// registered, alive, and written by no one else now (the sender resolved
-/// it through our registration slot and checked its extent), and the view
-/// must be readable.
-pub(crate) unsafe fn apply_puts(puts: Records) {
+/// Why an owner did not serve a stream.
+pub(crate) enum Refused {
+    /// A record names memory we do not have.
+    Record(ErrorKind),
+    /// The reply channel is full (`Err(bytes needed)` of a stream writer).
+    Full(usize),
+}
+
+/// Resolves a record's `(slot, offset, len)` in the owner's own table:
+/// the address of the first byte, or the error that refuses the record.
+/// This is the check that makes a record from another process harmless:
+/// only memory this process registered, within its extent, is ever named.
+#[inline]
+pub(crate) fn own_range(
+    reg: &Registry,
+    what: &'static str,
+    sender: usize,
+    slot: u64,
+    offset: usize,
+    len: usize,
+) -> Result<*mut u8, ErrorKind> {
+    let invalid = |detail: String| ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail,
+    };
+    let Some(entry) = reg.own(slot) else {
+        return Err(invalid(format!(
+            "names registration slot {slot}, which this process does not have"
+        )));
+    };
+    if entry.addr == 0 {
+        return Err(invalid(format!(
+            "names registration slot {slot}, in which this process registered NULL"
+        )));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= entry.size => {
+            Ok(std::ptr::with_exposed_provenance_mut::<u8>(entry.addr).wrapping_add(offset))
+        }
+        _ => Err(invalid(format!(
+            "names bytes {offset}..{} of registration slot {slot}, whose area on this process has {} bytes",
+            offset.saturating_add(len),
+            entry.size
+        ))),
+    }
+}
+
+/// Writes the put records `[slot][offset][len][payload, padded to 8]` that
+/// `sender` addressed to us, each resolved and checked in our own table.
+/// Records before a refused one are written.
+pub(crate) fn apply_puts(reg: &Registry, sender: usize, puts: Records) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
-        let dst = puts.word(at);
-        let len = puts.word(at + 8);
-        let src = puts.ptr(at + 16, len);
-        // SAFETY: the caller's contract for `dst`; `src` is in the view.
-        unsafe { mem::copy(src, ptr::with_exposed_provenance_mut(dst), len) };
-        at += 16 + pad8(len);
+        let header = (
+            puts.try_word(at),
+            puts.try_word(at + 8),
+            puts.try_word(at + 16),
+        );
+        let (Some(slot), Some(offset), Some(len)) = header else {
+            return Err(cut_short("put", sender));
+        };
+        let Some(src) = puts.try_ptr(at + 24, len) else {
+            return Err(cut_short("put", sender));
+        };
+        let dst = own_range(reg, "put", sender, slot as u64, offset, len)?;
+        // SAFETY: `dst` is `len` bytes of memory we registered (resolved
+        // and checked in our own table above), alive until this sync
+        // settles registrations, and written by nobody else now; `src` is
+        // in the view.
+        unsafe { mem::copy(src, dst, len) };
+        at += 24 + pad8(len);
     }
+    Ok(())
+}
+
+/// The error of a record that does not fit in its stream.
+fn cut_short(what: &'static str, sender: usize) -> ErrorKind {
+    ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail: "is cut short (its length runs past the end of the stream)".into(),
+    }
+}
+
+/// Serves the get requests `[slot][offset][len]` of `requester`, each
+/// resolved and checked in our own table: `emit(source, len)` for each, in
+/// request order.
+pub(crate) fn serve_gets(
+    reg: &Registry,
+    requester: usize,
+    reqs: Records,
+    mut emit: impl FnMut(*const u8, usize) -> Result<(), usize>,
+) -> Result<(), Refused> {
+    let mut at = 0;
+    while at < reqs.len() {
+        let header = (
+            reqs.try_word(at),
+            reqs.try_word(at + 8),
+            reqs.try_word(at + 16),
+        );
+        let (Some(slot), Some(offset), Some(len)) = header else {
+            return Err(Refused::Record(cut_short("get", requester)));
+        };
+        let src =
+            own_range(reg, "get", requester, slot as u64, offset, len).map_err(Refused::Record)?;
+        emit(src, len).map_err(Refused::Full)?;
+        at += 24;
+    }
+    Ok(())
 }

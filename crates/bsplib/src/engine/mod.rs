@@ -80,9 +80,10 @@ impl Reported {
 }
 
 /// Bytes of bookkeeping a run keeps per pair of processes: each process's
-/// two mailbox halves hold three per-destination lists, each on its own
-/// 128-byte line.
-const BYTES_PER_PAIR: usize = 2 * 3 * 128;
+/// two mailbox halves hold four per-destination lists (puts, get requests,
+/// hpputs, messages), each on its own 128-byte line, and its get replies a
+/// directory entry per requester.
+const BYTES_PER_PAIR: usize = 2 * 4 * 128 + 16;
 
 /// Refuses a run whose per-pair bookkeeping alone would exceed half of the
 /// machine's memory: a clear error at the start instead of the

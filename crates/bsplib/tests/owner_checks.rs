@@ -1,0 +1,194 @@
+//! The owner of memory checks every record that names it: a put or get
+//! record naming a registration slot the owner does not have, a range
+//! beyond the owner's area, or a slot where the owner registered `NULL`
+//! is refused by the owner at the sync with `ErrorKind::InvalidRecord`,
+//! on every engine, whatever the sender claims. The records are forged
+//! with the hidden test hooks `Raw::forge_put` / `Raw::forge_get`, which
+//! skip the sender's own checks (a real sender reports such mistakes at
+//! the call).
+
+mod common;
+
+use bsplib::{Area, Bsp, Error, ErrorKind};
+use common::{expect_error, scenario};
+
+/// Registers an area of 4 `u32`s (16 bytes) on every process, except
+/// `NULL` on process `null_on` (if any): slot 0. Then syncs.
+fn setup(bsp: &mut Bsp, null_on: Option<usize>) -> Result<Area<u32>, Error> {
+    let x = Area::<u32>::new(bsp, 4);
+    if Some(bsp.pid()) == null_on {
+        bsp.push_reg_null()?;
+    } else {
+        bsp.push_reg(&x)?;
+    }
+    bsp.sync()?;
+    Ok(x)
+}
+
+/// The process that receives the forged record: the last one.
+fn owner(bsp: &Bsp) -> usize {
+    bsp.nprocs() - 1
+}
+
+/// Checks that the run's error is an `InvalidRecord` of kind `what` from
+/// process 0, refused by the owner (the last process) in `bsp_sync` of
+/// superstep 1, mentioning `needle`.
+fn refused(what: &'static str, needle: &'static str) -> impl Fn(usize, &Error) + Clone {
+    move |n, e| {
+        match e.kind() {
+            ErrorKind::InvalidRecord {
+                what: w,
+                sender,
+                detail,
+            } => {
+                assert_eq!((*w, *sender), (what, 0), "{e}");
+                assert!(detail.contains(needle), "{e}");
+            }
+            k => panic!("expected InvalidRecord, got {k:?}: {e}"),
+        }
+        assert_eq!(
+            (e.pid(), e.superstep(), e.call()),
+            (n - 1, 1, "bsp_sync"),
+            "{e}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("refused by the process that owns the memory"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_put_naming_a_slot_the_owner_does_not_have_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw()
+                    .forge_put(owner(bsp) as i64, 7, 0, &[1, 2, 3, 4])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused(
+            "put",
+            "registration slot 7, which this process does not have",
+        ),
+    );
+}
+
+#[test]
+fn a_put_beyond_the_owners_area_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                // 16 bytes registered: bytes 12..20 run 4 past the end.
+                bsp.raw().forge_put(owner(bsp) as i64, 0, 12, &[9; 8])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "bytes 12..20 of registration slot 0"),
+    );
+}
+
+#[test]
+fn an_offset_that_overflows_is_refused() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw()
+                    .forge_put(owner(bsp) as i64, 0, usize::MAX - 2, &[9; 8])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "of registration slot 0"),
+    );
+}
+
+#[test]
+fn a_put_into_a_null_registration_is_refused() {
+    expect_error(
+        2,
+        |bsp| {
+            let last = owner(bsp);
+            setup(bsp, Some(last))?;
+            if bsp.pid() == 0 {
+                bsp.raw().forge_put(last as i64, 0, 0, &[1; 4])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "registered NULL"),
+    );
+}
+
+#[test]
+fn a_get_naming_a_slot_the_owner_does_not_have_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw().forge_get(owner(bsp) as i64, 3, 0, 4)?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused(
+            "get",
+            "registration slot 3, which this process does not have",
+        ),
+    );
+}
+
+#[test]
+fn a_get_beyond_the_owners_area_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw().forge_get(owner(bsp) as i64, 0, 8, 1 << 20)?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("get", "bytes 8..1048584 of registration slot 0"),
+    );
+}
+
+/// The other side of the check: records naming real slots and ranges are
+/// resolved by their owner to its own memory (slot numbers are the same on
+/// every process, addresses are not), including a slot popped in the
+/// superstep of the record.
+#[test]
+fn records_naming_real_slots_land_in_the_owners_memory() {
+    scenario(|bsp| {
+        let x = setup(bsp, None)?; // slot 0
+        let y = Area::<u32>::new(bsp, 2);
+        bsp.push_reg(&y)?; // slot 1
+        bsp.sync()?;
+        let last = owner(bsp);
+        if bsp.pid() == 0 {
+            let word = 0xabcd_0123u32.to_ne_bytes();
+            bsp.raw().forge_put(last as i64, 1, 4, &word)?;
+            bsp.raw().forge_put(last as i64, 0, 8, &[7, 0, 0, 0])?;
+        }
+        // Popped in the same superstep as the records that name it.
+        bsp.pop_reg(&y)?;
+        bsp.sync()?;
+        if bsp.pid() == last {
+            check_eq!(bsp, y.as_slice(bsp)[1], 0xabcd_0123);
+            check_eq!(bsp, x.as_slice(bsp)[2], u32::from_ne_bytes([7, 0, 0, 0]));
+        }
+        Ok(())
+    });
+}
