@@ -166,29 +166,38 @@ impl Process {
             // SAFETY: only we write our reply channel; its readers of the
             // previous sync finished before barrier A.
             let mut w = unsafe { world.writer(self.pid, REPLIES) };
+            // A refused request fails the run here, but the delivery still
+            // takes place (empty streams from there on): on `mpi` the
+            // others are in it, and leave it to find their replies short.
+            let mut refusal = None;
             for (requester, s) in streams.iter().enumerate() {
                 w.begin(requester);
-                serve_gets(&self.reg, requester, s.gets, |src, len| {
-                    // SAFETY: `serve_gets` resolved `src` in our own table:
-                    // `len` bytes of memory we registered, alive until this
-                    // sync settles registrations, and nobody writes it
-                    // before barrier B.
-                    unsafe { w.bytes(src, len) }
-                })
-                .map_err(|refused| match refused {
-                    Refused::Record(kind) => self.fail(kind, CALL, loc),
-                    Refused::Full(needed) => self.capacity_error(needed, loc),
-                })?;
+                if refusal.is_none() {
+                    let served = serve_gets(&self.reg, requester, s.gets, |src, len| {
+                        // SAFETY: `serve_gets` resolved `src` in our own
+                        // table: `len` bytes of memory we registered, alive
+                        // until this sync settles registrations, and nobody
+                        // writes it before barrier B.
+                        unsafe { w.bytes(src, len) }
+                    });
+                    refusal = served.err().map(|refused| match refused {
+                        Refused::Record(kind) => self.fail(kind, CALL, loc),
+                        Refused::Full(needed) => self.capacity_error(needed, loc),
+                    });
+                }
                 w.end();
             }
             drop(w);
-            world
-                .deliver(&mut self.episode, REPLIES)
-                .map_err(|why| self.interrupted(why, CALL, loc))?;
+            let delivered = world.deliver(&mut self.episode, REPLIES);
+            if let Some(err) = refusal {
+                return Err(err);
+            }
+            delivered.map_err(|why| self.interrupted(why, CALL, loc))?;
             let me = self.pid;
             // SAFETY: the owners wrote their replies before barrier B and
             // rewrite them only after barrier A of the next sync.
-            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) });
+            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) })
+                .map_err(|()| self.stopped(CALL, loc))?;
         }
         self.gets.clear();
         self.get_keep.clear();

@@ -69,7 +69,7 @@ impl Launch {
             #[cfg(feature = "mpi")]
             Engine::Mpi => {
                 let (n, member) =
-                    crate::engine::mpi::join(n).map_err(|d| Error::startup(d, loc))?;
+                    crate::engine::mpi::join(n, false).map_err(|d| Error::startup(d, loc))?;
                 match member {
                     Some((pid, engine)) => {
                         rank_pid = Some(pid);

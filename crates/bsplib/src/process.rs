@@ -230,7 +230,7 @@ impl Process {
     /// The secondary error of a process whose run was stopped elsewhere
     /// (not recorded: the run already has its error).
     #[cold]
-    fn stopped(&self, call: &'static str, loc: Loc) -> Error {
+    pub(crate) fn stopped(&self, call: &'static str, loc: Loc) -> Error {
         Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
     }
 

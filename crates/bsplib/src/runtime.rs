@@ -448,30 +448,65 @@ impl Runtime {
         use crate::engine::mpi;
         let loc = Some(SourceLocation::caller());
         self.check_start(loc)?;
-        let (n, member) = mpi::join(self.nprocs).map_err(|d| Error::startup(d, loc))?;
+        let (n, member) = mpi::join(self.nprocs, true).map_err(|d| Error::startup(d, loc))?;
         if n == 0 {
             return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
         }
+        // What this rank contributes to the gather: `[0]` and its result,
+        // or `[1]` and the error its process recorded (errors are values
+        // on this engine: a failed process ends, and the others leave
+        // their syncs with an error, see `mpi::Mpi::finish`).
         let mut mine = Vec::new();
         if let Some((pid, engine)) = member {
             let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
-            // A failed process ends the job (`World::fail`): past this
-            // point the process succeeded.
-            if let Some(r) = process_main(pid, &world, Instant::now(), &spmd) {
-                r.encode(&mut mine);
+            let result = process_main(pid, &world, Instant::now(), &spmd);
+            world.finish_mpi(pid);
+            match (result, world.failure()) {
+                (Some(r), None) => {
+                    mine.push(0);
+                    r.encode(&mut mine);
+                }
+                (_, failure) => {
+                    mine.push(1);
+                    mine.extend(crate::codec::encode_error(
+                        &failure.unwrap_or_else(|| no_result(pid)),
+                    ));
+                }
             }
         }
         let all = mpi::all_gather_bytes(&mine);
-        let results = all[..n]
-            .iter()
-            .enumerate()
-            .map(|(pid, bytes)| R::decode(&mut bytes.as_slice()).ok_or_else(|| no_result(pid)))
-            .collect::<Result<Vec<R>, Error>>()?;
+        let outcome = gathered(&all[..n]);
         if !self.return_everywhere && mpi::world_rank().unwrap_or(0) != 0 {
             mpi::finalize_and_exit();
         }
-        Ok(results)
+        outcome
     }
+}
+
+/// The outcome of an `mpi` run from what its processes contributed (see
+/// `run_mpi`): the results in pid order, or the run's error, the same on
+/// every rank. Of the errors the processes recorded, the original one of
+/// least pid (a process stopped by another's error records only the
+/// secondary `Stopped`).
+#[cfg(feature = "mpi")]
+fn gathered<R: Portable>(all: &[Vec<u8>]) -> Result<Vec<R>, Error> {
+    let errors: Vec<Error> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.first() != Some(&0))
+        .map(|(pid, b)| {
+            b.get(1..)
+                .and_then(crate::codec::decode_error)
+                .unwrap_or_else(|| no_result(pid))
+        })
+        .collect();
+    if let Some(e) = errors.iter().find(|e| !e.is_stopped()).or(errors.first()) {
+        return Err(e.clone());
+    }
+    all.iter()
+        .enumerate()
+        .map(|(pid, b)| R::decode(&mut &b[1..]).ok_or_else(|| no_result(pid)))
+        .collect()
 }
 
 /// `BSPLIB_DEADLINE` (seconds, fractions allowed), if set: the deadline,

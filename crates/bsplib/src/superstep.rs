@@ -112,7 +112,8 @@ impl Process {
                 let r = unsafe { world.mailbox(owner).replies() };
                 let (at, len) = r.dir[me];
                 Records::of(&r.data).sub(at, len)
-            });
+            })
+            .map_err(|()| self.stopped(CALL, loc))?;
         }
         self.gets.clear();
         self.get_keep.clear();
@@ -225,14 +226,21 @@ impl Process {
 
     /// Step 4, requester side: copies each reply (`replies(owner)`: the
     /// section `owner` wrote for us, in our request order) to its get's
-    /// destination.
-    pub(crate) fn write_replies<'r>(&mut self, replies: impl Fn(usize) -> Records + 'r) {
+    /// destination. `Err` if an owner's replies are short: it refused a
+    /// request (and failed the run) while it served them.
+    pub(crate) fn write_replies<'r>(
+        &mut self,
+        replies: impl Fn(usize) -> Records + 'r,
+    ) -> Result<(), ()> {
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
         cursor.resize(self.nprocs, 0);
         for g in &self.gets {
             let at = cursor[g.pid];
-            let src = replies(g.pid).ptr(at, g.len);
+            let Some(src) = replies(g.pid).try_ptr(at, g.len) else {
+                self.cursors = cursor;
+                return Err(());
+            };
             // SAFETY: `dst` is writable for `len` bytes until the end of
             // this sync (the caller of `get` promised it, or the keepalive
             // of the safe API holds it); `src` is in view, and nobody
@@ -241,6 +249,7 @@ impl Process {
             cursor[g.pid] = at + pad8(g.len);
         }
         self.cursors = cursor;
+        Ok(())
     }
 
     /// Step 5 (shared memory): apply the puts and hpputs addressed to us and

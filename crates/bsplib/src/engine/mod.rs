@@ -338,9 +338,11 @@ impl World {
     pub(crate) fn fail(&self, err: Error) {
         self.record_failure(err);
         #[cfg(feature = "mpi")]
-        if let Sync::Mpi(_) = self.sync {
-            // An MPI job ends at `stop`: say why first.
-            crate::launch::report(self);
+        if let Sync::Mpi(m) = &self.sync {
+            if !m.values() {
+                // This MPI job ends at `stop`: say why first.
+                crate::launch::report(self);
+            }
         }
         self.stop();
     }
@@ -350,8 +352,8 @@ impl World {
     /// would print it, only process 0 does, and the others leave it time.
     pub(crate) fn fail_collective(&self, err: Error, me: usize) {
         #[cfg(feature = "mpi")]
-        if let Sync::Mpi(_) = self.sync {
-            if me != 0 {
+        if let Sync::Mpi(m) = &self.sync {
+            if me != 0 && !m.values() {
                 self.record_failure(err);
                 std::thread::sleep(std::time::Duration::from_secs(5));
                 mpi::abort();
@@ -388,6 +390,8 @@ impl World {
             Sync::Threads(b) => b.stop(),
             Sync::Processes(s) => s.barrier().stop(),
             #[cfg(feature = "mpi")]
+            Sync::Mpi(m) if m.values() => m.stop(),
+            #[cfg(feature = "mpi")]
             Sync::Mpi(_) => mpi::abort(),
         }
     }
@@ -405,8 +409,21 @@ impl World {
             Sync::Serial(_) => {}
             Sync::Threads(b) => b.ended(pid),
             Sync::Processes(s) => s.barrier().ended(pid),
+            // Errors as values: the end is `finish_mpi`, after the SPMD
+            // function of a Rust run.
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) if m.values() => {}
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => m.ended(pid),
+        }
+    }
+
+    /// `mpi` with errors as values: the end of process `pid` (see
+    /// `mpi::Mpi::finish`); after it every process of the run has ended.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn finish_mpi(&self, pid: usize) {
+        if let Sync::Mpi(m) = &self.sync {
+            m.finish(pid, self.failure().is_some());
         }
     }
 
@@ -417,9 +434,9 @@ impl World {
             Sync::Serial(s) => s.is_stopped(),
             Sync::Threads(b) => b.is_stopped(),
             Sync::Processes(s) => s.barrier().is_stopped(),
-            // A stopped MPI job has ended.
+            // Ending the job on error: a stopped MPI job has ended.
             #[cfg(feature = "mpi")]
-            Sync::Mpi(_) => false,
+            Sync::Mpi(m) => m.is_stopped(),
         }
     }
 

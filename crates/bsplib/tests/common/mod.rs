@@ -146,9 +146,9 @@ where
     F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
     V: Fn(usize, &Error),
 {
-    // On mpi an error ends the whole job (MPI_Abort): the error paths run
-    // there as C programs, one job each (.ci/mpi).
-    if mpi_mode() {
+    // Under mpirun the run has as many processes as the job has ranks:
+    // a scenario needing more has nothing to run there.
+    if mpi_mode() && Runtime::new(usize::MAX).engine(Engine::Mpi).nprocs() < min_p {
         return;
     }
     for (engine, p, n) in configurations_with(min_p) {

@@ -11,12 +11,21 @@
 //!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
 //!   kept until that channel is delivered again (two syncs later, as for
 //!   `processes`). Gets: the owners' replies are a second such exchange.
-//! - **Errors** cannot interrupt a blocked collective: the process that
-//!   finds one prints it and calls `MPI_Abort`, which ends every rank;
-//!   except where other ranks may be finalising MPI (a call after
-//!   `bsp_end`, a sync that found ended processes), where `MPI_Abort`
-//!   can hang `mpirun`: the rank finalises and exits with status 1
-//!   instead ([`abort_with`]).
+//! - **Errors**, in one of two modes chosen by the front door:
+//!   - *as values* (the Rust front door, `Runtime`): the process that finds
+//!     an error records it, stops making collective calls (its later calls
+//!     fail at once) and ends; its end reduction carries `FAILED`, so every
+//!     process waiting in a sync leaves it with an error, and the processes
+//!     that end take part in reductions until none is syncing ([`Mpi::finish`]).
+//!     The results gathered at the end carry each process's recorded error:
+//!     every rank returns the same `Err` (the original error of least pid),
+//!     as on the other engines;
+//!   - *ending the job* (the C front door, whose errors end the program
+//!     anyway): the process that finds one prints it and calls `MPI_Abort`,
+//!     which ends every rank; except where other ranks may be finalising
+//!     MPI (a call after `bsp_end`, a sync that found ended processes),
+//!     where `MPI_Abort` can hang `mpirun`: the rank finalises and exits
+//!     with status 1 instead ([`abort_with`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -34,6 +43,8 @@ use crate::stream::{Outbox, StreamWriter};
 /// The second word of a barrier's reduction: who arrived from where.
 const SYNCING: u64 = 1;
 const ENDED: u64 = 2;
+/// With `ENDED`: the process ended with an error (errors as values).
+const FAILED: u64 = 4;
 
 /// Channels: the outgoing streams of even and odd supersteps, the replies.
 const CHANNELS: usize = 3;
@@ -165,7 +176,12 @@ pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
 
 /// Joins a run of `requested` processes (process 0's request counts): the
 /// number of processes, and for a rank that takes part its pid and engine.
-pub(crate) fn join(requested: usize) -> Result<(usize, Option<(usize, Mpi)>), String> {
+/// `values`: errors are returned as values (the Rust front door) rather
+/// than ending the job (module docs).
+pub(crate) fn join(
+    requested: usize,
+    values: bool,
+) -> Result<(usize, Option<(usize, Mpi)>), String> {
     init()?;
     NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
@@ -179,7 +195,7 @@ pub(crate) fn join(requested: usize) -> Result<(usize, Option<(usize, Mpi)>), St
         Color::undefined()
     };
     let comm = world.split_by_color(color);
-    Ok((n, comm.map(|comm| (rank, Mpi::new(comm, n)))))
+    Ok((n, comm.map(|comm| (rank, Mpi::new(comm, n, values)))))
 }
 
 /// What one rank received on one channel.
@@ -227,22 +243,72 @@ pub(crate) struct Mpi {
     out: [Mutex<Outbox>; CHANNELS],
     inbox: [Mutex<Inbox>; CHANNELS],
     scratch: Mutex<Scratch>,
+    /// Errors are values (module docs).
+    values: bool,
+    /// Errors as values: this process failed, or learnt that the run did.
+    stopped: AtomicBool,
 }
 
 impl Mpi {
-    fn new(comm: SimpleCommunicator, nprocs: usize) -> Self {
+    fn new(comm: SimpleCommunicator, nprocs: usize, values: bool) -> Self {
         Mpi {
             comm: Comm(comm),
             nprocs,
             out: Default::default(),
             inbox: Default::default(),
             scratch: Mutex::default(),
+            values,
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// True when errors are returned as values rather than ending the job.
+    pub(crate) fn values(&self) -> bool {
+        self.values
+    }
+
+    /// Errors as values: this process stops making collective calls.
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// Errors as values: true once this process failed or learnt that the
+    /// run failed.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Errors as values: the end of this process (`failed`: with an
+    /// error). Takes part in the reductions of the processes still in a
+    /// sync (they leave it with an error) until every process has ended;
+    /// then the run's results, or its error, can be gathered.
+    pub(crate) fn finish(&self, pid: usize, failed: bool) {
+        let word = ENDED | if failed { FAILED } else { 0 };
+        loop {
+            let all = self.reduce_or([0, word]);
+            if all[1] & SYNCING == 0 {
+                return;
+            }
+            // The waiting processes learn who ended (see `barrier`).
+            self.min_ended(pid as u64, u64::MAX);
         }
     }
 
     /// The barrier: see the module docs.
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
         let all = self.reduce_or([u64::from(flags), SYNCING]);
+        if all[1] & ENDED != 0 && self.values {
+            let me = self.comm.rank() as u64;
+            let [ended, _] = self.min_ended(u64::MAX, me);
+            self.stop();
+            // A process that failed has the run's error; one that ended
+            // without error while we sync is ours to report.
+            return Err(if all[1] & FAILED != 0 {
+                Interrupt::Stopped
+            } else {
+                Interrupt::Ended(ended as usize)
+            });
+        }
         if all[1] & ENDED != 0 {
             // The ended processes finalise MPI: no `MPI_Abort` from here.
             NO_ABORT.store(true, Ordering::SeqCst);
