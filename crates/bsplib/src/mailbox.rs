@@ -18,6 +18,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::mem::AlignedBuf;
 use crate::registration::RegOp;
+use crate::stream::Outbox;
 
 /// Flag: some process made a registration or `bsp_set_tagsize` call.
 pub(crate) const REG: u32 = 1;
@@ -94,23 +95,14 @@ impl Outgoing {
     }
 }
 
-/// The data an owner read for the get requests addressed to it in one
-/// sync, one section per requester, in request order (engines sharing one
-/// address space; exchange engines send it in a reply stream).
-#[derive(Default)]
-pub(crate) struct Replies {
-    pub(crate) data: AlignedBuf,
-    /// Per requester: where its section starts, and its length, in bytes.
-    pub(crate) dir: Vec<(usize, usize)>,
-}
-
 /// The two halves of one process's outgoing state, and its get replies.
 pub(crate) struct Mailbox {
     halves: [UnsafeCell<Outgoing>; 2],
-    /// Written by the owner between the first and second barriers of a
-    /// sync with gets, read by the requesters between the second barrier
-    /// and the end of that sync.
-    replies: UnsafeCell<Replies>,
+    /// The get replies of engines sharing one address space (their
+    /// `REPLIES` channel): one stream per requester, written by the owner
+    /// between the first and second barriers of a sync with gets, read by
+    /// the requesters between the second barrier and the end of that sync.
+    replies: UnsafeCell<Outbox>,
 }
 
 // SAFETY: a `Mailbox` is shared between the threads of a run, and its halves
@@ -132,7 +124,7 @@ impl Mailbox {
                 UnsafeCell::new(Outgoing::new(nprocs)),
                 UnsafeCell::new(Outgoing::new(nprocs)),
             ],
-            replies: UnsafeCell::new(Replies::default()),
+            replies: UnsafeCell::new(Outbox::default()),
         }
     }
 
@@ -146,7 +138,7 @@ impl Mailbox {
     /// that sync), and not two views at once.
     #[allow(clippy::mut_from_ref)]
     #[inline]
-    pub(crate) unsafe fn replies_owner(&self) -> &mut Replies {
+    pub(crate) unsafe fn replies_owner(&self) -> &mut Outbox {
         // SAFETY: the caller is the only one accessing the replies now.
         unsafe { &mut *self.replies.get() }
     }
@@ -159,7 +151,7 @@ impl Mailbox {
     /// that sync (the owner writes them again only after the first
     /// barrier of a later sync).
     #[inline]
-    pub(crate) unsafe fn replies(&self) -> &Replies {
+    pub(crate) unsafe fn replies(&self) -> &Outbox {
         // SAFETY: the caller is inside the window in which no one writes.
         unsafe { &*self.replies.get() }
     }

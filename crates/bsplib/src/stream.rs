@@ -5,16 +5,15 @@
 use std::marker::PhantomData;
 use std::sync::MutexGuard;
 
-use crate::mem;
+use crate::mem::{self, Records};
 
 /// The channel of the outgoing streams of supersteps of parity `q`: `q`.
 /// The channel of the replies to get requests:
 pub(crate) const REPLIES: usize = 2;
 
 /// A growable outgoing channel: the streams back to back, and where each
-/// destination's starts and how long it is.
+/// destination's starts and how long it is (in bytes).
 #[derive(Default)]
-#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) struct Outbox {
     pub(crate) data: Vec<u64>,
     pub(crate) dir: Vec<(usize, usize)>,
@@ -33,6 +32,9 @@ enum Target<'a> {
     /// A growable buffer, with its directory beside it (`mpi`).
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     Growable(MutexGuard<'a, Outbox>, usize),
+    /// A growable buffer in memory the other processes read in place
+    /// (the get replies of `serial` and `threads`).
+    Buffer(&'a mut Outbox),
 }
 
 /// Writes one stream per destination, each 8-byte aligned. Every method
@@ -84,6 +86,19 @@ impl<'a> StreamWriter<'a> {
         }
     }
 
+    /// A writer into `outbox`, emptied first, for `nprocs` destinations;
+    /// no limit but memory.
+    pub(crate) fn buffer(outbox: &'a mut Outbox, nprocs: usize) -> Self {
+        outbox.dir.clear();
+        outbox.dir.resize(nprocs, (0, 0));
+        StreamWriter {
+            target: Target::Buffer(outbox),
+            at: 0,
+            start: 0,
+            dest: 0,
+        }
+    }
+
     /// Starts the stream for `dest`.
     pub(crate) fn begin(&mut self, dest: usize) {
         self.dest = dest;
@@ -105,6 +120,7 @@ impl<'a> StreamWriter<'a> {
                 }
             }
             Target::Growable(outbox, _) => outbox.dir[self.dest] = (start, len),
+            Target::Buffer(outbox) => outbox.dir[self.dest] = (start, len),
         }
     }
 
@@ -124,17 +140,9 @@ impl<'a> StreamWriter<'a> {
                 if end > *capacity {
                     return Err(end);
                 }
-                let data = &mut outbox.data;
-                if data.len() < end / 8 {
-                    let grown = (end / 8).max(data.len() * 2);
-                    data.resize(grown, 0);
-                }
-                // SAFETY: `data` holds at least `end` bytes now.
-                Ok((
-                    unsafe { outbox.data.as_mut_ptr().cast::<u8>().add(self.at) },
-                    end,
-                ))
+                Ok((grow(outbox, self.at, end), end))
             }
+            Target::Buffer(outbox) => Ok((grow(outbox, self.at, end), end)),
         }
     }
 
@@ -160,5 +168,27 @@ impl<'a> StreamWriter<'a> {
         unsafe { mem::copy(src, at, len) };
         self.at = end;
         Ok(())
+    }
+}
+
+/// Grows `outbox` to hold at least `end` bytes; where byte `at` goes.
+fn grow(outbox: &mut Outbox, at: usize, end: usize) -> *mut u8 {
+    let data = &mut outbox.data;
+    if data.len() < end / 8 {
+        let grown = (end / 8).max(data.len() * 2);
+        data.resize(grown, 0);
+    }
+    // SAFETY: `data` holds at least `end >= at` bytes now.
+    unsafe { data.as_mut_ptr().cast::<u8>().add(at) }
+}
+
+impl Outbox {
+    /// The stream for `dest`, as last written.
+    pub(crate) fn stream(&self, dest: usize) -> Records {
+        let (at, len) = self.dir.get(dest).copied().unwrap_or((0, 0));
+        assert!(at + len <= self.data.len() * 8, "stream out of its buffer");
+        // SAFETY: in bounds (checked) and 8-aligned (`u64`s); the caller
+        // of the view keeps the outbox unchanged while it is used.
+        unsafe { Records::new(self.data.as_ptr().cast::<u8>().add(at), len) }
     }
 }

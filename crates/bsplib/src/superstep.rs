@@ -1,45 +1,66 @@
-//! The sync protocol (`bsp_sync`), engine-independent part, for engines
-//! that share one address space (`serial`, `threads`); engines that do not
-//! use the exchange protocol of `exchange.rs`, which shares steps 3 to 6
-//! and every record format.
+//! The sync protocol (`bsp_sync`): one implementation for every engine.
 //!
-//! Records never carry an address of the memory they name: a put names a
-//! registration slot, an offset and a length; so does a get request. The
-//! process that owns the memory resolves the slot in its own table and
-//! checks the range before it reads or writes ([`own_range`]), whoever
-//! sent the record.
+//! A superstep's requests are typed records in per-destination streams:
+//! puts `[slot][offset][len][payload]`, get requests `[slot][offset][len]`,
+//! messages `[tag len][len][tag][payload]`, and the registration and
+//! tag-size calls. Records never carry an address of the memory they name:
+//! the process that owns the memory resolves the registration slot in its
+//! own table and checks the range before it reads or writes
+//! ([`own_range`]), whoever sent the record.
+//!
+//! The engine is the *transport* (`engine/mod.rs`): a barrier that ORs a
+//! word of flags, and the streams. Engines sharing one address space
+//! (`serial`, `threads`) read each sender's mailbox half in place, zero
+//! copy (`mailbox.rs`); the others (`processes`, `mpi`) deliver the
+//! streams the sender wrote into its channel (`exchange.rs`). Get replies
+//! travel the same way on every engine: each owner writes one stream per
+//! requester on channel `REPLIES`, delivered by barrier B (shared memory)
+//! or by the engine.
 //!
 //! With `q` the parity of the superstep that ends:
 //!
-//! 1. **Barrier A**, arriving with this superstep's flags; everyone leaves
-//!    with their OR. Every mailbox half `q` is now readable.
-//! 2. Clear our half `1 - q` if we wrote anything into it (its readers
-//!    finished before barrier A).
+//! 1. Exchange engines write their streams into channel `q` (`exchange.rs`)
+//!    and recycle their mailbox half, which is staging only there.
+//! 2. **Barrier A**, arriving with this superstep's flags; everyone leaves
+//!    with their OR. Every process's streams of superstep `q` are now
+//!    readable (delivered by the engine if it must). Shared memory: clear
+//!    our half `1 - q` if we wrote anything into it (its readers finished
+//!    before barrier A). Nothing to do for anyone: done, one barrier.
 //! 3. If anyone registered or set the tag size: check the calls match
 //!    across processes and apply them to the replicated slot table (slots
 //!    popped now stay resolvable until step 6: this superstep's records
 //!    may name them).
-//! 4. If anyone issued a get: serve the requests addressed to us, reading
-//!    our own memory into our replies, then **barrier B**, then copy the
-//!    replies to our gets' destinations (so every source is read before
-//!    anything is written).
-//! 5. Write the puts and hpputs addressed to us (after the gets), then
-//!    index the messages addressed to us.
+//! 4. If anyone issued a get: serve the requests addressed to us, each
+//!    resolved and checked in our table, from our own memory into our
+//!    reply streams; **barrier B** (the delivery of `REPLIES`); copy the
+//!    replies to our gets' destinations. Every source is read before
+//!    anything is written, so gets see the values of the end of the
+//!    superstep.
+//! 5. Write the puts (and, shared memory, hpputs) addressed to us, each
+//!    resolved and checked in our table, after the gets; index the
+//!    messages addressed to us in place.
 //! 6. Tag sizes `(A, B, C) := (B, C, C)`; release popped registrations.
-//! 7. If anyone issued an hpput: **barrier C**, so that senders do not
-//!    reuse an hpput source before every receiver has copied it.
+//! 7. Shared memory, if anyone issued an hpput: **barrier C**, so that
+//!    senders do not reuse an hpput source before every receiver has
+//!    copied it. (Exchange engines send an hpput as a put.)
 //!
-//! Each process writes only its own memory during a sync, and reads
-//! other processes' mailboxes (steps 3 to 5), their replies (step 4) and
-//! hpput sources (step 5). An empty superstep costs one barrier.
+//! Each process writes only its own memory during a sync. A process that
+//! fails in a sync is poisoned (see [`Process::sync`]); on `mpi`, where a
+//! collective cannot be interrupted, it still takes part in the deliveries
+//! of that sync (`engine/mpi`).
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::engine::board::State;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
-use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
+use crate::exchange::{decode_collective, Sections};
+use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, REG};
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp, Registry};
+use crate::stream::REPLIES;
 
 const CALL: &str = "bsp_sync";
 
@@ -78,59 +99,194 @@ impl Process {
 
     /// The steps of `sync`, in order (module docs).
     fn sync_steps(&mut self, loc: Loc) -> Result<(), Error> {
-        if self.world.distributed() {
-            return self.sync_exchange(loc);
-        }
+        let world = Arc::clone(&self.world);
         let q = self.parity;
-        let all = self
-            .world
+        let exchange = world.distributed();
+
+        // Step 1.
+        if exchange {
+            self.publish(q, loc)?;
+        }
+
+        // Step 2.
+        let all = world
             .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
-        if self.dirty[q ^ 1] {
+        if !exchange && self.dirty[q ^ 1] {
             // SAFETY: after barrier A nobody reads half `1 - q` any more (it
             // was read from barrier A of the previous sync until now), and
             // we are its owner.
-            unsafe { self.world.mailbox(self.pid).owner(q ^ 1) }.clear();
+            unsafe { world.mailbox(self.pid).owner(q ^ 1) }.clear();
             self.dirty[q ^ 1] = false;
         }
-
-        let applied = if all & REG != 0 {
-            Some(self.apply_collectives(q, loc)?)
-        } else {
-            None
-        };
-
-        if all & GET != 0 {
-            self.serve_gets(q, loc)?;
-            self.world
-                .barrier(&mut self.episode, 0)
-                .map_err(|why| self.interrupted(why, CALL, loc))?;
-            let world = std::sync::Arc::clone(&self.world);
-            let me = self.pid;
-            self.write_replies(|owner| {
-                // SAFETY: after barrier B of this sync, until its end.
-                let r = unsafe { world.mailbox(owner).replies() };
-                let (at, len) = r.dir[me];
-                Records::of(&r.data).sub(at, len)
-            })
-            .map_err(|()| self.stopped(CALL, loc))?;
-        }
-        self.gets.clear();
-        self.get_keep.clear();
-
         self.inbox.clear();
-        if all & DATA != 0 {
-            self.receive(q, loc)?;
+        if all & (REG | GET | DATA) == 0 {
+            self.finish_collectives(None);
+            self.next_superstep();
+            return Ok(());
         }
+        world
+            .deliver(&mut self.episode, q)
+            .map_err(|why| self.interrupted(why, CALL, loc))?;
+        // Reused across syncs: steady-state supersteps allocate nothing.
+        let mut streams = std::mem::take(&mut self.streams);
+        let result = self.received(&world, &mut streams, q, loc).and_then(|()| {
+            self.superstep_steps(
+                &world,
+                Incoming {
+                    world: &world,
+                    streams: &streams,
+                    q,
+                    me: self.pid,
+                },
+                all,
+                loc,
+            )
+        });
+        self.streams = streams;
+        result?;
 
-        self.finish_collectives(applied);
+        // Step 7.
         if all & HPPUT != 0 {
-            self.world
+            world
                 .barrier(&mut self.episode, 0)
                 .map_err(|why| self.interrupted(why, CALL, loc))?;
         }
         self.next_superstep();
         Ok(())
+    }
+
+    /// Exchange engines: the sections of every stream addressed to us,
+    /// into `streams`.
+    fn received(
+        &self,
+        world: &World,
+        streams: &mut Vec<Sections>,
+        q: usize,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        streams.clear();
+        if !world.distributed() {
+            return Ok(());
+        }
+        for src in 0..self.nprocs {
+            // SAFETY: every process wrote its channel `q` before barrier A
+            // and rewrites it only two syncs from now (`exchange.rs`).
+            let s = unsafe { world.stream(src, q, self.pid) };
+            let sections = Sections::of(s).ok_or_else(|| {
+                self.fail(
+                    ErrorKind::InvalidRecord {
+                        what: "stream",
+                        sender: src,
+                        detail: "has a header that does not fit the stream".into(),
+                    },
+                    CALL,
+                    loc,
+                )
+            })?;
+            streams.push(sections);
+        }
+        Ok(())
+    }
+
+    /// Steps 3 to 6 on what every process sent us.
+    fn superstep_steps(
+        &mut self,
+        world: &World,
+        incoming: Incoming<'_>,
+        all: u32,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        // Step 3.
+        let applied = if all & REG != 0 {
+            Some(self.apply_collectives(incoming, loc)?)
+        } else {
+            None
+        };
+
+        // Step 4.
+        if all & GET != 0 {
+            let me = self.pid;
+            // SAFETY: only we write our reply channel; its readers of the
+            // previous sync finished before barrier A.
+            let mut w = unsafe { world.writer(me, REPLIES) };
+            // A refused request fails the run here, but the delivery still
+            // takes place (empty streams from there on): on `mpi` the
+            // others are in it, and leave it to find their replies short.
+            let mut refusal = None;
+            for requester in 0..self.nprocs {
+                w.begin(requester);
+                if refusal.is_none() {
+                    let served = serve_gets(
+                        &self.reg,
+                        requester,
+                        incoming.get(requester).gets,
+                        |src, len| {
+                            // SAFETY: `serve_gets` resolved `src` in our own
+                            // table: `len` bytes of memory we registered,
+                            // alive until this sync settles registrations,
+                            // and nobody writes it before barrier B.
+                            unsafe { w.bytes(src, len) }
+                        },
+                    );
+                    refusal = served.err().map(|refused| match refused {
+                        Refused::Record(kind) => self.fail(kind, CALL, loc),
+                        Refused::Full(needed) => self.capacity_error(needed, loc),
+                    });
+                }
+                w.end();
+            }
+            drop(w);
+            let delivered = world.deliver(&mut self.episode, REPLIES);
+            if let Some(err) = refusal {
+                return Err(err);
+            }
+            delivered.map_err(|why| self.interrupted(why, CALL, loc))?;
+            // SAFETY: the owners wrote their replies before barrier B and
+            // rewrite them only after barrier A of a later sync.
+            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) })
+                .map_err(|()| self.stopped(CALL, loc))?;
+        }
+        self.gets.clear();
+        self.get_keep.clear();
+
+        // Step 5.
+        if all & DATA != 0 {
+            for src in 0..self.nprocs {
+                let from = incoming.get(src);
+                apply_puts(&self.reg, src, from.puts).map_err(|kind| self.fail(kind, CALL, loc))?;
+                for h in from.hpputs {
+                    let dst = own_range(&self.reg, "hpput", src, h.slot, h.offset, h.len)
+                        .map_err(|kind| self.fail(kind, CALL, loc))?;
+                    // SAFETY: `dst` was resolved in our own table (memory we
+                    // registered, alive, written by nobody else now); the
+                    // sender promised `src` stays readable until the end of
+                    // this sync, which closes with barrier C.
+                    unsafe { mem::copy(h.src, dst, h.len) };
+                }
+                // SAFETY: the sender leaves its stream untouched until
+                // barrier A of the next sync (shared memory: its mailbox
+                // half; exchange: its channel is rewritten two syncs from
+                // now), and our inbox is cleared at that barrier.
+                unsafe { self.inbox.collect(from.sends) };
+            }
+        }
+
+        // Step 6.
+        self.finish_collectives(applied);
+        Ok(())
+    }
+
+    /// The error of a reply channel too small for this sync's traffic.
+    fn capacity_error(&self, needed: usize, loc: Loc) -> Error {
+        self.fail(
+            ErrorKind::Capacity {
+                needed,
+                capacity: self.world.capacity(),
+            },
+            CALL,
+            loc,
+        )
     }
 
     /// Step 6: tag sizes `(A, B, C) := (B, C, C)` (A lives in the messages
@@ -152,15 +308,33 @@ impl Process {
             .set(self.pid, self.superstep, State::Computing);
     }
 
-    /// Step 3 on an engine sharing memory: the calls are in the mailboxes.
-    fn apply_collectives(&mut self, q: usize, loc: Loc) -> Result<Applied, Error> {
-        let world = std::sync::Arc::clone(&self.world);
-        let tags: Vec<TagCalls> = (0..self.nprocs)
-            .map(|pid| published(&world, pid, q).tag)
-            .collect();
-        let ops: Vec<&[RegOp]> = (0..self.nprocs)
-            .map(|pid| published(&world, pid, q).reg_ops.as_slice())
-            .collect();
+    /// Step 3: every process's registration and tag-size calls, checked
+    /// and applied.
+    fn apply_collectives(&mut self, incoming: Incoming<'_>, loc: Loc) -> Result<Applied, Error> {
+        let mut tags = Vec::with_capacity(self.nprocs);
+        let mut decoded = Vec::with_capacity(self.nprocs);
+        for src in 0..self.nprocs {
+            let (t, ops) = match incoming.get(src).collective {
+                Collective::Calls(t, ops) => (t, Cow::Borrowed(ops)),
+                Collective::Encoded(bytes) => {
+                    let (t, ops) = decode_collective(bytes.bytes()).ok_or_else(|| {
+                        self.fail(
+                            ErrorKind::InvalidRecord {
+                                what: "registration",
+                                sender: src,
+                                detail: "does not decode".into(),
+                            },
+                            CALL,
+                            loc,
+                        )
+                    })?;
+                    (t, Cow::Owned(ops))
+                }
+            };
+            tags.push(t);
+            decoded.push(ops);
+        }
+        let ops: Vec<&[RegOp]> = decoded.iter().map(|o| &o[..]).collect();
         self.check_collectives(&tags, &ops, loc)
     }
 
@@ -197,33 +371,6 @@ impl Process {
         })
     }
 
-    /// Step 4, owner side: the data of every get request addressed to us,
-    /// one section per requester in request order, into our replies.
-    fn serve_gets(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
-        let me = self.pid;
-        // SAFETY: we are the owner, between barriers A and B (mailbox docs).
-        let replies = unsafe { self.world.mailbox(me).replies_owner() };
-        replies.data.clear();
-        replies.dir.clear();
-        for requester in 0..self.nprocs {
-            let at = replies.data.len();
-            let reqs = Records::of(&published(&self.world, requester, q).gets[me]);
-            serve_gets(&self.reg, requester, reqs, |src, len| {
-                // SAFETY: `own_range` resolved `src` in our own table: `len`
-                // bytes of memory we registered, alive until this sync
-                // settles registrations, written by nobody before barrier B.
-                unsafe { replies.data.push_raw(src, len) };
-                Ok(())
-            })
-            .map_err(|refused| match refused {
-                Refused::Record(kind) => self.fail(kind, CALL, loc),
-                Refused::Full(_) => unreachable!("a growable reply buffer"),
-            })?;
-            replies.dir.push((at, replies.data.len() - at));
-        }
-        Ok(())
-    }
-
     /// Step 4, requester side: copies each reply (`replies(owner)`: the
     /// section `owner` wrote for us, in our request order) to its get's
     /// destination. `Err` if an owner's replies are short: it refused a
@@ -252,30 +399,6 @@ impl Process {
         Ok(())
     }
 
-    /// Step 5 (shared memory): apply the puts and hpputs addressed to us and
-    /// index our messages.
-    fn receive(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
-        let me = self.pid;
-        for pid in 0..self.nprocs {
-            let out = published(&self.world, pid, q);
-            apply_puts(&self.reg, pid, Records::of(&out.puts[me]))
-                .map_err(|kind| self.fail(kind, CALL, loc))?;
-            for h in out.hpputs[me].iter() {
-                let dst = own_range(&self.reg, "hpput", pid, h.slot, h.offset, h.len)
-                    .map_err(|kind| self.fail(kind, CALL, loc))?;
-                // SAFETY: `dst` was resolved in our own table (memory we
-                // registered, alive, written by nobody else now); the
-                // sender promised `src` stays readable until the end of
-                // this sync, which closes with barrier C.
-                unsafe { mem::copy(h.src, dst, h.len) };
-            }
-            // SAFETY: the sender leaves this buffer untouched until barrier
-            // A of the next sync, when our inbox is cleared.
-            unsafe { self.inbox.collect(Records::of(&out.sends[me])) };
-        }
-        Ok(())
-    }
-
     /// Step 6: move keepalives of pushed slots in, release popped ones.
     fn settle_registrations(&mut self, applied: Applied) {
         debug_assert_eq!(applied.pushed.len(), self.pending_keep.len());
@@ -286,6 +409,58 @@ impl Process {
         }
         for seq in applied.popped {
             self.keep.remove(&seq);
+        }
+    }
+}
+
+/// Where the streams addressed to one process come from in this sync.
+#[derive(Clone, Copy)]
+struct Incoming<'a> {
+    world: &'a World,
+    /// Exchange engines: the delivered streams' sections, by sender.
+    streams: &'a [Sections],
+    q: usize,
+    me: usize,
+}
+
+/// What one process sent us in one superstep.
+pub(crate) struct From<'a> {
+    collective: Collective<'a>,
+    gets: Records,
+    puts: Records,
+    sends: Records,
+    /// Shared memory only.
+    hpputs: &'a [HpPut],
+}
+
+/// A sender's registration and tag-size calls.
+enum Collective<'a> {
+    /// Read in place (shared memory).
+    Calls(TagCalls, &'a [RegOp]),
+    /// Encoded in a stream (`exchange.rs`).
+    Encoded(Records),
+}
+
+impl<'a> Incoming<'a> {
+    /// What `src` sent us.
+    fn get(&self, src: usize) -> From<'a> {
+        if let Some(s) = self.streams.get(src) {
+            return From {
+                collective: Collective::Encoded(s.collective),
+                gets: s.gets,
+                puts: s.puts,
+                sends: s.sends,
+                hpputs: &[],
+            };
+        }
+        let out = published(self.world, src, self.q);
+        let me = self.me;
+        From {
+            collective: Collective::Calls(out.tag, &out.reg_ops),
+            gets: Records::of(&out.gets[me]),
+            puts: Records::of(&out.puts[me]),
+            sends: Records::of(&out.sends[me]),
+            hpputs: &out.hpputs[me],
         }
     }
 }

@@ -27,7 +27,11 @@ fn names(
 ) -> impl Fn(usize, &Error) + Clone {
     move |n, e| {
         assert!(kind(e.kind()), "unexpected kind: {e}");
-        assert_eq!((e.pid(), e.superstep(), e.call()), (n - 1, superstep, call), "{e}");
+        assert_eq!(
+            (e.pid(), e.superstep(), e.call()),
+            (n - 1, superstep, call),
+            "{e}"
+        );
     }
 }
 
@@ -46,7 +50,9 @@ fn a_pid_out_of_range_is_returned_everywhere() {
             bsp.sync()?;
             Ok(())
         },
-        names(1, "bsp_put", |k| matches!(k, ErrorKind::PidOutOfRange { .. })),
+        names(1, "bsp_put", |k| {
+            matches!(k, ErrorKind::PidOutOfRange { .. })
+        }),
     );
 }
 
@@ -87,7 +93,9 @@ fn an_error_ignored_by_its_process_still_fails_the_run() {
             bsp.sync()?;
             Ok(())
         },
-        names(1, "bsp_send", |k| matches!(k, ErrorKind::PidOutOfRange { .. })),
+        names(1, "bsp_send", |k| {
+            matches!(k, ErrorKind::PidOutOfRange { .. })
+        }),
     );
 }
 
@@ -104,9 +112,11 @@ fn a_panic_is_returned_everywhere() {
             bsp.sync()?;
             Ok(())
         },
-        names(2, "the SPMD function", |k| {
-            matches!(k, ErrorKind::Panicked { message } if message == "lost in superstep 2")
-        }),
+        names(
+            2,
+            "the SPMD function",
+            |k| matches!(k, ErrorKind::Panicked { message } if message == "lost in superstep 2"),
+        ),
     );
 }
 
@@ -123,9 +133,11 @@ fn an_abort_is_returned_everywhere() {
             bsp.sync()?;
             Ok(())
         },
-        names(1, "bsp_abort", |k| {
-            matches!(k, ErrorKind::Aborted { message } if message == "giving up")
-        }),
+        names(
+            1,
+            "bsp_abort",
+            |k| matches!(k, ErrorKind::Aborted { message } if message == "giving up"),
+        ),
     );
 }
 
@@ -164,7 +176,11 @@ fn a_tag_size_mismatch_is_returned_everywhere() {
         },
         move |n, e| {
             assert!(matches!(e.kind(), ErrorKind::TagSizeMismatch { .. }), "{e}");
-            assert_eq!((e.pid(), e.superstep(), e.call()), (n - 1, 0, "bsp_set_tagsize"), "{e}");
+            assert_eq!(
+                (e.pid(), e.superstep(), e.call()),
+                (n - 1, 0, "bsp_set_tagsize"),
+                "{e}"
+            );
         },
     );
 }

@@ -226,46 +226,51 @@ impl World {
         }
     }
 
-    /// Exchange engines: a writer of process `me`'s streams on channel `ch`
-    /// (`stream.rs`).
+    /// A writer of process `me`'s streams on channel `ch` (`stream.rs`):
+    /// any channel on exchange engines, `REPLIES` on every engine.
     ///
     /// # Safety
     ///
     /// Only `me` writes its channels, and only while no other process
-    /// reads that channel (the protocol of `exchange.rs`).
+    /// reads that channel (the protocol of `superstep.rs`).
     pub(crate) unsafe fn writer(&self, me: usize, ch: usize) -> StreamWriter<'_> {
         match &self.sync {
             // SAFETY: forwarded.
             Sync::Processes(s) => unsafe { s.writer(me, ch) },
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => m.writer(ch),
-            _ => unreachable!("an exchange on an engine with shared memory"),
+            Sync::Serial(_) | Sync::Threads(_) => {
+                assert_eq!(ch, REPLIES, "shared memory reads streams in place");
+                // SAFETY: the caller is `me`, writing while nobody reads.
+                let replies = unsafe { self.mailbox(me).replies_owner() };
+                StreamWriter::buffer(replies, self.nprocs())
+            }
         }
     }
 
-    /// Exchange engines: makes the streams every process wrote on channel
-    /// `ch` readable by their destinations. Channel `q` follows barrier A,
-    /// whose flags said there is something to read; the replies channel
-    /// stands for barrier B.
+    /// Makes the streams every process wrote on channel `ch` readable by
+    /// their destinations. Channel `q` follows barrier A, whose flags said
+    /// there is something to read (nothing to do but on `mpi`); the
+    /// replies channel stands for barrier B.
     pub(crate) fn deliver(&self, episode: &mut u64, ch: usize) -> Result<(), Interrupt> {
         match &self.sync {
-            Sync::Processes(_) if ch == REPLIES => self.barrier(episode, 0).map(drop),
-            Sync::Processes(_) => Ok(()),
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => {
                 m.deliver(ch);
                 Ok(())
             }
-            _ => unreachable!("an exchange on an engine with shared memory"),
+            _ if ch == REPLIES => self.barrier(episode, 0).map(drop),
+            _ => Ok(()),
         }
     }
 
-    /// Exchange engines: the stream `src` wrote on channel `ch` for `dst`.
+    /// The stream `src` wrote on channel `ch` for `dst`: any channel on
+    /// exchange engines, `REPLIES` on every engine.
     ///
     /// # Safety
     ///
     /// Only after `deliver` of that channel, and until `src` writes the
-    /// channel again (the protocol of `exchange.rs`).
+    /// channel again (the protocol of `superstep.rs`).
     pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records {
         match &self.sync {
             // SAFETY: forwarded.
@@ -273,7 +278,11 @@ impl World {
             // SAFETY: forwarded; an MPI rank receives only its own streams.
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => unsafe { m.stream(src, ch) },
-            _ => unreachable!("an exchange on an engine with shared memory"),
+            Sync::Serial(_) | Sync::Threads(_) => {
+                assert_eq!(ch, REPLIES, "shared memory reads streams in place");
+                // SAFETY: delivered (barrier B passed), not rewritten yet.
+                unsafe { self.mailbox(src).replies() }.stream(dst)
+            }
         }
     }
 
