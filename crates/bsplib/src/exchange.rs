@@ -77,8 +77,8 @@ impl Process {
     /// Step 1 of the sync: writes this superstep's streams into channel
     /// `q`, and recycles the mailbox half they were staged in.
     pub(crate) fn publish(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
-        let world = std::sync::Arc::clone(&self.world);
         if self.flags != 0 || !self.quiet[q] {
+            let world = std::sync::Arc::clone(&self.world);
             // SAFETY: only this process writes its channel `q`, and nobody
             // reads it now (module docs).
             let mut w = unsafe { world.writer(self.pid, q) };
@@ -99,7 +99,7 @@ impl Process {
             // Our outgoing half is staging only: it can be reused at once.
             // SAFETY: we own the mailbox, and in an exchange engine nobody
             // else reads it.
-            unsafe { world.mailbox(self.pid).owner(q) }.clear();
+            unsafe { self.world.mailbox(self.pid).owner(q) }.clear();
             self.dirty[q] = false;
         }
         Ok(())

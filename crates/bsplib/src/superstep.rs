@@ -99,24 +99,25 @@ impl Process {
 
     /// The steps of `sync`, in order (module docs).
     fn sync_steps(&mut self, loc: Loc) -> Result<(), Error> {
-        let world = Arc::clone(&self.world);
         let q = self.parity;
-        let exchange = world.distributed();
+        let exchange = self.world.distributed();
 
         // Step 1.
         if exchange {
             self.publish(q, loc)?;
         }
 
-        // Step 2.
-        let all = world
+        // Step 2. (No `Arc` clone before we know there is work: its count
+        // is one cache line every process would write at every sync.)
+        let all = self
+            .world
             .barrier(&mut self.episode, self.flags)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
         if !exchange && self.dirty[q ^ 1] {
             // SAFETY: after barrier A nobody reads half `1 - q` any more (it
             // was read from barrier A of the previous sync until now), and
             // we are its owner.
-            unsafe { world.mailbox(self.pid).owner(q ^ 1) }.clear();
+            unsafe { self.world.mailbox(self.pid).owner(q ^ 1) }.clear();
             self.dirty[q ^ 1] = false;
         }
         self.inbox.clear();
@@ -125,6 +126,7 @@ impl Process {
             self.next_superstep();
             return Ok(());
         }
+        let world = Arc::clone(&self.world);
         world
             .deliver(&mut self.episode, q)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
