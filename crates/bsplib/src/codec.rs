@@ -237,6 +237,11 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(25);
             w.str(what);
         }
+        // 26 is reserved for another kind.
+        K::ThreadsAtFork { threads } => {
+            w.u64(27);
+            word(&mut w, *threads);
+        }
     }
     w.0
 }
@@ -367,6 +372,9 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         24 => K::OutOfMemory { bytes: r.usize()? },
         25 => K::NotABspProcess {
             what: r.static_str()?,
+        },
+        27 => K::ThreadsAtFork {
+            threads: r.usize()?,
         },
         _ => return None,
     };
@@ -646,6 +654,7 @@ mod tests {
             ErrorKind::NotABspProcess {
                 what: "a thread the program created",
             },
+            ErrorKind::ThreadsAtFork { threads: 3 },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));

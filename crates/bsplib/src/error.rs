@@ -310,6 +310,17 @@ pub enum ErrorKind {
         /// Bytes available.
         capacity: usize,
     },
+    /// A `processes` run was started from a program with other threads:
+    /// the fork would copy the locks those threads hold, held, into the
+    /// forked processes, where nothing would ever release them. Refused
+    /// unless the caller vouches for its threads
+    /// ([`Runtime::fork_with_threads`](crate::Runtime::fork_with_threads)).
+    #[error("the processes engine forks, and this program has {threads} threads: a lock another thread holds at the fork would stay locked forever in the forked processes; start the run before starting threads, use the threads engine, or vouch for the threads with Runtime::fork_with_threads")]
+    ThreadsAtFork {
+        /// The threads of the calling OS process at the fork, the caller's
+        /// included.
+        threads: usize,
+    },
 }
 
 fn not_registered(addr: usize) -> String {
