@@ -242,6 +242,16 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(27);
             word(&mut w, *threads);
         }
+        K::ForeignArea {
+            created_run,
+            created_pid,
+            run,
+        } => {
+            w.u64(28);
+            w.u64(*created_run);
+            word(&mut w, *created_pid);
+            w.u64(*run);
+        }
     }
     w.0
 }
@@ -375,6 +385,11 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         },
         27 => K::ThreadsAtFork {
             threads: r.usize()?,
+        },
+        28 => K::ForeignArea {
+            created_run: r.u64()?,
+            created_pid: r.usize()?,
+            run: r.u64()?,
         },
         _ => return None,
     };
@@ -655,6 +670,11 @@ mod tests {
                 what: "a thread the program created",
             },
             ErrorKind::ThreadsAtFork { threads: 3 },
+            ErrorKind::ForeignArea {
+                created_run: 4,
+                created_pid: 1,
+                run: 5,
+            },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));
