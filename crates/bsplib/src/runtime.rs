@@ -33,6 +33,22 @@ pub enum Engine {
     /// other threads can leave a lock held forever in the forked processes:
     /// such a run is refused with [`ErrorKind::ThreadsAtFork`] unless the
     /// caller vouches for the threads ([`Runtime::fork_with_threads`]).
+    /// The library's own threads do not count: those of a `threads` run
+    /// and the monitor of a `processes` run are joined before the run
+    /// returns.
+    ///
+    /// # Examples
+    ///
+    /// Runs one after the other, from a program with no other thread:
+    ///
+    /// ```
+    /// use bsplib::{Engine, Runtime};
+    /// for engine in [Engine::Threads, Engine::Processes].repeat(3) {
+    ///     let pids = Runtime::new(2).engine(engine).run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    ///     assert_eq!(pids, vec![0, 1]);
+    /// }
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
     Processes,
     /// Every process is an MPI rank (Open MPI; cargo feature `mpi`): the
     /// program is started on every rank by `mpirun`, and each rank runs
