@@ -226,7 +226,11 @@ fn fail(err: Error) -> ! {
                 launch.record_failure(err.clone());
             }
             launch.report();
-            launch.stop();
+            // SAFETY: the run's error is recorded (above, or by the process
+            // that stopped the run), and this path ends the program
+            // (`terminate`): process 0 may be ended by its monitor first,
+            // as C programs are meant to be.
+            unsafe { launch.stop() };
             startup::end_others(&launch);
         }
         None => eprintln!("bsplib: {err}"),

@@ -173,14 +173,19 @@ extern "C" {
 /// instead of leaving the other ranks waiting.
 extern "C" fn exit_before_begin(status: c_int, _: *mut std::ffi::c_void) {
     if BEGIN_PENDING.load(std::sync::atomic::Ordering::Relaxed) {
-        bsplib::launch::mpi_abort(status);
+        // SAFETY: the program is exiting (this is an exit handler) before
+        // its run began: the library has no thread of its own, and a
+        // BSPlib program makes no MPI calls of its own to race with.
+        unsafe { bsplib::launch::mpi_abort(status) };
     }
 }
 
 /// `bsp_init` on `mpi`, where every rank runs `main`: ranks other than 0
 /// go straight to the SPMD function, and end in its `bsp_end`.
 fn mpi_init_mode(spmd: Spmd) {
-    let rank = guard("bsp_init", bsplib::launch::mpi_rank);
+    // SAFETY: `bsp_init`, before the run: the library has no thread of
+    // its own, and a BSPlib program makes no MPI calls of its own.
+    let rank = guard("bsp_init", || unsafe { bsplib::launch::mpi_rank() });
     match rank {
         Ok(0) => {
             // The other ranks now wait in `bsp_begin` for this one: if the
@@ -252,7 +257,10 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         if let Some(pid) = PENDING.with(Cell::take) {
             let launch = launch().expect("a spawned process has a run");
             note(pid, 0);
-            attach(launch.attach(pid)?);
+            // SAFETY: `spawn` gave `pid` to this thread alone (one thread
+            // per pid), which runs it until its `bsp_end` and runs no
+            // other process; `PENDING` is taken, so it attaches once.
+            attach(unsafe { launch.attach(pid) }?);
             return Ok(());
         }
         let startup =
@@ -280,11 +288,20 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         let mut p = usize::try_from(maxprocs)
             .unwrap_or(0)
             .min(available().map_err(startup)?);
-        if engine == Engine::Mpi && bsplib::launch::mpi_rank()? != 0 {
+        // SAFETY: `bsp_begin`, before the run: the library has no thread of
+        // its own, and a BSPlib program makes no MPI calls of its own.
+        if engine == Engine::Mpi && unsafe { bsplib::launch::mpi_rank() }? != 0 {
             // Only process 0's request counts; the run takes it from there.
             p = usize::MAX;
         }
-        let launch = Launch::new(engine, p, loc)?;
+        // SAFETY: C's `bsp_begin` on the program's first caller, which
+        // becomes process 0 on this thread (a second run, or a run from
+        // another thread, was refused above). This function and `bsp_end`
+        // keep the protocol of `bsplib::launch`: `fork` once before any
+        // attach, one attach per process on the thread that runs it, `end`
+        // in its `bsp_end`, then `leave` or `join`, and `fail` records the
+        // error before it stops the run.
+        let launch = unsafe { Launch::new(engine, p, loc) }?;
         let _ = LAUNCH.set(Arc::clone(&launch));
         // SAFETY: registers a handler with no captured state (glibc's
         // `on_exit` passes the exit status).
@@ -293,7 +310,15 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         // run's shared report word, which lives as long as the run.
         unsafe { bsplib_c_catch_crashes(launch.report_word()) };
         let pid = match engine {
-            Engine::Processes | Engine::Mpi => launch.fork(true)?,
+            // SAFETY: once, from process 0's thread, before any attach. It
+            // forks whatever the program's threads: BSPlib defines
+            // `bsp_begin` as the start of the processes, and a C program
+            // with threads that hold locks at `bsp_begin` is warned in the
+            // engine's README. Each OS process attaches the pid returned
+            // (below) and ends in `bsp_end` (`end`, then `leave` or
+            // `join`); C programs end with status 1 on the run's error
+            // (`exit_on_stop`).
+            Engine::Processes | Engine::Mpi => unsafe { launch.fork(true) }?,
             _ => {
                 spawn(&launch).map_err(startup)?;
                 0
@@ -306,7 +331,11 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
             unsafe { bsplib_c_watch_term(pid as c_int, launch.status_word(pid)) };
         }
         note(pid, 0);
-        attach(launch.attach(pid)?);
+        // SAFETY: `pid` is this OS process's (what `fork` returned; 0 on
+        // `threads` and `serial`), run by this thread until its `bsp_end`;
+        // the thread runs no other process (a second `bsp_begin` was
+        // refused above).
+        attach(unsafe { launch.attach(pid) }?);
         Ok(())
     });
     if let Err(e) = started {
@@ -383,7 +412,10 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
         let launch = launch().expect("an attached process has a run");
         let mut attached = attached;
         let pid = attached.bsp().pid();
-        launch.end(attached)?;
+        // SAFETY: `attached` came from this thread's slot, where its
+        // `bsp_begin` put the handle it attached on `launch`, the program's
+        // one run.
+        unsafe { launch.end(attached) }?;
         crate::mark_ended();
         // A crash from here on is not in a BSP process's code.
         note(usize::MAX, 0);
@@ -392,7 +424,11 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
         }
         if pid != 0 {
             return Ok(match launch.engine() {
-                Engine::Processes | Engine::Mpi => launch.leave(),
+                // SAFETY: a process other than 0 of a `processes` or `mpi`
+                // run, ended above: this OS process is a forked process or
+                // a rank, whose exit handlers belong to process 0, and its
+                // one thread that calls MPI is this one.
+                Engine::Processes | Engine::Mpi => unsafe { launch.leave() },
                 _ => 1,
             });
         }
@@ -400,7 +436,8 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
         for t in threads {
             let _ = t.join();
         }
-        launch.join();
+        // SAFETY: process 0 ended above: nobody waits for it.
+        unsafe { launch.join() };
         if launch.failure().is_some() {
             launch.report();
             terminate(1);
@@ -416,7 +453,10 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
 /// other engines end with this OS process.
 pub(crate) fn end_others(launch: &Launch) {
     if os_process_pid() == 0 {
-        launch.join();
+        // SAFETY: `fail` stopped the run before calling this: the others
+        // wake from their syncs and exit (or are killed after the grace
+        // period).
+        unsafe { launch.join() };
     }
 }
 

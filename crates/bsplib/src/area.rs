@@ -9,6 +9,8 @@ use std::rc::Rc;
 use bytemuck::Pod;
 
 use crate::Bsp;
+#[cfg(doc)]
+use crate::ErrorKind;
 
 /// The storage of an area, shared with the registrations and pending gets
 /// that must keep it alive.
@@ -20,12 +22,19 @@ pub(crate) struct Storage<T> {
     /// registrations (nothing is ever written there: every transfer into a
     /// zero-byte registration is out of bounds or does nothing).
     anchor: Option<Box<u8>>,
+    /// The run and the process that created the area ([`Bsp::owner`]):
+    /// the only handle it may be used with.
+    owner: (u64, usize),
 }
 
 impl<T> Storage<T> {
-    fn new(cells: Box<[UnsafeCell<T>]>) -> Self {
+    fn new(cells: Box<[UnsafeCell<T>]>, owner: (u64, usize)) -> Self {
         let anchor = (std::mem::size_of_val(&*cells) == 0).then(|| Box::new(0u8));
-        Storage { cells, anchor }
+        Storage {
+            cells,
+            anchor,
+            owner,
+        }
     }
 
     /// The address that identifies the area (its first byte, or the anchor).
@@ -53,7 +62,11 @@ impl<T> Storage<T> {
 /// sync writes into the area or other processes read it: the borrow checker
 /// enforces BSPlib's superstep discipline.
 ///
-/// An `Area` is neither `Send` nor `Sync`: it belongs to its process.
+/// An `Area` is neither `Send` nor `Sync`: it belongs to its process, and
+/// to the run it was created in. Used with the handle of another process
+/// or run (an area kept in a `thread_local` from one run to the next, say),
+/// the methods of [`Bsp`] that take it return [`ErrorKind::ForeignArea`],
+/// and its accessors panic.
 ///
 /// # Examples
 ///
@@ -79,23 +92,24 @@ pub struct Area<T: Pod> {
 }
 
 impl<T: Pod> Area<T> {
-    /// A new area of `len` zeroed elements.
+    /// A new area of `len` zeroed elements, belonging to the process of
+    /// `bsp` in its run.
     pub fn new(bsp: &Bsp, len: usize) -> Self {
-        let _ = bsp;
         Self::from_vec(bsp, vec![T::zeroed(); len])
     }
 
-    /// A new area holding `values`.
+    /// A new area holding `values`, belonging to the process of `bsp` in
+    /// its run.
     pub fn from_vec(bsp: &Bsp, values: Vec<T>) -> Self {
-        let _ = bsp;
         let cells: Box<[UnsafeCell<T>]> = values.into_iter().map(UnsafeCell::new).collect();
         Area {
-            storage: Rc::new(Storage::new(cells)),
+            storage: Rc::new(Storage::new(cells, bsp.owner())),
             _not_send: PhantomData,
         }
     }
 
-    /// A new area holding a copy of `values`.
+    /// A new area holding a copy of `values`, belonging to the process of
+    /// `bsp` in its run.
     pub fn from_slice(bsp: &Bsp, values: &[T]) -> Self {
         Self::from_vec(bsp, values.to_vec())
     }
@@ -120,9 +134,16 @@ impl<T: Pod> Area<T> {
 
     /// The local contents, valid until the handle is used mutably (by
     /// [`Bsp::sync`]).
+    ///
+    /// # Panics
+    ///
+    /// If `bsp` is not the handle of the process and run that created the
+    /// area: the borrow of `bsp` guards the area only against the syncs of
+    /// its own run.
     #[inline]
+    #[track_caller]
     pub fn as_slice<'a>(&'a self, bsp: &'a Bsp) -> &'a [T] {
-        let _ = bsp;
+        self.assert_owner(bsp, "as_slice");
         // SAFETY: other processes and the sync only touch this memory
         // inside `Bsp::sync`, which needs `&mut Bsp` and so cannot run while
         // the returned borrow of `bsp` lives (the unsafe hp operations
@@ -132,10 +153,15 @@ impl<T: Pod> Area<T> {
     }
 
     /// The local contents, mutably.
+    ///
+    /// # Panics
+    ///
+    /// As for [`as_slice`](Area::as_slice).
     #[inline]
+    #[track_caller]
     pub fn as_mut_slice<'a>(&'a mut self, bsp: &'a Bsp) -> &'a mut [T] {
-        let _ = bsp;
-        // SAFETY: as in `as_slice`; `&mut self` excludes other local views
+        self.assert_owner(bsp, "as_mut_slice");
+        // SAFETY: as in `as_slice` (the same owner check); `&mut self` excludes other local views
         // of this area (clones of the storage `Rc` are held only by the
         // library, which touches it only inside `Bsp::sync`).
         unsafe {
@@ -147,8 +173,43 @@ impl<T: Pod> Area<T> {
     }
 
     /// A copy of the local contents.
+    ///
+    /// # Panics
+    ///
+    /// As for [`as_slice`](Area::as_slice).
+    #[track_caller]
     pub fn to_vec(&self, bsp: &Bsp) -> Vec<T> {
+        self.assert_owner(bsp, "to_vec");
         self.as_slice(bsp).to_vec()
+    }
+
+    /// The run and process that created the area.
+    #[inline]
+    pub(crate) fn owner(&self) -> (u64, usize) {
+        self.storage.owner
+    }
+
+    /// Panics unless `bsp` is the handle of the area's process and run.
+    #[inline]
+    #[track_caller]
+    fn assert_owner(&self, bsp: &Bsp, method: &str) {
+        if self.owner() != bsp.owner() {
+            self.foreign(bsp, method)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn foreign(&self, bsp: &Bsp, method: &str) -> ! {
+        let ((created_run, created_pid), (run, pid)) = (self.owner(), bsp.owner());
+        panic!(
+            "Area::{method}: this area ({} elements at {:#x}) was created by process \
+             {created_pid} of run {created_run}, and is used with the handle of process \
+             {pid} of run {run}: an area belongs to the process and run that created it",
+            self.len(),
+            self.addr()
+        )
     }
 
     /// Address of the first element: the area's identity for registration.
@@ -173,9 +234,12 @@ impl<T: Pod> Area<T> {
 
 impl<T: Pod> fmt::Debug for Area<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (run, pid) = self.owner();
         f.debug_struct("Area")
             .field("addr", &format_args!("{:#x}", self.addr()))
             .field("len", &self.len())
+            .field("run", &run)
+            .field("pid", &pid)
             .finish()
     }
 }

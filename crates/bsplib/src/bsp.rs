@@ -25,15 +25,52 @@ pub(crate) struct AbortUnwind;
 /// Supersteps are numbered from 0.
 pub struct Bsp {
     process: RefCell<Process>,
+    /// The run's id and this process's pid, which every [`Area`] made with
+    /// this handle records: the areas it may be used with.
+    owner: (u64, usize),
     _not_send: PhantomData<*mut ()>,
 }
 
 impl Bsp {
     pub(crate) fn new(process: Process) -> Self {
         Bsp {
+            owner: (process.world.id(), process.pid),
             process: RefCell::new(process),
             _not_send: PhantomData,
         }
+    }
+
+    /// The run and process of this handle (see [`Area`]).
+    #[inline]
+    pub(crate) fn owner(&self) -> (u64, usize) {
+        self.owner
+    }
+
+    /// The check every call that takes an [`Area`] makes first: the area
+    /// was created by this process, in this run. An area of another run
+    /// (kept in a `thread_local`, say) names no registration of this one,
+    /// and its views were never guarded by this run's syncs.
+    #[inline]
+    fn own<T: Pod>(
+        &self,
+        p: &Process,
+        area: &Area<T>,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let (created_run, created_pid) = area.owner();
+        if (created_run, created_pid) == self.owner {
+            return Ok(());
+        }
+        Err(p.fail(
+            ErrorKind::ForeignArea {
+                created_run,
+                created_pid,
+                run: self.owner.0,
+            },
+            call,
+            loc,
+        ))
     }
 
     #[inline]
@@ -168,8 +205,9 @@ impl Bsp {
     ///
     /// # Errors
     ///
-    /// Mismatches between processes are reported by the next
-    /// [`sync`](Bsp::sync).
+    /// [`ErrorKind::ForeignArea`] at once if `area` was created by another
+    /// process or in another run. Mismatches between processes are
+    /// reported by the next [`sync`](Bsp::sync).
     ///
     /// # BSP cost
     ///
@@ -185,11 +223,13 @@ impl Bsp {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LocalBounds`] if `len > area.len()`.
+    /// [`ErrorKind::ForeignArea`] if `area` was created by another process
+    /// or in another run; [`ErrorKind::LocalBounds`] if `len > area.len()`.
     #[track_caller]
     pub fn push_reg_prefix<T: Pod>(&self, area: &Area<T>, len: usize) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
+        self.own(&p, area, "bsp_push_reg", loc)?;
         if len > area.len() {
             let size = std::mem::size_of::<T>();
             return Err(p.fail(
@@ -226,13 +266,17 @@ impl Bsp {
     ///
     /// # Errors
     ///
-    /// Reported by the next [`sync`](Bsp::sync): an area with no live slot
+    /// [`ErrorKind::ForeignArea`] at once if `area` was created by another
+    /// process or in another run. Reported by the next
+    /// [`sync`](Bsp::sync): an area with no live slot
     /// ([`ErrorKind::NotRegistered`]) or processes naming different slots
     /// ([`ErrorKind::RegistrationMismatch`]).
     #[track_caller]
     pub fn pop_reg<T: Pod>(&self, area: &Area<T>) -> Result<(), Error> {
-        self.process()
-            .pop_reg(area.addr(), Some(SourceLocation::caller()))
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        self.own(&p, area, "bsp_pop_reg", loc)?;
+        p.pop_reg(area.addr(), loc)
     }
 
     /// `bsp_pop_reg(NULL)`: takes part in the pop of a slot in which this
@@ -252,6 +296,8 @@ impl Bsp {
     ///
     /// # Errors
     ///
+    /// [`ErrorKind::ForeignArea`] if an area given was created by another
+    /// process or in another run (an `Area` kept from an earlier run);
     /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::NotRegistered`] if `dst`
     /// has no live slot here; [`ErrorKind::RemoteNull`] if `pid` registered
     /// `NULL` in it; [`ErrorKind::OutOfBounds`] if the transfer does not fit
@@ -290,6 +336,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
+        self.own(&p, dst, "bsp_put", loc)?;
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
         // SAFETY: `src` is a live slice of `nbytes` bytes; `put` copies it
         // before returning.
@@ -337,6 +384,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
+        self.own(&p, dst, "bsp_hpput", loc)?;
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_hpput", loc)?;
         // SAFETY: the caller keeps `src` alive and unchanged until the end
         // of the next sync.
@@ -450,6 +498,8 @@ impl Bsp {
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
         let mut p = self.process();
+        self.own(&p, src, call, loc)?;
+        self.own(&p, dst, call, loc)?;
         if dst_offset
             .checked_add(len)
             .is_none_or(|end| end > dst.len())

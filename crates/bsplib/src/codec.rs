@@ -247,6 +247,20 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *sender);
             w.str(detail);
         }
+        K::ThreadsAtFork { threads } => {
+            w.u64(27);
+            word(&mut w, *threads);
+        }
+        K::ForeignArea {
+            created_run,
+            created_pid,
+            run,
+        } => {
+            w.u64(28);
+            w.u64(*created_run);
+            word(&mut w, *created_pid);
+            w.u64(*run);
+        }
     }
     w.0
 }
@@ -382,6 +396,14 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             what: r.static_str()?,
             sender: r.usize()?,
             detail: r.string()?,
+        },
+        27 => K::ThreadsAtFork {
+            threads: r.usize()?,
+        },
+        28 => K::ForeignArea {
+            created_run: r.u64()?,
+            created_pid: r.usize()?,
+            run: r.u64()?,
         },
         _ => return None,
     };
@@ -665,6 +687,12 @@ mod tests {
                 what: "put",
                 sender: 2,
                 detail: "names registration slot 7, which this process does not have".into(),
+            },
+            ErrorKind::ThreadsAtFork { threads: 3 },
+            ErrorKind::ForeignArea {
+                created_run: 4,
+                created_pid: 1,
+                run: 5,
             },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);

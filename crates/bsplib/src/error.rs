@@ -327,6 +327,46 @@ pub enum ErrorKind {
         /// What is wrong with it.
         detail: String,
     },
+    /// A `processes` run was started from a program with other threads:
+    /// the fork would copy the locks those threads hold, held, into the
+    /// forked processes, where nothing would ever release them. Refused
+    /// unless the caller vouches for its threads
+    /// ([`Runtime::fork_with_threads`](crate::Runtime::fork_with_threads)).
+    #[error("the processes engine forks, and this program has {threads} threads: a lock another thread holds at the fork would stay locked forever in the forked processes; start the run before starting threads, use the threads engine, or vouch for the threads with Runtime::fork_with_threads")]
+    ThreadsAtFork {
+        /// The threads of the calling OS process at the fork, the caller's
+        /// included.
+        threads: usize,
+    },
+    /// An [`Area`](crate::Area) used with the handle of another process or
+    /// another run than the one that created it (kept in a `thread_local`
+    /// from one run to the next, say). An area belongs to the process and
+    /// run that created it.
+    #[error("{}", foreign_area(*.created_run, *.created_pid, *.run))]
+    ForeignArea {
+        /// The run the area was created in.
+        created_run: u64,
+        /// The process that created it.
+        created_pid: usize,
+        /// The run of the handle it was used with (the process is the
+        /// error's).
+        run: u64,
+    },
+}
+
+fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {
+    if created_run == run {
+        format!(
+            "the area belongs to process {created_pid}, which created it: \
+             an area is used only by the process that created it"
+        )
+    } else {
+        format!(
+            "the area was created by process {created_pid} of run {created_run}, \
+             and is used in run {run}: an area belongs to the run that created it \
+             (make new areas in each run)"
+        )
+    }
 }
 
 fn not_registered(addr: usize) -> String {

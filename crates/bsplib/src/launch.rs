@@ -7,7 +7,81 @@
 //! `processes` engine [`fork`](Launch::fork) creates the processes. Errors
 //! are values here too; [`Launch::report`] prints the run's error once, in
 //! the form the C interface uses.
+//!
+//! # Safety
+//!
+//! Hidden as it is, this module is public API, and it hands out what
+//! [`Runtime`] keeps to itself: the fork, the handles, the end of a
+//! process and of the run. Misused, they give a process two owners (two
+//! writers of its channels: a data race), fork a program whose other
+//! threads hold locks (a process that waits forever), or end and stop
+//! processes under the feet of the others (a run that never returns, or a
+//! program ended in the middle of its work). So every call that starts,
+//! forks, attaches, ends or stops a run is an `unsafe fn` whose `# Safety`
+//! section states the protocol its caller, the C front door (`bsplib-c`),
+//! keeps:
+//!
+//! 1. [`Launch::new`] once per program, from the thread that runs
+//!    process 0.
+//! 2. `processes` and `mpi`: [`Launch::fork`] once, from that thread,
+//!    before any process is attached; each OS process then runs the pid it
+//!    returned. `threads`: one thread of the front door's per process
+//!    `1..p`.
+//! 3. [`Launch::attach`] once per process, on the one thread that runs it
+//!    for the whole run, and that runs no other process.
+//! 4. [`Launch::end`] with that handle when the process ends; then
+//!    [`Launch::leave`] on a forked process or rank, [`Launch::join`] on
+//!    process 0.
+//! 5. On an error, [`Launch::record_failure`], then [`Launch::stop`], on
+//!    the way to ending the program.
+//!
+//! Queries that cannot break the run (the engine, the process count, the
+//! run's error, the status board, whether this is a process the program
+//! forked itself) stay safe; each says why.
+//!
+//! # Examples
+//!
+//! The protocol for a `threads` run of one process:
+//!
+//! ```
+//! use bsplib::launch::Launch;
+//! use bsplib::Engine;
+//! // SAFETY: this thread runs the run's one process, attached once below,
+//! // and ends it with `end`; nothing forks.
+//! let launch = unsafe { Launch::new(Engine::Threads, 1, None) }?;
+//! // SAFETY: process 0, on this thread only, attached once.
+//! let mut me = unsafe { launch.attach(0) }?;
+//! assert_eq!(me.bsp().pid(), 0);
+//! me.bsp().sync()?;
+//! // SAFETY: the handle of this launch, ended once.
+//! unsafe { launch.end(me) }?;
+//! // SAFETY: process 0 ended: no process waits for it.
+//! unsafe { launch.join() };
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
+//! Safe code cannot start a run here, nor make a handle:
+//!
+//! ```compile_fail,E0133
+//! use bsplib::launch::Launch;
+//! let launch = Launch::new(bsplib::Engine::Threads, 1, None).unwrap();
+//! ```
+//!
+//! ```compile_fail,E0133
+//! use bsplib::launch::Launch;
+//! // SAFETY: as in the example above.
+//! let launch = unsafe { Launch::new(bsplib::Engine::Threads, 1, None) }.unwrap();
+//! let handle = launch.attach(0);
+//! ```
+//!
+//! ```compile_fail,E0133
+//! use bsplib::launch::Launch;
+//! // SAFETY: as in the example above.
+//! let launch = unsafe { Launch::new(bsplib::Engine::Processes, 2, None) }.unwrap();
+//! let pid = launch.fork(false);
+//! ```
 
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,6 +111,11 @@ pub struct Attached {
 
 impl Attached {
     /// The process's handle.
+    ///
+    /// Safe: an `Attached` exists only through [`Launch::attach`], whose
+    /// caller vouched that it is the one handle of its process; it is
+    /// neither `Send` nor `Sync`, and this lends its handle out for as long
+    /// as it is borrowed, on its thread.
     pub fn bsp(&mut self) -> &mut Bsp {
         &mut self.bsp
     }
@@ -44,13 +123,27 @@ impl Attached {
 
 impl Launch {
     /// A run of `nprocs` processes on `engine` (not yet started: spawn or
-    /// fork the processes, then attach them).
+    /// fork the processes, then attach them). On `mpi`, a rank the run has
+    /// no process for ends inside this call (MPI finalised, exit status 0).
+    ///
+    /// # Safety
+    ///
+    /// The caller is a front door that brackets SPMD code itself, called
+    /// from the thread that will run process 0, and it keeps the protocol
+    /// of this module (its `# Safety`) for the returned run: every other
+    /// call on it relies on that. On `mpi`, no other thread of the program
+    /// may be inside an MPI call (MPI is initialised with
+    /// `MPI_THREAD_SERIALIZED`).
     ///
     /// # Errors
     ///
     /// As [`Runtime::run`] at its start: no processes, a nested run, an
     /// engine that cannot start.
-    pub fn new(
+    ///
+    /// # Examples
+    ///
+    /// See the module's.
+    pub unsafe fn new(
         engine: Engine,
         nprocs: usize,
         loc: Option<SourceLocation>,
@@ -94,12 +187,12 @@ impl Launch {
         }))
     }
 
-    /// The engine.
+    /// The engine. A query: safe.
     pub fn engine(&self) -> Engine {
         self.engine
     }
 
-    /// The number of processes.
+    /// The number of processes. A query: safe.
     pub fn nprocs(&self) -> usize {
         self.world.nprocs()
     }
@@ -111,10 +204,32 @@ impl Launch {
     /// with status 1 even while its own code computes (the C interface's
     /// behaviour). `threads`, `serial`: 0.
     ///
+    /// It forks whatever the threads of the program: unlike
+    /// [`Runtime::run_portable`], which refuses a fork of a program with
+    /// other threads ([`ErrorKind::ThreadsAtFork`]), this is C's
+    /// `bsp_begin`, which BSPlib defines as the start of the processes.
+    ///
+    /// # Safety
+    ///
+    /// - Called once per run, from the thread that runs process 0, before
+    ///   any process is attached.
+    /// - At the fork, no other thread of the program holds a lock, or is
+    ///   inside an operation, that the forked processes will need: a lock
+    ///   held then stays held forever in them (see
+    ///   [`Runtime::fork_with_threads`]). The C front door accepts this
+    ///   for C programs and documents it (the `processes` engine's README).
+    /// - The OS process that gets pid `p != 0` runs process `p` only:
+    ///   it attaches `p` on this thread, and ends with [`end`](Self::end)
+    ///   and [`leave`](Self::leave), never going back into what belongs to
+    ///   process 0.
+    /// - With `exit_on_stop`, process 0 may be ended (`_exit(1)`, from the
+    ///   monitor thread, without destructors) at any moment once the run is
+    ///   stopped: the caller is ready for that (C programs are).
+    ///
     /// # Errors
     ///
     /// A failed `fork`.
-    pub fn fork(&self, exit_on_stop: bool) -> Result<usize, Error> {
+    pub unsafe fn fork(&self, exit_on_stop: bool) -> Result<usize, Error> {
         let Some(shared) = self.world.shared() else {
             return Ok(self.rank_pid.unwrap_or(0));
         };
@@ -127,14 +242,24 @@ impl Launch {
     }
 
     /// `mpi`: every rank runs the program, and this one is process `pid`
-    /// (other engines: `None`).
+    /// (other engines: `None`). A query: safe.
     pub fn rank_pid(&self) -> Option<usize> {
         self.rank_pid
     }
 
     /// Ends the calling OS process after its BSP process ended (`bsp_end` on
     /// a process other than 0 of `processes` or `mpi`), flushing output.
-    pub fn leave(&self) -> ! {
+    ///
+    /// # Safety
+    ///
+    /// Called only in an OS process that runs a process other than 0 of a
+    /// `processes` or `mpi` run, after [`end`](Self::end): it ends the OS
+    /// process at once (`_exit(0)`), skipping destructors and exit
+    /// handlers, which belong to process 0; in process 0 it would end the
+    /// program with status 0 whatever the run's outcome, the others
+    /// orphaned. On `mpi` it finalises MPI: no other thread may be inside
+    /// an MPI call.
+    pub unsafe fn leave(&self) -> ! {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         #[cfg(feature = "mpi")]
         if self.engine == Engine::Mpi {
@@ -151,12 +276,24 @@ impl Launch {
     /// Attaches process `pid` to the calling thread: its one handle for the
     /// whole run.
     ///
+    /// # Safety
+    ///
+    /// `pid` is the process the calling thread runs for the whole run: on
+    /// `processes` and `mpi` the pid [`fork`](Self::fork) returned to this
+    /// OS process; on `threads`, a pid no other thread attaches. A second
+    /// handle in this address space is refused (see Errors), but not one in
+    /// another: process 0 attaching pid 1 of a `processes` run would write
+    /// pid 1's channels in shared memory while the forked process 1 does (a
+    /// data race). The calling thread runs no other BSP process, of this run
+    /// or another, until the handle is ended with [`end`](Self::end) on
+    /// this launch.
+    ///
     /// # Errors
     ///
     /// A pid out of range, or one attached already in this address space
     /// (a second handle for one process would let two owners write its
     /// outgoing state): [`ErrorKind::Startup`].
-    pub fn attach(&self, pid: usize) -> Result<Attached, Error> {
+    pub unsafe fn attach(&self, pid: usize) -> Result<Attached, Error> {
         let taken = self
             .attached
             .get(pid)
@@ -183,10 +320,17 @@ impl Launch {
     /// The process ended its SPMD code (`bsp_end`): others waiting for it
     /// in a sync will fail.
     ///
+    /// # Safety
+    ///
+    /// `attached` was made by [`attach`](Self::attach) on this launch (not
+    /// on another run's: its pid would be marked ended here while this
+    /// run's process of that pid goes on, and process 0 would read a done
+    /// flag and a result it never left), on the calling thread.
+    ///
     /// # Errors
     ///
     /// A result that does not fit the engine (never for `None`).
-    pub fn end(&self, attached: Attached) -> Result<(), Error> {
+    pub unsafe fn end(&self, attached: Attached) -> Result<(), Error> {
         let pid = attached.bsp.pid();
         let superstep = attached.bsp.superstep();
         drop(attached);
@@ -198,7 +342,14 @@ impl Launch {
     }
 
     /// Process 0 of a `processes` run: waits until the others exited.
-    pub fn join(&self) {
+    ///
+    /// # Safety
+    ///
+    /// Called by process 0 after it ended ([`end`](Self::end)) or once the
+    /// run is stopped ([`stop`](Self::stop)): the others wait for process
+    /// 0 in their syncs, so called earlier it waits forever (a run that
+    /// never returns, which the safe API rules out).
+    pub unsafe fn join(&self) {
         if let Some(shared) = self.world.shared() {
             processes::join(shared);
         }
@@ -206,22 +357,38 @@ impl Launch {
 
     /// Records `err` as the run's error unless one is recorded; true if it
     /// now is. Does not stop anyone: see [`stop`](Self::stop).
+    ///
+    /// Safe: the first error wins, under the run's own claim protocol, and
+    /// nothing changes course until [`stop`](Self::stop).
     pub fn record_failure(&self, err: Error) -> bool {
         self.world.record_failure(err)
     }
 
     /// Stops every process.
-    pub fn stop(&self) {
+    ///
+    /// # Safety
+    ///
+    /// Called on the way to ending the program after the run's error, once
+    /// it is recorded ([`record_failure`](Self::record_failure)): processes
+    /// stopped without one have no error to report. On `processes` forked
+    /// with `exit_on_stop`, process 0 is then ended (`_exit(1)`) from its
+    /// monitor thread, whatever it is doing; on `mpi` the whole job is
+    /// aborted (`MPI_Abort`), which no other thread may race with an MPI
+    /// call of its own.
+    pub unsafe fn stop(&self) {
         self.world.stop()
     }
 
-    /// The run's error, if any.
+    /// The run's error, if any. A query: safe.
     pub fn failure(&self) -> Option<Error> {
         self.world.failure()
     }
 
     /// Prints the run's error to standard error as `bsplib: <error>`, once
     /// per run whichever process calls it; true if this call printed.
+    ///
+    /// Safe: it writes one line to standard error (and waits up to a second
+    /// for the process printing it); the run goes on.
     pub fn report(&self) -> bool {
         report(&self.world)
     }
@@ -232,6 +399,9 @@ impl Launch {
     /// is printing it, 2: printed), shared by every process of the run, for
     /// a crash handler that prints its own line: it claims the report by a
     /// compare-exchange from 0 to 1, and stores 2 once printed.
+    ///
+    /// Safe: using the pointer is the caller's `unsafe`; it is valid for
+    /// as long as the run (this `Launch`) lives.
     pub fn report_word(&self) -> *const std::sync::atomic::AtomicU32 {
         std::ptr::from_ref(self.world.reported()).cast()
     }
@@ -239,12 +409,14 @@ impl Launch {
     /// Process `pid`'s word on the run's status board (`superstep << 2 |
     /// state`, state 0 computing, 1 waiting in `bsp_sync`, 2 ended), for a
     /// signal handler in C that says where the process is.
+    ///
+    /// Safe: as for [`report_word`](Self::report_word).
     pub fn status_word(&self, pid: usize) -> *const std::sync::atomic::AtomicU64 {
         self.world.board().word(pid)
     }
 
     /// The superstep process `pid` was last seen in, from the run's status
-    /// board.
+    /// board. A query: safe.
     pub fn superstep_of(&self, pid: usize) -> u64 {
         self.world.board().get(pid).0
     }
@@ -253,6 +425,7 @@ impl Launch {
 /// True in a process that the program forked itself from a BSP process
 /// (after the start of a run by [`Launch::new`]): it is not a BSP process,
 /// and must neither make BSPlib calls nor report anything about the run.
+/// A query: safe.
 pub fn in_foreign_process() -> bool {
     processes::is_foreign()
 }
@@ -262,8 +435,13 @@ pub fn in_foreign_process() -> bool {
 /// interrupted or killed): whether the run's error was reported, and for
 /// each process its superstep and where it was (`process 2: computing in
 /// superstep 3`). `None` if no run used that file.
-pub fn describe_status(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
-    crate::engine::board::describe_fd(fd)
+///
+/// Safe: the file is borrowed (the caller's `BorrowedFd` says it is open
+/// and stays so for the call), only read through a read-only
+/// mapping of the size `fstat` gives, and believed only if it starts with
+/// the board's magic word; a run's state is not touched.
+pub fn describe_status(fd: BorrowedFd<'_>) -> Option<(bool, Vec<(u64, String)>)> {
+    crate::engine::board::describe_fd(fd.as_raw_fd())
 }
 
 /// See [`Launch::report`]. A process that does not print waits (up to a
@@ -302,10 +480,18 @@ fn write_stderr(mut bytes: &[u8]) {
 
 /// `mpi`: this process's rank in the job (initialising MPI if needed).
 ///
+/// # Safety
+///
+/// MPI is initialised with `MPI_THREAD_SERIALIZED`: no other thread of the
+/// program may be inside an MPI call meanwhile (the C front door calls it
+/// in `bsp_init` and `bsp_begin`, before its run starts: on `mpi` the
+/// library has no thread of its own then). Without the `mpi` feature it
+/// touches nothing.
+///
 /// # Errors
 ///
 /// MPI could not be initialised, or this build has no `mpi` engine.
-pub fn mpi_rank() -> Result<usize, Error> {
+pub unsafe fn mpi_rank() -> Result<usize, Error> {
     let startup =
         |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_init", 0, 0, None);
     #[cfg(feature = "mpi")]
@@ -318,7 +504,14 @@ pub fn mpi_rank() -> Result<usize, Error> {
 
 /// `mpi`: ends every rank of the job with `status` (a program that exits on
 /// process 0 before its run began, while the other ranks wait for it).
-pub fn mpi_abort(status: i32) -> ! {
+///
+/// # Safety
+///
+/// It ends the job (`MPI_Abort`; without the `mpi` feature, this process
+/// with `exit`): called only where the program ends anyway (the C front
+/// door's exit handler), and, as for [`mpi_rank`], with no other thread
+/// inside an MPI call.
+pub unsafe fn mpi_abort(status: i32) -> ! {
     #[cfg(feature = "mpi")]
     crate::engine::mpi::abort_with(status);
     #[cfg(not(feature = "mpi"))]

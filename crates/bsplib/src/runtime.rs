@@ -26,6 +26,29 @@ pub enum Engine {
     /// Every process is a forked OS process with its own address space,
     /// communicating through shared memory; process 0 runs in the calling
     /// process. Results come back through [`Runtime::run_portable`].
+    ///
+    /// # Errors
+    ///
+    /// A run of more than one process forks, and forking a program that has
+    /// other threads can leave a lock held forever in the forked processes:
+    /// such a run is refused with [`ErrorKind::ThreadsAtFork`] unless the
+    /// caller vouches for the threads ([`Runtime::fork_with_threads`]).
+    /// The library's own threads do not count: those of a `threads` run
+    /// and the monitor of a `processes` run are joined before the run
+    /// returns.
+    ///
+    /// # Examples
+    ///
+    /// Runs one after the other, from a program with no other thread:
+    ///
+    /// ```
+    /// use bsplib::{Engine, Runtime};
+    /// for engine in [Engine::Threads, Engine::Processes].repeat(3) {
+    ///     let pids = Runtime::new(2).engine(engine).run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    ///     assert_eq!(pids, vec![0, 1]);
+    /// }
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
     Processes,
     /// Every process is an MPI rank (Open MPI; cargo feature `mpi`): the
     /// program is started on every rank by `mpirun`, and each rank runs
@@ -99,6 +122,9 @@ pub struct Runtime {
     bad_env: Option<String>,
     return_everywhere: bool,
     deadline: Option<Duration>,
+    /// [`Runtime::fork_with_threads`]: the caller vouches for the other
+    /// threads at the fork.
+    fork_with_threads: bool,
 }
 
 impl Runtime {
@@ -113,6 +139,7 @@ impl Runtime {
             bad_env: None,
             return_everywhere: false,
             deadline: None,
+            fork_with_threads: false,
         }
     }
 
@@ -216,6 +243,64 @@ impl Runtime {
     /// always return on the caller only.
     pub fn return_everywhere(mut self, yes: bool) -> Self {
         self.return_everywhere = yes;
+        self
+    }
+
+    /// Lets a `processes` run fork although the program has other threads
+    /// (by default it is refused with [`ErrorKind::ThreadsAtFork`]). Other
+    /// engines do not fork, and ignore it.
+    ///
+    /// `fork` copies the calling thread only, and every lock as it is at
+    /// that moment: a lock another thread holds stays held in the forked
+    /// processes, where the thread that would release it does not exist,
+    /// and a forked process that takes it waits forever. glibc resets the
+    /// locks of `malloc` and of C's stdio at the fork; nothing resets a
+    /// Rust [`Mutex`](std::sync::Mutex), the lock of
+    /// [`stdout`](std::io::stdout) (`println!`; the library itself flushes
+    /// standard output when a forked process ends), the lock of the
+    /// environment (`std::env::var`), the locks of Rust's panic handling
+    /// (a panic's message and backtrace), or any lock of another library.
+    ///
+    /// # Safety
+    ///
+    /// At the moment of the fork (the start of
+    /// [`run_portable`](Runtime::run_portable)), no other thread of the
+    /// program may hold a lock, or be inside an operation, that the SPMD
+    /// function or the library will need in the forked processes: a
+    /// process that needed it would wait forever, and the run would never
+    /// return. (The caller promises more than memory safety strictly
+    /// needs: a run that never returns, from safe code, is what the
+    /// refusal keeps out, and this is the caller's word that it cannot
+    /// happen here.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::time::Duration;
+    /// use bsplib::{Engine, ErrorKind, Runtime};
+    ///
+    /// static DONE: AtomicBool = AtomicBool::new(false);
+    /// // A thread that only sleeps and reads an atomic: it holds no lock.
+    /// let napper = std::thread::spawn(|| {
+    ///     while !DONE.load(Ordering::Acquire) {
+    ///         std::thread::sleep(Duration::from_millis(1));
+    ///     }
+    /// });
+    /// let runtime = Runtime::new(2).engine(Engine::Processes);
+    /// let refused = runtime.run_portable(|bsp| Ok(bsp.pid() as u32)).unwrap_err();
+    /// assert!(matches!(refused.kind(), ErrorKind::ThreadsAtFork { threads: 2 }));
+    /// // SAFETY: the only other thread sleeps and reads an atomic: it holds
+    /// // no lock the forked process could need.
+    /// let vouched = unsafe { runtime.fork_with_threads() };
+    /// let pids = vouched.run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// assert_eq!(pids, vec![0, 1]);
+    /// DONE.store(true, Ordering::Release);
+    /// napper.join().unwrap();
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub unsafe fn fork_with_threads(mut self) -> Self {
+        self.fork_with_threads = true;
         self
     }
 
@@ -378,8 +463,14 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// As for [`run`](Runtime::run), and [`ErrorKind::Died`] when a
-    /// process of the `processes` engine dies (a signal, or `exit`).
+    /// As for [`run`](Runtime::run), and on the `processes` engine:
+    /// [`ErrorKind::Died`] when a process dies (a signal, or `exit`);
+    /// [`ErrorKind::ThreadsAtFork`] (call `bsp_begin`, process 0, superstep
+    /// 0) when the run has more than one process and the program has other
+    /// threads at the fork, unless the caller vouched for them with
+    /// [`fork_with_threads`](Runtime::fork_with_threads). The threads are
+    /// counted by the kernel's account (`/proc/self/stat`); where that
+    /// cannot be read the count is unknown and the run is not refused.
     #[track_caller]
     pub fn run_portable<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
     where
@@ -397,6 +488,20 @@ impl Runtime {
         watch_exits();
         let world = Arc::new(self.world(World::processes(n), loc)?);
         let shared = world.shared().expect("a processes world");
+        if n > 1 && !self.fork_with_threads {
+            // A lock another thread holds now would stay held forever in
+            // the forked processes (see `fork_with_threads`): counted just
+            // before the fork, to judge the threads as they are then.
+            if let Some(threads) = processes::threads().filter(|&t| t > 1) {
+                return Err(Error::new(
+                    ErrorKind::ThreadsAtFork { threads },
+                    "bsp_begin",
+                    0,
+                    0,
+                    loc,
+                ));
+            }
+        }
         let start = Instant::now();
         let pid = processes::fork(&world, shared)?;
         if pid != 0 {

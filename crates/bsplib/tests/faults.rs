@@ -201,9 +201,13 @@ fn trial_child() {
     let p: usize = f[1].parse().unwrap();
     let (victim, step): (usize, usize) = (f[2].parse().unwrap(), f[3].parse().unwrap());
     let kind = f[4].clone();
-    let r = Runtime::new(p)
-        .engine(engine)
-        .run_portable(move |bsp| spmd(bsp, victim, step, &kind));
+    let runtime = Runtime::new(p).engine(engine);
+    // SAFETY: this child binary runs this one test (`--exact
+    // --test-threads=1`) on a thread of libtest's, whose main thread, the
+    // only other one, has printed the test's name and waits for it to end:
+    // it holds no lock the run needs at the fork.
+    let runtime = unsafe { runtime.fork_with_threads() };
+    let r = runtime.run_portable(move |bsp| spmd(bsp, victim, step, &kind));
     match r {
         Ok(_) => {
             println!("ok");

@@ -21,11 +21,14 @@ fn run_with_deadline(
 ) -> Result<Vec<()>, Error> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let r = Runtime::new(p)
-            .engine(engine)
-            .deadline(Some(limit))
-            .run_portable(spmd);
-        let _ = tx.send(r);
+        let runtime = Runtime::new(p).engine(engine).deadline(Some(limit));
+        // SAFETY: as in `common::run_on`: the other threads of the test
+        // binary take no lock the SPMD function needs; libtest's output and
+        // other tests' panics hold Rust's stdout and panic locks for
+        // moments, a hazard accepted in tests, where the timeout below turns
+        // it into a failure instead of a hang.
+        let runtime = unsafe { runtime.fork_with_threads() };
+        let _ = tx.send(runtime.run_portable(spmd));
     });
     rx.recv_timeout(common::HANG)
         .unwrap_or_else(|_| panic!("run on {} with p={p} hung", engine.name()))

@@ -18,6 +18,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
+use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
@@ -614,9 +615,13 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
 
 /// The status board `bsprun` passed the program in `fd`, if a run used it.
 fn read_board(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
-    (fd >= 0)
-        .then(|| bsplib::launch::describe_status(fd))
-        .flatten()
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` is the memory file this `bsprun` created, which it
+    // never closes.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    bsplib::launch::describe_status(fd)
 }
 
 /// "process 0: computing in superstep 3; process 1: ...".

@@ -147,8 +147,14 @@ enum Sync {
     Mpi(mpi::Mpi),
 }
 
+/// The id of the next run in this program (see [`World::id`]).
+static NEXT_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// The state one run shares between its processes.
 pub(crate) struct World {
+    /// This run's id, unique in the program (the forked processes of a
+    /// `processes` run inherit it, and share it).
+    id: u64,
     mailboxes: Box<[CachePadded<Mailbox>]>,
     failure: Mutex<Option<Error>>,
     /// Where every process is, and whether the run's error was reported.
@@ -306,11 +312,19 @@ impl World {
             .map_err(|_| out_of_memory(nprocs))?;
         mailboxes.extend((0..nprocs).map(|_| CachePadded::new(Mailbox::new(nprocs))));
         Ok(World {
+            id: NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             mailboxes: mailboxes.into_boxed_slice(),
             failure: Mutex::new(None),
             board,
             sync,
         })
+    }
+
+    /// The run's id: distinct for every run this program starts (from 1),
+    /// so that an [`Area`](crate::Area) can tell the run it was made in.
+    #[inline]
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Number of processes.

@@ -57,11 +57,19 @@ where
 {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let r = Runtime::new(p)
-            .engine(engine)
-            .return_everywhere(true)
-            .run_portable(spmd);
-        let _ = tx.send(r);
+        let runtime = Runtime::new(p).engine(engine).return_everywhere(true);
+        // SAFETY: a test binary has other threads at every fork: libtest's
+        // main thread, the threads of tests running beside this one, and
+        // this test's thread, which waits on the channel below. None of them
+        // takes a lock a scenario needs (scenarios take none); libtest's
+        // output and a panic printed by another test hold Rust's stdout and
+        // panic locks for moments, which a forked process would then wait on
+        // forever at its end or at its own panic. That hazard is accepted
+        // here: it is rare (CI sets no RUST_BACKTRACE, which would make a
+        // panic hold its lock for milliseconds: see `.ci/run`), and the
+        // timeout below turns it into a failed test, not a hung one.
+        let runtime = unsafe { runtime.fork_with_threads() };
+        let _ = tx.send(runtime.run_portable(spmd));
     });
     match rx.recv_timeout(HANG) {
         Ok(r) => r,

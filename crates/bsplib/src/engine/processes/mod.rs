@@ -17,6 +17,10 @@
 //!   it (`PR_SET_PDEATHSIG`), and a monitor thread of process 0 reaps them:
 //!   a process that dies without ending normally stops the run with
 //!   [`ErrorKind::Died`].
+//! - **Threads at the fork**: a lock another thread holds at the fork stays
+//!   held in the forked processes. Rust runs count the threads first
+//!   ([`threads`]) and refuse a fork of a multi-threaded program unless the
+//!   caller vouched for its threads; C's `bsp_begin` forks regardless.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -437,6 +441,44 @@ pub(crate) fn watch_forks() {
 /// [`watch_forks`] was called.
 pub(crate) fn is_foreign() -> bool {
     FOREIGN.load(Ordering::Relaxed)
+}
+
+/// How long a count of more than one thread is read again before it is
+/// believed (see [`threads`]).
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// The threads of this OS process, the caller's included, as the kernel
+/// counts them (`/proc/self/stat`, field 20); `None` when that cannot be
+/// read (no `/proc`): the caller then does not know.
+///
+/// A thread that was just joined can still be counted for a moment: the
+/// kernel wakes its joiner when it lets go of the thread's stack, a few
+/// steps before it takes the thread off the count. A program that joins
+/// the threads of a `threads` run, or the monitor of an earlier
+/// `processes` run, and forks at once must not be refused for them, so a
+/// count above one is read again, for up to [`SETTLE`], before it is
+/// believed.
+pub(crate) fn threads() -> Option<usize> {
+    let start = std::time::Instant::now();
+    let mut nap = Duration::from_micros(50);
+    loop {
+        let n = read_threads()?;
+        if n <= 1 || start.elapsed() >= SETTLE {
+            return Some(n);
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// One reading of `num_threads` in `/proc/self/stat`.
+fn read_threads() -> Option<usize> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The second field, the command name in parentheses, may itself hold
+    // spaces and parentheses: count fields from the last `)`, which is
+    // followed by field 3 (the state); field 20 is 17 fields further.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_ascii_whitespace().nth(17)?.parse().ok()
 }
 
 /// Forks processes `1..nprocs` of `world`; returns this process's pid (0 in
