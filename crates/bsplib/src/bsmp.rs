@@ -42,7 +42,7 @@ impl Inbox {
     ///
     /// The bytes in view must stay readable and unchanged until the next
     /// `clear`.
-    pub(crate) unsafe fn collect(&mut self, buf: Records) {
+    pub(crate) unsafe fn collect(&mut self, buf: Records<'_>) {
         let mut at = 0;
         while at < buf.len() {
             let tag_len = buf.word(at);

@@ -32,17 +32,17 @@ const HEADER: usize = 5;
 
 /// The sections of one received stream.
 #[derive(Clone, Copy)]
-pub(crate) struct Sections {
-    pub(crate) collective: Records,
-    pub(crate) gets: Records,
-    pub(crate) puts: Records,
-    pub(crate) sends: Records,
+pub(crate) struct Sections<'a> {
+    pub(crate) collective: Records<'a>,
+    pub(crate) gets: Records<'a>,
+    pub(crate) puts: Records<'a>,
+    pub(crate) sends: Records<'a>,
 }
 
-impl Sections {
+impl<'a> Sections<'a> {
     /// Splits a stream into its sections (an empty stream has empty
     /// ones); `None` if its header does not fit it.
-    pub(crate) fn of(s: Records) -> Option<Sections> {
+    pub(crate) fn of(s: Records<'a>) -> Option<Sections<'a>> {
         if s.len() == 0 {
             let empty = s.sub(0, 0);
             return Some(Sections {

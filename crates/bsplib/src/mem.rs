@@ -3,6 +3,7 @@
 //! The callers discharge the obligations listed on each function; this
 //! module keeps the `unsafe` copies in one place so they can be audited.
 
+use std::marker::PhantomData;
 use std::ptr;
 
 /// Copies `len` bytes from `src` to `dst`.
@@ -159,32 +160,42 @@ impl AlignedBuf {
 /// A read-only view of 8-byte aligned records, in memory the reader may
 /// not own: another process's outgoing buffer, or a stream in shared
 /// memory. Reads are bounds-checked against the view's length.
+///
+/// The view borrows what it reads for `'a`: the buffer it was made from
+/// ([`Records::of`]), or whatever the maker of an unchecked view
+/// ([`Records::new`]) vouched for.
 #[derive(Clone, Copy)]
-pub(crate) struct Records {
+pub(crate) struct Records<'a> {
     base: *const u8,
     len: usize,
+    _bytes: PhantomData<&'a [u8]>,
 }
 
-impl Records {
+impl<'a> Records<'a> {
     /// A view of `len` bytes at `base`.
     ///
     /// # Safety
     ///
     /// `base` must be 8-byte aligned and the bytes readable and unchanged
-    /// for as long as the view (or a pointer it hands out) is used.
+    /// for `'a` (pointers the view hands out are raw: using them later is
+    /// their user's responsibility).
     #[inline]
     pub(crate) unsafe fn new(base: *const u8, len: usize) -> Self {
         debug_assert_eq!(base as usize % 8, 0);
-        Records { base, len }
+        Records {
+            base,
+            len,
+            _bytes: PhantomData,
+        }
     }
 
-    /// A view of `buf`'s contents; using it after `buf` changes is the
-    /// caller's responsibility (`Records::new`).
+    /// A view of `buf`'s contents, borrowing it.
     #[inline]
-    pub(crate) fn of(buf: &AlignedBuf) -> Self {
+    pub(crate) fn of(buf: &'a AlignedBuf) -> Self {
         Records {
             base: buf.as_ptr(),
             len: buf.len(),
+            _bytes: PhantomData,
         }
     }
 
@@ -194,11 +205,10 @@ impl Records {
         self.len
     }
 
-    /// The bytes in view, borrowed from the view (never longer: the
-    /// memory is only guaranteed while the view is used).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: readable and unchanged while the view is used (the
-        // contract of `new`); the slice borrows the view.
+    /// The bytes in view, for as long as the view's borrow.
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        // SAFETY: readable and unchanged for `'a` (the borrow of `of`, or
+        // the contract of `new`).
         unsafe { std::slice::from_raw_parts(self.ptr(0, self.len), self.len) }
     }
 
@@ -237,11 +247,12 @@ impl Records {
 
     /// The sub-view of `len` bytes at byte offset `at` (a multiple of 8).
     #[inline]
-    pub(crate) fn sub(&self, at: usize, len: usize) -> Records {
+    pub(crate) fn sub(&self, at: usize, len: usize) -> Records<'a> {
         debug_assert_eq!(at % 8, 0);
         Records {
             base: self.ptr(at, len),
             len,
+            _bytes: PhantomData,
         }
     }
 }

@@ -75,9 +75,8 @@ pub(crate) struct Process {
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
     pub(crate) poisoned: bool,
-    /// Exchange engines: the streams received at the sync, and a cursor per
-    /// owner into its get replies (kept to reuse their allocations).
-    pub(crate) streams: Vec<crate::exchange::Sections>,
+    /// A cursor per owner into its get replies (kept to reuse the
+    /// allocation).
     pub(crate) cursors: Vec<usize>,
     /// Exchange engines: channel `q` holds only empty streams.
     pub(crate) quiet: [bool; 2],
@@ -107,7 +106,6 @@ impl Process {
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,
-            streams: Vec::new(),
             cursors: Vec::new(),
             quiet: [false; 2],
         }

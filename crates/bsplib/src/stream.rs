@@ -184,7 +184,7 @@ fn grow(outbox: &mut Outbox, at: usize, end: usize) -> *mut u8 {
 
 impl Outbox {
     /// The stream for `dest`, as last written.
-    pub(crate) fn stream(&self, dest: usize) -> Records {
+    pub(crate) fn stream(&self, dest: usize) -> Records<'_> {
         let (at, len) = self.dir.get(dest).copied().unwrap_or((0, 0));
         assert!(at + len <= self.data.len() * 8, "stream out of its buffer");
         // SAFETY: in bounds (checked) and 8-aligned (`u64`s); the caller

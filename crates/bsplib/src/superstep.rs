@@ -130,23 +130,13 @@ impl Process {
         world
             .deliver(&mut self.episode, q)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
-        // Reused across syncs: steady-state supersteps allocate nothing.
-        let mut streams = std::mem::take(&mut self.streams);
-        let result = self.received(&world, &mut streams, q, loc).and_then(|()| {
-            self.superstep_steps(
-                &world,
-                Incoming {
-                    world: &world,
-                    streams: &streams,
-                    q,
-                    me: self.pid,
-                },
-                all,
-                loc,
-            )
-        });
-        self.streams = streams;
-        result?;
+        self.check_streams(&world, q, loc)?;
+        let incoming = Incoming {
+            world: &world,
+            q,
+            me: self.pid,
+        };
+        self.superstep_steps(&world, incoming, all, loc)?;
 
         // Step 7.
         if all & HPPUT != 0 {
@@ -158,16 +148,9 @@ impl Process {
         Ok(())
     }
 
-    /// Exchange engines: the sections of every stream addressed to us,
-    /// into `streams`.
-    fn received(
-        &self,
-        world: &World,
-        streams: &mut Vec<Sections>,
-        q: usize,
-        loc: Loc,
-    ) -> Result<(), Error> {
-        streams.clear();
+    /// Exchange engines: checks that every stream addressed to us splits
+    /// into its sections (a corrupted header is refused here, once).
+    fn check_streams(&self, world: &World, q: usize, loc: Loc) -> Result<(), Error> {
         if !world.distributed() {
             return Ok(());
         }
@@ -175,8 +158,8 @@ impl Process {
             // SAFETY: every process wrote its channel `q` before barrier A
             // and rewrites it only two syncs from now (`exchange.rs`).
             let s = unsafe { world.stream(src, q, self.pid) };
-            let sections = Sections::of(s).ok_or_else(|| {
-                self.fail(
+            if Sections::of(s).is_none() {
+                return Err(self.fail(
                     ErrorKind::InvalidRecord {
                         what: "stream",
                         sender: src,
@@ -184,9 +167,8 @@ impl Process {
                     },
                     CALL,
                     loc,
-                )
-            })?;
-            streams.push(sections);
+                ));
+            }
         }
         Ok(())
     }
@@ -379,7 +361,7 @@ impl Process {
     /// request (and failed the run) while it served them.
     pub(crate) fn write_replies<'r>(
         &mut self,
-        replies: impl Fn(usize) -> Records + 'r,
+        replies: impl Fn(usize) -> Records<'r>,
     ) -> Result<(), ()> {
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
@@ -419,8 +401,6 @@ impl Process {
 #[derive(Clone, Copy)]
 struct Incoming<'a> {
     world: &'a World,
-    /// Exchange engines: the delivered streams' sections, by sender.
-    streams: &'a [Sections],
     q: usize,
     me: usize,
 }
@@ -428,9 +408,9 @@ struct Incoming<'a> {
 /// What one process sent us in one superstep.
 pub(crate) struct From<'a> {
     collective: Collective<'a>,
-    gets: Records,
-    puts: Records,
-    sends: Records,
+    gets: Records<'a>,
+    puts: Records<'a>,
+    sends: Records<'a>,
     /// Shared memory only.
     hpputs: &'a [HpPut],
 }
@@ -440,13 +420,17 @@ enum Collective<'a> {
     /// Read in place (shared memory).
     Calls(TagCalls, &'a [RegOp]),
     /// Encoded in a stream (`exchange.rs`).
-    Encoded(Records),
+    Encoded(Records<'a>),
 }
 
 impl<'a> Incoming<'a> {
     /// What `src` sent us.
     fn get(&self, src: usize) -> From<'a> {
-        if let Some(s) = self.streams.get(src) {
+        if self.world.distributed() {
+            // SAFETY: delivered after barrier A, rewritten two syncs from
+            // now (`exchange.rs`); the view borrows the world.
+            let s = unsafe { self.world.stream(src, self.q, self.me) };
+            let s = Sections::of(s).expect("checked by check_streams");
             return From {
                 collective: Collective::Encoded(s.collective),
                 gets: s.gets,
@@ -518,7 +502,11 @@ pub(crate) fn own_range(
 /// Writes the put records `[slot][offset][len][payload, padded to 8]` that
 /// `sender` addressed to us, each resolved and checked in our own table.
 /// Records before a refused one are written.
-pub(crate) fn apply_puts(reg: &Registry, sender: usize, puts: Records) -> Result<(), ErrorKind> {
+pub(crate) fn apply_puts(
+    reg: &Registry,
+    sender: usize,
+    puts: Records<'_>,
+) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
         let header = (
@@ -558,7 +546,7 @@ fn cut_short(what: &'static str, sender: usize) -> ErrorKind {
 pub(crate) fn serve_gets(
     reg: &Registry,
     requester: usize,
-    reqs: Records,
+    reqs: Records<'_>,
     mut emit: impl FnMut(*const u8, usize) -> Result<(), usize>,
 ) -> Result<(), Refused> {
     let mut at = 0;

@@ -277,7 +277,7 @@ impl World {
     ///
     /// Only after `deliver` of that channel, and until `src` writes the
     /// channel again (the protocol of `superstep.rs`).
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records<'_> {
         match &self.sync {
             // SAFETY: forwarded.
             Sync::Processes(s) => unsafe { s.stream(src, ch, dst) },

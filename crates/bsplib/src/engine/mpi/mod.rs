@@ -407,7 +407,7 @@ impl Mpi {
     /// # Safety
     ///
     /// Only until channel `ch` is delivered again.
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Records {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Records<'_> {
         let inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
         let (at, len) = (inbox.at[src], inbox.len[src]);
         assert!(at + len <= inbox.data.len(), "stream out of its buffer");

@@ -313,7 +313,7 @@ impl Shared {
     ///
     /// `src` finished writing the channel before a barrier this process
     /// passed, and will not write it again while the view is used.
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records<'_> {
         let base = self.channel(src, ch);
         let dir = base.cast::<u64>();
         // SAFETY: the directory of `nprocs` (offset, length) pairs starts
