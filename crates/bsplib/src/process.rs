@@ -179,6 +179,26 @@ impl Process {
         }
     }
 
+    /// Checks a notification channel.
+    pub(crate) fn check_channel(
+        &self,
+        ch: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if ch < crate::engine::BELLS {
+            Ok(())
+        } else {
+            Err(self.fail(
+                ErrorKind::Overflow {
+                    what: "notification channel",
+                },
+                call,
+                loc,
+            ))
+        }
+    }
+
     /// Checks that a size or offset is not negative.
     #[inline]
     pub(crate) fn check_nonneg(

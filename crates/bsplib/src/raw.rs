@@ -396,4 +396,44 @@ impl<'a> Raw<'a> {
         p.get_keep.push(sink);
         Ok(())
     }
+
+    /// Transport test hook, not part of the API (the one-sided
+    /// synchronisation of a later layer is built on it): notifies process
+    /// `pid` on channel `ch` (`0..4`).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a channel out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn notify(&self, pid: i64, ch: usize) -> Res {
+        const CALL: &str = "bsp_notify";
+        let loc = self.loc();
+        let p = self.bsp.process();
+        p.check_running(CALL, loc)?;
+        let pid = p.check_pid(pid, CALL, loc)?;
+        p.check_channel(ch, CALL, loc)?;
+        p.world.notify(pid, ch);
+        Ok(())
+    }
+
+    /// Transport test hook, not part of the API: waits until this process
+    /// has received `target` notifications in all on channel `ch`.
+    ///
+    /// # Errors
+    ///
+    /// A channel out of range; the run stopped, or its deadline passed,
+    /// while waiting.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn wait_notified(&self, ch: usize, target: u64) -> Res {
+        const CALL: &str = "bsp_wait";
+        let loc = self.loc();
+        let p = self.bsp.process();
+        p.check_running(CALL, loc)?;
+        p.check_channel(ch, CALL, loc)?;
+        p.world
+            .wait_notified(p.pid, ch, target)
+            .map_err(|why| p.interrupted(why, CALL, loc))
+    }
 }

@@ -2,7 +2,8 @@
 //! per arrival, and waits by spinning briefly, then yielding, then parking.
 //!
 //! - **Arrivals** are counted by one ever-increasing word, `arrivals`, in
-//!   units of 4 (its two low bits are the `PARKED` flags below). Every
+//!   units of 8 (its two low bits are the `PARKED` flags below, the third
+//!   is `STOPPED`). Every
 //!   process counts the episodes it has passed (`episode`, kept by the
 //!   caller), so episode `e` is complete exactly when `arrivals >= (e+1)·p`:
 //!   no division, and no reset, hence no second write by the last arriver.
@@ -17,14 +18,19 @@
 //!   read that accumulator (episode `e-2`) before arriving at `e-1`, and
 //!   nobody ORs into it for episode `e+1` before `e` is complete. Three
 //!   accumulators make this safe without any extra synchronisation.
-//! - **Interruption**: `stopped` (the run failed) and `ended` (a process
-//!   returned and will never arrive), on a separate, read-mostly line, end
-//!   the wait with an [`Interrupt`]. A process that ends (or fails) after
-//!   leaving a barrier may be seen as ended (or the run as stopped) by a
-//!   slower waiter of that same barrier: the waiter re-reads `arrivals`
-//!   after seeing the flag, and the process that set it had acquired the
-//!   completed count before storing the flag (Release/Acquire), so the
-//!   re-read shows the barrier complete and the waiter leaves it normally.
+//! - **Interruption**: the run's failure travels with the barrier word:
+//!   `stop` sets its `STOPPED` bit (`fetch_or`), which every waiter sees in
+//!   the word it polls anyway, and every later arrival sees in the word its
+//!   `fetch_add` returns. `ended` (a process returned and will never
+//!   arrive) is on a separate, read-mostly line, looked at every 64 spins.
+//!   Either ends the wait with an [`Interrupt`]. A process that ends (or
+//!   fails) after leaving a barrier may be seen as ended (or the run as
+//!   stopped) by a slower waiter of that same barrier: the waiter checks
+//!   the count first (the stopped word shows it complete: the stop came
+//!   after the arrival that completed it in the word's modification order)
+//!   or re-reads `arrivals` after seeing `ended` (the process that set it
+//!   had acquired the completed count before storing it, Release/Acquire),
+//!   so it leaves the barrier normally.
 //! - **Parking** ([`Wake`]): a waiter of episode `e` re-checks the count
 //!   and sets `PARKED[e % 2]` with a compare-exchange that fails if the
 //!   count changed, then sleeps. The arrival that completes the episode gets
@@ -56,7 +62,16 @@ use crate::engine::Interrupt;
 const NONE: usize = usize::MAX;
 
 /// One arrival in `arrivals`.
-const ONE: u64 = 4;
+const ONE: u64 = 8;
+
+/// The bit of `arrivals` that says the run was stopped.
+const STOPPED: u64 = 4;
+
+/// The count in an `arrivals` word.
+#[inline]
+fn count(word: u64) -> u64 {
+    word & !7
+}
 
 /// The flag a parked waiter of episode `e` sets.
 #[inline]
@@ -216,7 +231,7 @@ impl<W: Wake> Barrier<W> {
     /// passed, which this increments) with `flags`; returns the OR of every
     /// process's flags once all have arrived.
     pub(crate) fn wait(&self, episode: &mut u64, flags: u32) -> Result<u32, Interrupt> {
-        if self.stopped.load(Ordering::Acquire) {
+        if self.stopped.load(Ordering::Relaxed) {
             return Err(Interrupt::Stopped);
         }
         let e = *episode;
@@ -230,7 +245,7 @@ impl<W: Wake> Barrier<W> {
         // Episode `e` completes when the count reaches `target`.
         let target = (e + 1) * self.nprocs * ONE;
         let old = self.arrivals.fetch_add(ONE, Ordering::AcqRel);
-        if (old & !3) + ONE == target {
+        if count(old) + ONE == target {
             if old & parked(e) != 0 {
                 self.arrivals.fetch_and(!parked(e), Ordering::Relaxed);
                 self.notify();
@@ -245,21 +260,25 @@ impl<W: Wake> Barrier<W> {
     /// Returns once the count reached `target`, or with the reason it never
     /// will.
     fn await_count(&self, e: u64, target: u64) -> Result<(), Interrupt> {
-        let done = || self.arrivals.load(Ordering::Acquire) & !3 >= target;
+        let done = || count(self.arrivals.load(Ordering::Acquire)) >= target;
         let mut spins = 0u32;
         let mut yields = 0u32;
         // Set once spinning is over (no clock is read on the fast path).
         let mut until: Option<Option<std::time::Instant>> = None;
         loop {
-            if done() {
+            let word = self.arrivals.load(Ordering::Acquire);
+            if count(word) >= target {
                 return Ok(());
             }
-            // While spinning, look at the (read-mostly) interruption line
-            // only every 64th time: a second line in the poll loop costs
-            // about a quarter of a barrier here. Once spinning is over,
-            // `spins` stays at its limit, a multiple of 64: every time.
+            if word & STOPPED != 0 {
+                return Err(Interrupt::Stopped);
+            }
+            // While spinning, look at the (read-mostly) `ended` line only
+            // every 64th time: a second line in the poll loop costs about a
+            // quarter of a barrier here. Once spinning is over, `spins`
+            // stays at its limit, a multiple of 64: every time.
             if spins % 64 == 0 {
-                if let Some(why) = self.interruption() {
+                if let Some(why) = self.ended_interruption() {
                     return if done() { Ok(()) } else { Err(why) };
                 }
             }
@@ -293,11 +312,9 @@ impl<W: Wake> Barrier<W> {
         self.deadline().map(|d| std::time::Instant::now() + d)
     }
 
+    /// A process ended: nobody waiting for it will see it arrive.
     #[inline]
-    fn interruption(&self) -> Option<Interrupt> {
-        if self.stopped.load(Ordering::Acquire) {
-            return Some(Interrupt::Stopped);
-        }
+    fn ended_interruption(&self) -> Option<Interrupt> {
         let ended = self.ended.load(Ordering::Acquire);
         (ended != NONE).then_some(Interrupt::Ended(ended))
     }
@@ -307,8 +324,9 @@ impl<W: Wake> Barrier<W> {
         self.wake.park(
             || {
                 let word = self.arrivals.load(Ordering::Acquire);
-                if word & !3 >= target
-                    || self.interruption().is_some()
+                if count(word) >= target
+                    || word & STOPPED != 0
+                    || self.ended_interruption().is_some()
                     || until.is_some_and(|t| std::time::Instant::now() >= t)
                 {
                     return Check::Done;
@@ -336,10 +354,84 @@ impl<W: Wake> Barrier<W> {
         self.wake.notify();
     }
 
+    /// Point-to-point notification: adds one to `bell`, a counter of the
+    /// process notified (in units of 2: bit 0 says it sleeps), with
+    /// release ordering, and wakes it if it sleeps. Everything the caller
+    /// wrote before is visible to the notified process once its
+    /// [`await_bell`](Self::await_bell) has seen this notification.
+    pub(crate) fn ring(&self, bell: &AtomicU64) {
+        let old = bell.fetch_add(2, Ordering::AcqRel);
+        if old & 1 != 0 {
+            bell.fetch_and(!1, Ordering::Relaxed);
+            self.notify();
+        }
+    }
+
+    /// Waits until `bell` (this process's) has been rung `target` times in
+    /// all. Interrupted by [`stop`](Self::stop) and by the run's deadline;
+    /// a notification that never comes otherwise waits forever, as a
+    /// receive with no sender does. The same spin, yield and park as a
+    /// barrier, and the same argument against lost wake-ups: the waiter
+    /// sets the sleep bit with a compare-exchange that fails if a
+    /// notification came in between; a notifier that finds the bit set
+    /// wakes it.
+    pub(crate) fn await_bell(&self, bell: &AtomicU64, target: u64) -> Result<(), Interrupt> {
+        let reached = |word: u64| word >> 1 >= target;
+        let mut spins = 0u32;
+        let mut yields = 0u32;
+        let mut until: Option<Option<std::time::Instant>> = None;
+        loop {
+            let word = bell.load(Ordering::Acquire);
+            if reached(word) {
+                return Ok(());
+            }
+            if self.arrivals.load(Ordering::Acquire) & STOPPED != 0 {
+                return Err(Interrupt::Stopped);
+            }
+            if spins < self.patience.spins {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            let until = *until.get_or_insert_with(|| self.deadline_from_now());
+            if until.is_some_and(|t| std::time::Instant::now() >= t) {
+                return Err(Interrupt::Deadline);
+            }
+            if yields < self.patience.yields {
+                yields += 1;
+                yield_now();
+                continue;
+            }
+            self.wake.park(
+                || {
+                    let word = bell.load(Ordering::Acquire);
+                    if reached(word)
+                        || self.arrivals.load(Ordering::Acquire) & STOPPED != 0
+                        || until.is_some_and(|t| std::time::Instant::now() >= t)
+                    {
+                        return Check::Done;
+                    }
+                    if word & 1 == 0
+                        && bell
+                            .compare_exchange(word, word | 1, Ordering::AcqRel, Ordering::Acquire)
+                            .is_err()
+                    {
+                        return Check::Retry;
+                    }
+                    Check::Sleep
+                },
+                until,
+            );
+        }
+    }
+
     /// Stops the run: every current and future wait returns
     /// [`Interrupt::Stopped`].
     pub(crate) fn stop(&self) {
-        self.stopped.store(true, Ordering::Release);
+        // The flag for callers between barriers (`is_stopped`, read at
+        // every call), the bit for waiters and arrivals.
+        self.stopped.store(true, Ordering::Relaxed);
+        self.arrivals.fetch_or(STOPPED, Ordering::Release);
         self.notify();
     }
 
@@ -455,7 +547,6 @@ mod loom_tests {
     #[test]
     fn loom_stop_interrupts_waiter() {
         loom::model(|| {
-            let mut k = 0;
             let b = Arc::new(Barrier::new(2));
             let b2 = b.clone();
             let t = thread::spawn(move || b2.wait(&mut 0, 0));
@@ -498,6 +589,60 @@ mod loom_tests {
             });
             assert_eq!(b.wait(&mut k, 0), Ok(0));
             assert_eq!(b.wait(&mut k, 0), Err(Interrupt::Ended(1)));
+            t.join().unwrap();
+        });
+    }
+
+    /// A stop racing with the last arrival: every waiter either completes
+    /// or is stopped, none hangs.
+    #[test]
+    fn loom_stop_racing_the_last_arrival_never_hangs() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            let b = Arc::new(Barrier::new(2));
+            let b2 = b.clone();
+            let t = thread::spawn(move || b2.wait(&mut 0, 0));
+            let b3 = b.clone();
+            let s = thread::spawn(move || b3.stop());
+            let mine = b.wait(&mut 0, 0);
+            let theirs = t.join().unwrap();
+            s.join().unwrap();
+            for r in [mine, theirs] {
+                assert!(matches!(r, Ok(0) | Err(Interrupt::Stopped)), "{r:?}");
+            }
+        });
+    }
+
+    /// A notification publishes what was written before it, and wakes a
+    /// waiter however the two interleave (spinning, or parked).
+    #[test]
+    fn loom_bell_publishes_and_wakes() {
+        loom::model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let bell = Arc::new(AtomicU64::new(0));
+            let data = Arc::new(AtomicUsize::new(0));
+            let (b2, bell2, d2) = (b.clone(), bell.clone(), data.clone());
+            let t = thread::spawn(move || {
+                d2.store(7, Ordering::Relaxed);
+                b2.ring(&bell2);
+                b2.ring(&bell2);
+            });
+            b.await_bell(&bell, 2).unwrap();
+            assert_eq!(data.load(Ordering::Relaxed), 7);
+            t.join().unwrap();
+        });
+    }
+
+    /// A stop ends a wait for a notification that never comes.
+    #[test]
+    fn loom_stop_interrupts_a_bell_wait() {
+        loom::model(|| {
+            let b = Arc::new(Barrier::new(2));
+            let bell = Arc::new(AtomicU64::new(0));
+            let b2 = b.clone();
+            let t = thread::spawn(move || b2.stop());
+            assert_eq!(b.await_bell(&bell, 1), Err(Interrupt::Stopped));
             t.join().unwrap();
         });
     }

@@ -33,6 +33,7 @@ pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
@@ -124,6 +125,10 @@ fn out_of_memory(nprocs: usize) -> String {
     )
 }
 
+/// Channels of point-to-point notifications (`World::notify`): each
+/// process counts the notifications it received on each.
+pub(crate) const BELLS: usize = 4;
+
 /// Why a barrier did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interrupt {
@@ -156,6 +161,10 @@ pub(crate) struct World {
     /// `processes` run inherit it, and share it).
     id: u64,
     mailboxes: Box<[CachePadded<Mailbox>]>,
+    /// `serial`, `threads`: each process's notification counters (the
+    /// `processes` engine keeps them in shared memory, `mpi` counts
+    /// messages).
+    bells: Box<[CachePadded<[AtomicU64; BELLS]>]>,
     failure: Mutex<Option<Error>>,
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
@@ -190,18 +199,22 @@ impl World {
     /// run's deadline; `mpi` has none).
     pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) {
         match &self.sync {
+            Sync::Serial(s) => s.one().set_deadline(limit),
             Sync::Threads(b) => b.set_deadline(limit),
             Sync::Processes(s) => s.barrier().set_deadline(limit),
-            _ => {}
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => {}
         }
     }
 
     /// The run's deadline, if any.
     pub(crate) fn deadline(&self) -> Option<std::time::Duration> {
         match &self.sync {
+            Sync::Serial(s) => s.one().deadline(),
             Sync::Threads(b) => b.deadline(),
             Sync::Processes(s) => s.barrier().deadline(),
-            _ => None,
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => None,
         }
     }
 
@@ -311,9 +324,14 @@ impl World {
             .try_reserve_exact(nprocs)
             .map_err(|_| out_of_memory(nprocs))?;
         mailboxes.extend((0..nprocs).map(|_| CachePadded::new(Mailbox::new(nprocs))));
+        let shared_memory = matches!(sync, Sync::Serial(_) | Sync::Threads(_));
+        let bells = (0..if shared_memory { nprocs } else { 0 })
+            .map(|_| CachePadded::new(Default::default()))
+            .collect();
         Ok(World {
             id: NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             mailboxes: mailboxes.into_boxed_slice(),
+            bells,
             failure: Mutex::new(None),
             board,
             sync,
@@ -353,6 +371,37 @@ impl World {
                 *episode += 1;
                 m.barrier(flags)
             }
+        }
+    }
+
+    /// Point-to-point notification: tells process `to` on channel `ch`
+    /// (`< BELLS`) that everything this process did before is done, and
+    /// wakes it if it waits. Cheap: one atomic add on shared memory (a
+    /// wake-up only for a sleeping waiter), one small message on `mpi`.
+    /// (For the one-sided synchronisation of the extension layers:
+    /// post/start/complete/wait, locks, counters.)
+    pub(crate) fn notify(&self, to: usize, ch: usize) {
+        match &self.sync {
+            Sync::Serial(s) => s.one().ring(&self.bells[to][ch]),
+            Sync::Threads(b) => b.ring(&self.bells[to][ch]),
+            Sync::Processes(s) => s.barrier().ring(s.bell(to, ch)),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.notify(to, ch),
+        }
+    }
+
+    /// Waits until process `me` has received `target` notifications in
+    /// all on channel `ch` (counted from the start of the run), with
+    /// acquire ordering: what the notifiers did before notifying is
+    /// visible after. Interrupted when the run is stopped, and by its
+    /// deadline; otherwise a notification that never comes waits forever.
+    pub(crate) fn wait_notified(&self, me: usize, ch: usize, target: u64) -> Result<(), Interrupt> {
+        match &self.sync {
+            Sync::Serial(s) => s.one().await_bell(&self.bells[me][ch], target),
+            Sync::Threads(b) => b.await_bell(&self.bells[me][ch], target),
+            Sync::Processes(s) => s.barrier().await_bell(s.bell(me, ch), target),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.wait_notified(ch, target),
         }
     }
 

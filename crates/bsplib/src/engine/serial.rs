@@ -1,19 +1,20 @@
 //! The `serial` engine: one process, no threads. The reference engine: the
 //! same core runs on it, every barrier completes at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
+use super::barrier::Barrier;
 use super::Interrupt;
 
-/// The (trivial) barrier of a one-process run.
+/// The (trivial) barrier of a one-process run. A barrier of one holds the
+/// stopped state, and serves the process's notifications to itself (a
+/// wait for more than it sent waits for the deadline, as on any engine).
 pub(crate) struct Sync {
-    stopped: AtomicBool,
+    one: Barrier,
 }
 
 impl Sync {
     pub(crate) fn new() -> Self {
         Sync {
-            stopped: AtomicBool::new(false),
+            one: Barrier::new(1),
         }
     }
 
@@ -26,12 +27,17 @@ impl Sync {
         }
     }
 
+    /// The barrier of one (stop state, deadline, notifications).
+    pub(crate) fn one(&self) -> &Barrier {
+        &self.one
+    }
+
     pub(crate) fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
+        self.one.stop();
     }
 
     #[inline]
     pub(crate) fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
+        self.one.is_stopped()
     }
 }

@@ -46,6 +46,11 @@ const ENDED: u64 = 2;
 /// With `ENDED`: the process ended with an error (errors as values).
 const FAILED: u64 = 4;
 
+/// Message tags of point-to-point notifications: channel `ch` is
+/// `BELL_TAG + ch`; a failed process tells every other with `STOP_TAG`.
+const BELL_TAG: i32 = 100;
+const STOP_TAG: i32 = 99;
+
 /// Channels: the outgoing streams of even and odd supersteps, the replies.
 const CHANNELS: usize = 3;
 
@@ -247,6 +252,8 @@ pub(crate) struct Mpi {
     values: bool,
     /// Errors as values: this process failed, or learnt that the run did.
     stopped: AtomicBool,
+    /// Notifications received so far, per channel.
+    bells: Mutex<[u64; super::BELLS]>,
 }
 
 impl Mpi {
@@ -259,6 +266,46 @@ impl Mpi {
             scratch: Mutex::default(),
             values,
             stopped: AtomicBool::new(false),
+            bells: Mutex::default(),
+        }
+    }
+
+    /// A notification to `to` on channel `ch`: a one-byte message (sent
+    /// eagerly by every MPI for its size, so the send does not wait for
+    /// the receive).
+    pub(crate) fn notify(&self, to: usize, ch: usize) {
+        self.comm
+            .process_at_rank(to as i32)
+            .send_with_tag(&1u8, BELL_TAG + ch as i32);
+    }
+
+    /// Receives notifications on channel `ch` until `target` in all came.
+    /// Polls, so that a `STOP_TAG` message from a failed process (errors
+    /// as values) interrupts the wait; a program whose errors end the job
+    /// never needs that.
+    pub(crate) fn wait_notified(&self, ch: usize, target: u64) -> Result<(), Interrupt> {
+        let mut counts = self.bells.lock().unwrap_or_else(|p| p.into_inner());
+        let tag = BELL_TAG + ch as i32;
+        loop {
+            if counts[ch] >= target {
+                return Ok(());
+            }
+            if self.is_stopped() {
+                return Err(Interrupt::Stopped);
+            }
+            if let Some(status) = self.comm.any_process().immediate_probe_with_tag(tag) {
+                let from = self.comm.process_at_rank(status.source_rank());
+                let _: (u8, _) = from.receive_with_tag(tag);
+                counts[ch] += 1;
+                continue;
+            }
+            if let Some(status) = self.comm.any_process().immediate_probe_with_tag(STOP_TAG) {
+                let from = self.comm.process_at_rank(status.source_rank());
+                let _: (u8, _) = from.receive_with_tag(STOP_TAG);
+                self.stop();
+                return Err(Interrupt::Stopped);
+            }
+            std::thread::yield_now();
         }
     }
 
@@ -283,6 +330,14 @@ impl Mpi {
     /// sync (they leave it with an error) until every process has ended;
     /// then the run's results, or its error, can be gathered.
     pub(crate) fn finish(&self, pid: usize, failed: bool) {
+        if failed {
+            // Anyone waiting for a notification from us would wait forever.
+            for to in (0..self.nprocs).filter(|&to| to != pid) {
+                self.comm
+                    .process_at_rank(to as i32)
+                    .send_with_tag(&1u8, STOP_TAG);
+            }
+        }
         let word = ENDED | if failed { FAILED } else { 0 };
         loop {
             let all = self.reduce_or([0, word]);

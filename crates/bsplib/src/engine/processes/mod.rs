@@ -143,6 +143,9 @@ struct Control {
 struct Slot {
     done: AtomicBool,
     result_len: AtomicU64,
+    /// Point-to-point notifications to this process, per channel (see
+    /// `Barrier::ring`).
+    bells: [AtomicU64; super::BELLS],
 }
 
 /// A shared anonymous mapping, unmapped on drop.
@@ -272,6 +275,11 @@ impl Shared {
                 .cast::<Slot>()
                 .add(pid)
         }
+    }
+
+    /// Process `pid`'s notification counter of channel `ch`.
+    pub(crate) fn bell(&self, pid: usize, ch: usize) -> &AtomicU64 {
+        &self.slot(pid).bells[ch]
     }
 
     pub(crate) fn barrier(&self) -> &Barrier<Futex> {
