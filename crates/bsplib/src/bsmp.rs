@@ -8,7 +8,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{DATA, REG};
-use crate::mem::{self, pad8, Records};
+use crate::mem::{self, Records};
 use crate::process::{Loc, Process};
 
 /// A message in the queue: pointers into the sender's published buffer.
@@ -36,22 +36,30 @@ impl Inbox {
     }
 
     /// Indexes the message records `[tag len][len][tag][payload]` of one
-    /// sender for this process.
+    /// sender for this process; `Err` at the first record that does not
+    /// fit the view or whose tag is not `tag_size` bytes, the tag size
+    /// every process sent with in that superstep (the records before it
+    /// are indexed). The tag length is checked because `bsp_get_tag`
+    /// copies that many bytes into a buffer the caller sized by it.
     ///
     /// # Safety
     ///
     /// The bytes in view must stay readable and unchanged until the next
     /// `clear`.
-    pub(crate) unsafe fn collect(&mut self, buf: Records<'_>) {
+    pub(crate) unsafe fn collect(&mut self, buf: Records<'_>, tag_size: usize) -> Result<(), ()> {
         let mut at = 0;
         while at < buf.len() {
-            let tag_len = buf.word(at);
-            let len = buf.word(at + 8);
+            let (Some(tag_len), Some(len)) = (buf.try_word(at), buf.try_word(at + 8)) else {
+                return Err(());
+            };
+            if tag_len != tag_size {
+                return Err(());
+            }
             at += 16;
-            let tag = buf.ptr(at, tag_len);
-            at += pad8(tag_len);
-            let payload = buf.ptr(at, len);
-            at += pad8(len);
+            let tag = buf.try_ptr(at, tag_len).ok_or(())?;
+            at += tag_len.checked_add(7).ok_or(())? & !7;
+            let payload = buf.try_ptr(at, len).ok_or(())?;
+            at += len.checked_add(7).ok_or(())? & !7;
             self.msgs.push(Msg {
                 tag,
                 tag_len,
@@ -60,6 +68,7 @@ impl Inbox {
             });
             self.bytes += len;
         }
+        Ok(())
     }
 
     /// The first message, if any.

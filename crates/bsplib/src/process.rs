@@ -124,6 +124,11 @@ impl Process {
         unsafe { self.world.mailbox(self.pid).owner(self.parity) }
     }
 
+    /// The outgoing message buffer for `pid` (test hooks of `raw.rs`).
+    pub(crate) fn out_sends(&mut self, pid: usize) -> &mut crate::mem::AlignedBuf {
+        &mut self.out().sends[pid]
+    }
+
     /// A read-only view of the current half (exchange engines compose their
     /// streams from it at the sync).
     pub(crate) fn out_ref(&self) -> &Outgoing {

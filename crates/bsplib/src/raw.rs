@@ -371,6 +371,31 @@ impl<'a> Raw<'a> {
         unsafe { p.push_put(pid, slot, offset, data.as_ptr(), data.len(), "bsp_put", loc) }
     }
 
+    /// Test hook for the receiver's checks, not part of the API: sends
+    /// `pid` a message whose tag is `tag`, whatever the tag size in force
+    /// (the receiver refuses a tag of another length at the sync, with
+    /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord)).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_send(&self, pid: i64, tag: &[u8], payload: &[u8]) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_send", loc)?;
+        let pid = p.check_pid(pid, "bsp_send", loc)?;
+        let out = p.out_sends(pid);
+        // SAFETY: both slices are readable for their lengths.
+        unsafe {
+            out.push_record([tag.len(), payload.len()], tag.as_ptr(), tag.len());
+            out.push_raw(payload.as_ptr(), payload.len());
+        }
+        p.flags |= crate::mailbox::DATA;
+        Ok(())
+    }
+
     /// Test hook for the owner's checks, not part of the API: asks `pid`
     /// for `len` bytes at `offset` of registration slot `slot`, with none
     /// of the requester's checks, into a buffer of the library's that is

@@ -183,12 +183,15 @@ fn grow(outbox: &mut Outbox, at: usize, end: usize) -> *mut u8 {
 }
 
 impl Outbox {
-    /// The stream for `dest`, as last written.
-    pub(crate) fn stream(&self, dest: usize) -> Records<'_> {
+    /// The stream for `dest`, as last written (`None` if the directory
+    /// has no such aligned range: not for a writer of this crate).
+    pub(crate) fn stream(&self, dest: usize) -> Option<Records<'_>> {
         let (at, len) = self.dir.get(dest).copied().unwrap_or((0, 0));
-        assert!(at + len <= self.data.len() * 8, "stream out of its buffer");
-        // SAFETY: in bounds (checked) and 8-aligned (`u64`s); the caller
+        if at.checked_add(len)? > self.data.len() * 8 || at % 8 != 0 {
+            return None;
+        }
+        // SAFETY: in bounds and 8-aligned (checked, on `u64`s); the caller
         // of the view keeps the outbox unchanged while it is used.
-        unsafe { Records::new(self.data.as_ptr().cast::<u8>().add(at), len) }
+        Some(unsafe { Records::new(self.data.as_ptr().cast::<u8>().add(at), len) })
     }
 }

@@ -158,12 +158,12 @@ impl Process {
             // SAFETY: every process wrote its channel `q` before barrier A
             // and rewrites it only two syncs from now (`exchange.rs`).
             let s = unsafe { world.stream(src, q, self.pid) };
-            if Sections::of(s).is_none() {
+            if s.and_then(Sections::of).is_none() {
                 return Err(self.fail(
                     ErrorKind::InvalidRecord {
                         what: "stream",
                         sender: src,
-                        detail: "has a header that does not fit the stream".into(),
+                        detail: "does not fit its channel, or its header does not fit it".into(),
                     },
                     CALL,
                     loc,
@@ -252,7 +252,20 @@ impl Process {
                 // barrier A of the next sync (shared memory: its mailbox
                 // half; exchange: its channel is rewritten two syncs from
                 // now), and our inbox is cleared at that barrier.
-                unsafe { self.inbox.collect(from.sends) };
+                unsafe { self.inbox.collect(from.sends, self.tags.send) }.map_err(|()| {
+                    self.fail(
+                        ErrorKind::InvalidRecord {
+                            what: "message",
+                            sender: src,
+                            detail: format!(
+                                "is cut short, or its tag is not the {} bytes of the superstep's tag size",
+                                self.tags.send
+                            ),
+                        },
+                        CALL,
+                        loc,
+                    )
+                })?;
             }
         }
 
@@ -361,14 +374,14 @@ impl Process {
     /// request (and failed the run) while it served them.
     pub(crate) fn write_replies<'r>(
         &mut self,
-        replies: impl Fn(usize) -> Records<'r>,
+        replies: impl Fn(usize) -> Option<Records<'r>>,
     ) -> Result<(), ()> {
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
         cursor.resize(self.nprocs, 0);
         for g in &self.gets {
             let at = cursor[g.pid];
-            let Some(src) = replies(g.pid).try_ptr(at, g.len) else {
+            let Some(src) = replies(g.pid).and_then(|r| r.try_ptr(at, g.len)) else {
                 self.cursors = cursor;
                 return Err(());
             };
@@ -430,7 +443,7 @@ impl<'a> Incoming<'a> {
             // SAFETY: delivered after barrier A, rewritten two syncs from
             // now (`exchange.rs`); the view borrows the world.
             let s = unsafe { self.world.stream(src, self.q, self.me) };
-            let s = Sections::of(s).expect("checked by check_streams");
+            let s = s.and_then(Sections::of).expect("checked by check_streams");
             return From {
                 collective: Collective::Encoded(s.collective),
                 gets: s.gets,

@@ -192,3 +192,21 @@ fn records_naming_real_slots_land_in_the_owners_memory() {
         Ok(())
     });
 }
+
+#[test]
+fn a_message_whose_tag_is_not_the_tag_size_is_refused() {
+    expect_error(
+        1,
+        |bsp| {
+            bsp.set_tagsize(4)?;
+            bsp.sync()?;
+            if bsp.pid() == 0 {
+                // `bsp_get_tag` would copy 64 bytes into a 4-byte tag.
+                bsp.raw().forge_send(owner(bsp) as i64, &[7; 64], &[1, 2])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("message", "tag is not the 4 bytes"),
+    );
+}

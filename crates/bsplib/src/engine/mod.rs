@@ -284,13 +284,15 @@ impl World {
     }
 
     /// The stream `src` wrote on channel `ch` for `dst`: any channel on
-    /// exchange engines, `REPLIES` on every engine.
+    /// exchange engines, `REPLIES` on every engine. `None` if the sender's
+    /// directory does not give a range of its channel (a corrupted
+    /// channel: refused by the receiver).
     ///
     /// # Safety
     ///
     /// Only after `deliver` of that channel, and until `src` writes the
     /// channel again (the protocol of `superstep.rs`).
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records<'_> {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Option<Records<'_>> {
         match &self.sync {
             // SAFETY: forwarded.
             Sync::Processes(s) => unsafe { s.stream(src, ch, dst) },

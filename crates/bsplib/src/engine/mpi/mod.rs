@@ -462,13 +462,13 @@ impl Mpi {
     /// # Safety
     ///
     /// Only until channel `ch` is delivered again.
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Records<'_> {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Option<Records<'_>> {
         let inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
         let (at, len) = (inbox.at[src], inbox.len[src]);
         assert!(at + len <= inbox.data.len(), "stream out of its buffer");
         // SAFETY: in bounds (checked), 8-aligned (`u64`s); the buffer is
         // not touched until the next delivery of this channel (caller).
-        unsafe { Records::new(inbox.data.as_ptr().add(at).cast(), len * 8) }
+        Some(unsafe { Records::new(inbox.data.as_ptr().add(at).cast(), len * 8) })
     }
 }
 

@@ -315,13 +315,15 @@ impl Shared {
         unsafe { StreamWriter::fixed(self.channel(me, ch), self.capacity, self.nprocs) }
     }
 
-    /// The stream process `src` wrote on channel `ch` for process `dst`.
+    /// The stream process `src` wrote on channel `ch` for process `dst`;
+    /// `None` if its directory entry is not an aligned range inside the
+    /// channel (the directory is another process's writing: not trusted).
     ///
     /// # Safety
     ///
     /// `src` finished writing the channel before a barrier this process
     /// passed, and will not write it again while the view is used.
-    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Records<'_> {
+    pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Option<Records<'_>> {
         let base = self.channel(src, ch);
         let dir = base.cast::<u64>();
         // SAFETY: the directory of `nprocs` (offset, length) pairs starts
@@ -332,13 +334,13 @@ impl Shared {
                 dir.add(2 * dst + 1).read() as usize,
             )
         };
-        assert!(
-            off.checked_add(len).is_some_and(|end| end <= self.capacity),
-            "stream out of its channel"
-        );
-        // SAFETY: inside the channel (checked), 8-aligned (the writer pads),
-        // unchanged while used (caller's contract).
-        unsafe { Records::new(base.add(off), len) }
+        let inside = off.checked_add(len).is_some_and(|end| end <= self.capacity);
+        if !inside || off % 8 != 0 {
+            return None;
+        }
+        // SAFETY: inside the channel and 8-aligned (both checked), unchanged
+        // while used (caller's contract).
+        Some(unsafe { Records::new(base.add(off), len) })
     }
 
     /// Records `bytes` (an encoded error) as the run's failure unless one
