@@ -1,6 +1,7 @@
-//! Writing the per-destination streams of one superstep (`exchange.rs`)
-//! into an engine's outgoing channel: a fixed region of shared memory
-//! (`processes`) or a growable buffer handed to MPI (`mpi`).
+//! Writing per-destination streams into an engine's outgoing channel: a
+//! superstep's streams (`exchange.rs`) or get replies (`superstep.rs`),
+//! into a fixed region of shared memory (`processes`), a growable buffer
+//! handed to MPI (`mpi`), or a buffer read in place (`serial`, `threads`).
 
 use std::marker::PhantomData;
 use std::sync::MutexGuard;

@@ -1,27 +1,26 @@
-//! The engine contract: what the superstep core needs from a backend.
-//!
-//! Semantics and argument checks live in the core (`process`, `drma`, `bsmp`,
-//! `superstep`, `exchange`); an engine only synchronises and moves bytes.
-//! The contract is small:
+//! The transport contract: what the one superstep protocol
+//! (`superstep.rs`) needs from an engine. `README.md` beside this file
+//! states it in full; in short:
 //!
 //! - [`World::barrier`]: every process arrives with a word of flags and leaves
 //!   with the OR of all of them (so "did anyone communicate or register?"
 //!   travels with the arrival and an empty superstep costs one barrier); it
-//!   returns an [`Interrupt`] instead when the run was stopped or a process
-//!   ended while others wait.
-//! - Data movement, one of two kinds ([`World::distributed`]):
-//!   - **direct** (`serial`, `threads`: one address space):
-//!     [`World::mailbox`] gives access to each process's published outgoing
-//!     state ([`Mailbox`]), and the addresses in the registration slots
-//!     to its registered memory (`superstep.rs`);
-//!   - **exchange** (`processes`, `mpi`): one total exchange of
-//!     per-destination byte streams per superstep, plus one for get
-//!     replies ([`World::shared`]: channels a process writes and the others
-//!     read after the next barrier); `exchange.rs` composes and reads them.
+//!   returns an [`Interrupt`] instead when the run was stopped (the
+//!   `STOPPED` bit of the barrier word), a process ended while others wait,
+//!   or the deadline passed.
+//! - Streams: [`World::writer`], [`World::deliver`], [`World::stream`] on
+//!   channels `q` (exchange engines, [`World::distributed`]: `processes`,
+//!   `mpi`) and `REPLIES` (every engine). Engines sharing one address space
+//!   (`serial`, `threads`) let the protocol read each sender's mailbox
+//!   ([`World::mailbox`]) in place instead of channel `q`.
+//! - [`World::notify`] / [`World::wait_notified`]: point-to-point
+//!   notifications, for the one-sided synchronisation layers.
 //! - [`World::fail`] / [`World::ended`]: stop every process, record the
 //!   error of the run (the first one wins, across address spaces too), and
 //!   wake anyone waiting.
 //!
+//! Semantics and argument checks live in the core (`process`, `drma`,
+//! `bsmp`, `superstep`); an engine only synchronises and moves bytes.
 //! Dispatch is a closed enum, not a trait object: the barrier is on the hot
 //! path of every sync.
 
@@ -233,8 +232,9 @@ impl World {
         }
     }
 
-    /// True when processes do not share an address space: data moves
-    /// through an exchange of streams (`exchange.rs`), not by direct access.
+    /// True when processes do not share an address space: the streams of
+    /// a superstep are written into channel `q` and delivered
+    /// (`exchange.rs`), instead of read in place in the senders' mailboxes.
     #[inline]
     pub(crate) fn distributed(&self) -> bool {
         match self.sync {
