@@ -75,7 +75,8 @@ impl<'a> Sections<'a> {
 
 impl Process {
     /// Step 1 of the sync: writes this superstep's streams into channel
-    /// `q`, and recycles the mailbox half they were staged in.
+    /// `q`. (The mailbox half they were staged in is kept until the sync
+    /// has applied our own registration calls from it: `recycle_staging`.)
     pub(crate) fn publish(&mut self, q: usize, loc: Loc) -> Result<(), Error> {
         if self.flags != 0 || !self.quiet[q] {
             let world = std::sync::Arc::clone(&self.world);
@@ -94,13 +95,6 @@ impl Process {
                 ));
             }
             self.quiet[q] = self.flags == 0;
-        }
-        if self.dirty[q] {
-            // Our outgoing half is staging only: it can be reused at once.
-            // SAFETY: we own the mailbox, and in an exchange engine nobody
-            // else reads it.
-            unsafe { self.world.mailbox(self.pid).owner(q) }.clear();
-            self.dirty[q] = false;
         }
         Ok(())
     }

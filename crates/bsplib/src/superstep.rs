@@ -46,8 +46,12 @@
 //!
 //! Each process writes only its own memory during a sync. A process that
 //! fails in a sync is poisoned (see [`Process::sync`]); on `mpi`, where a
-//! collective cannot be interrupted, it still takes part in the deliveries
-//! of that sync (`engine/mpi`).
+//! collective cannot be interrupted, it still takes part in the delivery
+//! of the get replies of that sync, with empty streams (`drain_replies`).
+//! On exchange engines a process's own registration calls are taken from
+//! its own mailbox half, never from a channel another process could
+//! write: they make the column of the slot table every record sent to it
+//! is checked against.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -122,21 +126,34 @@ impl Process {
         }
         self.inbox.clear();
         if all & (REG | GET | DATA) == 0 {
+            if exchange {
+                self.recycle_staging(q);
+            }
             self.finish_collectives(None);
             self.next_superstep();
             return Ok(());
         }
-        let world = Arc::clone(&self.world);
+        // SAFETY: `self.world` is never reassigned, and the `Arc` it holds
+        // keeps the world alive for as long as `self`, which outlives this
+        // call. (A reference instead of an `Arc` clone: the count is one
+        // cache line every process would write at every sync.)
+        let world: &World = unsafe { &*Arc::as_ptr(&self.world) };
         world
             .deliver(&mut self.episode, q)
             .map_err(|why| self.interrupted(why, CALL, loc))?;
-        self.check_streams(&world, q, loc)?;
         let incoming = Incoming {
-            world: &world,
+            world,
             q,
             me: self.pid,
         };
-        self.superstep_steps(&world, incoming, all, loc)?;
+        if let Err(err) = self.check_streams(world, q, loc) {
+            self.drain_replies(world, all);
+            return Err(err);
+        }
+        self.superstep_steps(world, incoming, all, loc)?;
+        if exchange {
+            self.recycle_staging(q);
+        }
 
         // Step 7.
         if all & HPPUT != 0 {
@@ -146,6 +163,36 @@ impl Process {
         }
         self.next_superstep();
         Ok(())
+    }
+
+    /// Exchange engines: the mailbox half `q` was only the staging of this
+    /// superstep's streams, and of our own registration calls until step 3
+    /// applied them: reusable now.
+    fn recycle_staging(&mut self, q: usize) {
+        if self.dirty[q] {
+            // SAFETY: we own the mailbox, and in an exchange engine nobody
+            // else reads it.
+            unsafe { self.world.mailbox(self.pid).owner(q) }.clear();
+            self.dirty[q] = false;
+        }
+    }
+
+    /// A sync that fails before serving gets still takes part in the
+    /// delivery of the replies, with empty streams: on `mpi` the others are
+    /// in it (elsewhere the delivery is a barrier the failure interrupts).
+    fn drain_replies(&mut self, world: &World, all: u32) {
+        if all & GET == 0 {
+            return;
+        }
+        // SAFETY: only we write our reply channel; its readers of the
+        // previous sync finished before barrier A.
+        let mut w = unsafe { world.writer(self.pid, REPLIES) };
+        for requester in 0..self.nprocs {
+            w.begin(requester);
+            w.end();
+        }
+        drop(w);
+        let _ = world.deliver(&mut self.episode, REPLIES);
     }
 
     /// Exchange engines: checks that every stream addressed to us splits
@@ -183,7 +230,13 @@ impl Process {
     ) -> Result<(), Error> {
         // Step 3.
         let applied = if all & REG != 0 {
-            Some(self.apply_collectives(incoming, loc)?)
+            match self.apply_collectives(incoming, loc) {
+                Ok(applied) => Some(applied),
+                Err(err) => {
+                    self.drain_replies(world, all);
+                    return Err(err);
+                }
+            }
         } else {
             None
         };
@@ -201,18 +254,18 @@ impl Process {
             for requester in 0..self.nprocs {
                 w.begin(requester);
                 if refusal.is_none() {
-                    let served = serve_gets(
-                        &self.reg,
-                        requester,
-                        incoming.get(requester).gets,
-                        |src, len| {
-                            // SAFETY: `serve_gets` resolved `src` in our own
-                            // table: `len` bytes of memory we registered,
-                            // alive until this sync settles registrations,
-                            // and nobody writes it before barrier B.
-                            unsafe { w.bytes(src, len) }
-                        },
-                    );
+                    let Some(from) = incoming.get(requester) else {
+                        refusal = Some(self.fail(changed(requester), CALL, loc));
+                        w.end();
+                        continue;
+                    };
+                    let served = serve_gets(&self.reg, requester, from.gets, |src, len| {
+                        // SAFETY: `serve_gets` resolved `src` in our own
+                        // table: `len` bytes of memory we registered,
+                        // alive until this sync settles registrations,
+                        // and nobody writes it before barrier B.
+                        unsafe { w.bytes(src, len) }
+                    });
                     refusal = served.err().map(|refused| match refused {
                         Refused::Record(kind) => self.fail(kind, CALL, loc),
                         Refused::Full(needed) => self.capacity_error(needed, loc),
@@ -229,7 +282,25 @@ impl Process {
             // SAFETY: the owners wrote their replies before barrier B and
             // rewrite them only after barrier A of a later sync.
             self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) })
-                .map_err(|()| self.stopped(CALL, loc))?;
+                .map_err(|owner| {
+                    if world.is_stopped() || world.failures_gathered() {
+                        // The owner refused a request and failed the run
+                        // (on `mpi` it records the error itself, and the
+                        // run's error is gathered at its end).
+                        self.stopped(CALL, loc)
+                    } else {
+                        self.fail(
+                            ErrorKind::InvalidRecord {
+                                what: "get reply",
+                                sender: owner,
+                                detail: "is shorter than the requests, or does not fit its channel"
+                                    .into(),
+                            },
+                            CALL,
+                            loc,
+                        )
+                    }
+                })?;
         }
         self.gets.clear();
         self.get_keep.clear();
@@ -237,7 +308,9 @@ impl Process {
         // Step 5.
         if all & DATA != 0 {
             for src in 0..self.nprocs {
-                let from = incoming.get(src);
+                let from = incoming
+                    .get(src)
+                    .ok_or_else(|| self.fail(changed(src), CALL, loc))?;
                 apply_puts(&self.reg, src, from.puts).map_err(|kind| self.fail(kind, CALL, loc))?;
                 for h in from.hpputs {
                     let dst = own_range(&self.reg, "hpput", src, h.slot, h.offset, h.len)
@@ -311,7 +384,10 @@ impl Process {
         let mut tags = Vec::with_capacity(self.nprocs);
         let mut decoded = Vec::with_capacity(self.nprocs);
         for src in 0..self.nprocs {
-            let (t, ops) = match incoming.get(src).collective {
+            let from = incoming
+                .get(src)
+                .ok_or_else(|| self.fail(changed(src), CALL, loc))?;
+            let (t, ops) = match from.collective {
                 Collective::Calls(t, ops) => (t, Cow::Borrowed(ops)),
                 Collective::Encoded(bytes) => {
                     let (t, ops) = decode_collective(bytes.bytes()).ok_or_else(|| {
@@ -370,20 +446,22 @@ impl Process {
 
     /// Step 4, requester side: copies each reply (`replies(owner)`: the
     /// section `owner` wrote for us, in our request order) to its get's
-    /// destination. `Err` if an owner's replies are short: it refused a
-    /// request (and failed the run) while it served them.
+    /// destination. `Err(owner)` if an owner's replies are short: it
+    /// refused a request (and failed the run) while it served them, or its
+    /// channel is corrupted.
     pub(crate) fn write_replies<'r>(
         &mut self,
         replies: impl Fn(usize) -> Option<Records<'r>>,
-    ) -> Result<(), ()> {
+    ) -> Result<(), usize> {
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
         cursor.resize(self.nprocs, 0);
         for g in &self.gets {
             let at = cursor[g.pid];
             let Some(src) = replies(g.pid).and_then(|r| r.try_ptr(at, g.len)) else {
+                let owner = g.pid;
                 self.cursors = cursor;
-                return Err(());
+                return Err(owner);
             };
             // SAFETY: `dst` is writable for `len` bytes until the end of
             // this sync (the caller of `get` promised it, or the keepalive
@@ -437,30 +515,50 @@ enum Collective<'a> {
 }
 
 impl<'a> Incoming<'a> {
-    /// What `src` sent us.
-    fn get(&self, src: usize) -> From<'a> {
+    /// What `src` sent us; `None` if its stream no longer splits into
+    /// sections (checked once by `check_streams`, but another process
+    /// could write shared memory in between: every read is checked).
+    fn get(&self, src: usize) -> Option<From<'a>> {
         if self.world.distributed() {
             // SAFETY: delivered after barrier A, rewritten two syncs from
             // now (`exchange.rs`); the view borrows the world.
             let s = unsafe { self.world.stream(src, self.q, self.me) };
-            let s = s.and_then(Sections::of).expect("checked by check_streams");
-            return From {
-                collective: Collective::Encoded(s.collective),
+            let s = s.and_then(Sections::of)?;
+            let collective = if src == self.me {
+                // Our own calls from our own memory, never from a channel
+                // another process could write: they make our column of the
+                // slot table, which every record is checked against.
+                let own = published(self.world, src, self.q);
+                Collective::Calls(own.tag, &own.reg_ops)
+            } else {
+                Collective::Encoded(s.collective)
+            };
+            return Some(From {
+                collective,
                 gets: s.gets,
                 puts: s.puts,
                 sends: s.sends,
                 hpputs: &[],
-            };
+            });
         }
         let out = published(self.world, src, self.q);
         let me = self.me;
-        From {
+        Some(From {
             collective: Collective::Calls(out.tag, &out.reg_ops),
             gets: Records::of(&out.gets[me]),
             puts: Records::of(&out.puts[me]),
             sends: Records::of(&out.sends[me]),
             hpputs: &out.hpputs[me],
-        }
+        })
+    }
+}
+
+/// The error of a stream that changed during the sync.
+fn changed(sender: usize) -> ErrorKind {
+    ErrorKind::InvalidRecord {
+        what: "stream",
+        sender,
+        detail: "no longer fits its channel (its sender wrote it during the sync)".into(),
     }
 }
 

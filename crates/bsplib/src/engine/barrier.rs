@@ -59,6 +59,10 @@ use crossbeam_utils::CachePadded;
 
 use crate::engine::Interrupt;
 
+/// A notification counter ([`Barrier::ring`]): the barrier's own atomic
+/// type, so that the loom model covers the engines' counters too.
+pub(crate) type Bell = AtomicU64;
+
 const NONE: usize = usize::MAX;
 
 /// One arrival in `arrivals`.

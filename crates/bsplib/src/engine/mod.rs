@@ -32,7 +32,6 @@ pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
@@ -163,7 +162,7 @@ pub(crate) struct World {
     /// `serial`, `threads`: each process's notification counters (the
     /// `processes` engine keeps them in shared memory, `mpi` counts
     /// messages).
-    bells: Box<[CachePadded<[AtomicU64; BELLS]>]>,
+    bells: Box<[CachePadded<[barrier::Bell; BELLS]>]>,
     failure: Mutex<Option<Error>>,
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
@@ -498,6 +497,17 @@ impl World {
     pub(crate) fn finish_mpi(&self, pid: usize) {
         if let Sync::Mpi(m) = &self.sync {
             m.finish(pid, self.failure().is_some());
+        }
+    }
+
+    /// True when each process records its own errors and the run's error
+    /// is gathered at its end (`mpi`, errors as values), so a process
+    /// cannot learn during a sync that another failed.
+    pub(crate) fn failures_gathered(&self) -> bool {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => true,
+            _ => false,
         }
     }
 

@@ -438,9 +438,16 @@ impl Mpi {
         self.comm.all_to_all_into(&counts[..], &mut rcounts[..]);
         rdispls.clear();
         let mut total: usize = 0;
-        for &c in rcounts.iter() {
+        for c in rcounts.iter_mut() {
+            // Another rank's count: a negative one (only a corrupted rank
+            // sends it) receives nothing, and the streams that follow are
+            // refused by their receiver as too short.
+            let words = usize::try_from(*c).unwrap_or_else(|_| {
+                *c = 0;
+                0
+            });
             rdispls.push(Count::try_from(total).unwrap_or_else(|_| too_much(total)));
-            total += c as usize;
+            total = total.checked_add(words).unwrap_or_else(|| too_much(total));
         }
         let inbox = &mut *inbox;
         if inbox.data.len() < total {

@@ -145,7 +145,7 @@ struct Slot {
     result_len: AtomicU64,
     /// Point-to-point notifications to this process, per channel (see
     /// `Barrier::ring`).
-    bells: [AtomicU64; super::BELLS],
+    bells: [super::barrier::Bell; super::BELLS],
 }
 
 /// A shared anonymous mapping, unmapped on drop.
@@ -278,7 +278,7 @@ impl Shared {
     }
 
     /// Process `pid`'s notification counter of channel `ch`.
-    pub(crate) fn bell(&self, pid: usize, ch: usize) -> &AtomicU64 {
+    pub(crate) fn bell(&self, pid: usize, ch: usize) -> &super::barrier::Bell {
         &self.slot(pid).bells[ch]
     }
 
