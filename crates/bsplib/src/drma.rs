@@ -18,6 +18,7 @@ impl Process {
         const CALL: &str = "bsp_push_reg";
         self.check_running(CALL, loc)?;
         let size = self.check_nonneg(size, "size", CALL, loc)?;
+        self.reg.note_push(addr, &mut self.pending_regs);
         self.out().reg_ops.push(RegOp {
             kind: RegOpKind::Push { addr, size },
             location: loc,
@@ -30,8 +31,9 @@ impl Process {
     /// `bsp_pop_reg(addr)`.
     pub(crate) fn pop_reg(&mut self, addr: usize, loc: Loc) -> Result<(), Error> {
         self.check_running("bsp_pop_reg", loc)?;
+        let claim = self.reg.claim(addr, &mut self.pending_regs);
         self.out().reg_ops.push(RegOp {
-            kind: RegOpKind::Pop { addr },
+            kind: RegOpKind::Pop { addr, claim },
             location: loc,
         });
         self.flags |= REG;

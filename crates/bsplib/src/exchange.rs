@@ -148,10 +148,10 @@ fn encode_collective(tag: &TagCalls, ops: &[RegOp]) -> Vec<u8> {
                 w.u64(addr as u64);
                 w.u64(size as u64);
             }
-            RegOpKind::Pop { addr } => {
+            RegOpKind::Pop { addr, claim } => {
                 w.u64(1);
                 w.u64(addr as u64);
-                w.u64(0);
+                w.u64(claim.unwrap_or(u64::MAX));
             }
         }
         write_location(&mut w, op.location);
@@ -172,10 +172,16 @@ pub(crate) fn decode_collective(bytes: &[u8]) -> Option<(TagCalls, Vec<RegOp>)> 
     let n = r.usize()?;
     let mut ops = Vec::with_capacity(n.min(bytes.len()));
     for _ in 0..n {
-        let (kind, addr, size) = (r.u64()?, r.usize()?, r.usize()?);
+        let (kind, addr, word) = (r.u64()?, r.usize()?, r.u64()?);
         let kind = match kind {
-            0 => RegOpKind::Push { addr, size },
-            1 => RegOpKind::Pop { addr },
+            0 => RegOpKind::Push {
+                addr,
+                size: usize::try_from(word).ok()?,
+            },
+            1 => RegOpKind::Pop {
+                addr,
+                claim: (word != u64::MAX).then_some(word),
+            },
             _ => return None,
         };
         ops.push(RegOp {

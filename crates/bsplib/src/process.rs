@@ -15,7 +15,7 @@ use crate::bsmp::Inbox;
 use crate::engine::{Interrupt, World};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::Outgoing;
-use crate::registration::Registry;
+use crate::registration::{Pending, Registry};
 
 /// Keeps the memory behind a registration or a pending get alive while the
 /// library may still touch it (safe API only; raw callers keep their own).
@@ -64,6 +64,8 @@ pub(crate) struct Process {
     /// Flags (see `mailbox`) for the barrier that ends this superstep.
     pub(crate) flags: u32,
     pub(crate) reg: Registry,
+    /// This superstep's registration calls, for resolving pops at the call.
+    pub(crate) pending_regs: Pending,
     /// Keepalives of this superstep's pushes, one per push in call order
     /// (None for raw pushes).
     pub(crate) pending_keep: Vec<Option<Keepalive>>,
@@ -99,6 +101,7 @@ impl Process {
             dirty: [false; 2],
             flags: 0,
             reg: Registry::new(pid, nprocs),
+            pending_regs: Pending::default(),
             pending_keep: Vec::new(),
             keep: HashMap::new(),
             gets: Vec::new(),

@@ -12,10 +12,19 @@
 //! are published to all processes at the sync, and every process applies the
 //! same calls in the same order, so the replicas stay identical and every
 //! process detects a mismatch alike.
+//!
+//! A pop names its slot through the popper's own column, which only the
+//! popper can search fast (by address, [`Registry::claim`]); so the popper
+//! resolves its pop at the call, as the sync will apply it (after the
+//! calls before it in the superstep), and the call carries that *claim*:
+//! the sync checks that every process claims the same slot and that the
+//! slot holds each claimant's address. Popping in any order costs the
+//! same. (The table decides where a sender's transfers go, never where a
+//! receiver writes: every record is checked again by its owner.)
 
 use crate::error::SourceLocation;
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::ErrorKind;
 
@@ -63,8 +72,37 @@ pub(crate) struct RegOp {
 /// Which call, with its arguments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RegOpKind {
-    Push { addr: usize, size: usize },
-    Pop { addr: usize },
+    Push {
+        addr: usize,
+        size: usize,
+    },
+    /// `claim`: the slot the popper's own column names for `addr` (see the
+    /// module docs); `None` when it names none, or for `NULL`.
+    Pop {
+        addr: usize,
+        claim: Option<u64>,
+    },
+}
+
+/// The registration calls of the current superstep, as far as resolving a
+/// pop at its call needs them.
+#[derive(Default)]
+pub(crate) struct Pending {
+    /// Pushes so far: their slots will be `next_seq + 0, 1, ...`.
+    pushes: u64,
+    /// Our non-NULL addresses pushed so far → their future slots.
+    pushed: HashMap<usize, Vec<u64>>,
+    /// Slots claimed by pops so far.
+    popped: HashSet<u64>,
+}
+
+impl Pending {
+    /// Forgets the calls (the sync applied them).
+    pub(crate) fn clear(&mut self) {
+        if self.pushes != 0 || !self.popped.is_empty() {
+            *self = Pending::default();
+        }
+    }
 }
 
 /// A registration error found at the sync: the error, and the process and
@@ -89,19 +127,19 @@ pub(crate) struct Applied {
 pub(crate) struct Registry {
     me: usize,
     nprocs: usize,
-    /// Live slots in push order (oldest first); `seq` increases along it.
-    slots: Vec<Slot>,
+    /// Live slots by `seq` (push order).
+    slots: BTreeMap<u64, Slot>,
     /// This process's non-NULL addresses → the slots holding them, oldest first.
     mine: HashMap<usize, Vec<u64>>,
     next_seq: u64,
-    /// The last successful lookup: `(address, index into slots)`. Programs
-    /// put into the same area many times in a row; this skips the hash.
-    /// Reset whenever the table changes.
-    last: Cell<Option<(usize, usize)>>,
+    /// The last successful lookup: `(address, seq)`. Programs put into the
+    /// same area many times in a row; this skips the hash. Reset whenever
+    /// the table changes.
+    last: Cell<Option<(usize, u64)>>,
     /// The slots popped by the sync in progress: records of the superstep
     /// that popped them may still name them (a pop takes effect at the
     /// end of the sync), until [`forget_retired`](Self::forget_retired).
-    retired: Vec<Slot>,
+    retired: BTreeMap<u64, Slot>,
     /// The last slot resolved by [`own`](Self::own): `(seq, our entry)`.
     /// Streams name the same slot many times in a row.
     last_own: Cell<Option<(u64, Entry)>>,
@@ -112,11 +150,11 @@ impl Registry {
         Registry {
             me,
             nprocs,
-            slots: Vec::new(),
+            slots: BTreeMap::new(),
             mine: HashMap::new(),
             next_seq: 0,
             last: Cell::new(None),
-            retired: Vec::new(),
+            retired: BTreeMap::new(),
             last_own: Cell::new(None),
         }
     }
@@ -131,9 +169,7 @@ impl Registry {
                 return Some(e);
             }
         }
-        let slot = self
-            .slot(seq)
-            .or_else(|| self.retired.iter().find(|s| s.seq == seq))?;
+        let slot = self.slot(seq).or_else(|| self.retired.get(&seq))?;
         let e = slot.entries[self.me];
         self.last_own.set(Some((seq, e)));
         Some(e)
@@ -151,30 +187,49 @@ impl Registry {
     /// The most recent live slot in which this process registered `addr`.
     #[inline]
     pub(crate) fn lookup(&self, addr: usize) -> Option<&Slot> {
-        if let Some((a, i)) = self.last.get() {
+        if let Some((a, seq)) = self.last.get() {
             if a == addr {
-                return Some(&self.slots[i]);
+                return self.slots.get(&seq);
             }
         }
         let seq = *self.mine.get(&addr)?.last()?;
-        let i = self.slots.binary_search_by_key(&seq, |s| s.seq).ok()?;
-        self.last.set(Some((addr, i)));
-        Some(&self.slots[i])
+        self.last.set(Some((addr, seq)));
+        self.slots.get(&seq)
+    }
+
+    /// The slot a pop of our `addr` will remove when the sync applies it
+    /// after the calls of this superstep so far (`pending`), which it then
+    /// records: the most recent slot holding `addr` in our column, pushed
+    /// before this superstep or in it, not popped yet. `None` for `NULL`
+    /// (resolved at the sync from the others' claims) or for an address we
+    /// did not register (an error at the sync).
+    pub(crate) fn claim(&self, addr: usize, pending: &mut Pending) -> Option<u64> {
+        if addr == 0 {
+            return None;
+        }
+        let fresh = pending.pushed.get(&addr).into_iter().flatten().rev();
+        let old = self.mine.get(&addr).into_iter().flatten().rev();
+        let seq = fresh
+            .chain(old)
+            .copied()
+            .find(|s| !pending.popped.contains(s))?;
+        pending.popped.insert(seq);
+        Some(seq)
+    }
+
+    /// Notes a push of the current superstep (for later [`claim`](Self::claim)s).
+    pub(crate) fn note_push(&self, addr: usize, pending: &mut Pending) {
+        let seq = self.next_seq + pending.pushes;
+        pending.pushes += 1;
+        if addr != 0 {
+            pending.pushed.entry(addr).or_default().push(seq);
+        }
     }
 
     /// Number of live slots.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
-    }
-
-    /// The most recent live slot whose entry for `pid` holds `addr`.
-    fn resolve_in_column(&self, pid: usize, addr: usize) -> Option<u64> {
-        self.slots
-            .iter()
-            .rev()
-            .find(|s| s.entries[pid].addr == addr)
-            .map(|s| s.seq)
     }
 
     /// Applies the registration calls of one superstep, `ops[pid]` being the
@@ -219,10 +274,13 @@ impl Registry {
                     if my_addr != 0 {
                         self.mine.entry(my_addr).or_default().push(seq);
                     }
-                    self.slots.push(Slot {
+                    self.slots.insert(
                         seq,
-                        entries: entries.into_boxed_slice(),
-                    });
+                        Slot {
+                            seq,
+                            entries: entries.into_boxed_slice(),
+                        },
+                    );
                     applied.pushed.push(seq);
                 }
                 RegOpKind::Pop { .. } => {
@@ -236,14 +294,15 @@ impl Registry {
     }
 
     /// The slot that pop call `j` of the superstep removes. The processes
-    /// that pop a real address name it (each through its own column: the
-    /// most recent slot holding that address) and must agree; a process
+    /// that pop a real address claim it (each through its own column: the
+    /// most recent slot holding that address, see [`claim`](Self::claim))
+    /// and must agree, and the slot must hold each one's address; a process
     /// that pops `NULL` takes part in whichever slot that is, provided it
     /// registered `NULL` there. If every process pops `NULL`, the slot is
     /// the most recent one that is `NULL` everywhere.
     fn resolve_pop(&self, j: usize, ops: &[&[RegOp]]) -> Result<u64, RegError> {
-        let pop_addr = |pid: usize| match ops[pid][j].kind {
-            RegOpKind::Pop { addr } => Ok(addr),
+        let pop = |pid: usize| match ops[pid][j].kind {
+            RegOpKind::Pop { addr, claim } => Ok((addr, claim)),
             RegOpKind::Push { .. } => Err(kind_mismatch(j, pid, &ops[pid][j])),
         };
         let error = |pid: usize, kind| RegError {
@@ -252,44 +311,49 @@ impl Registry {
             call: "bsp_pop_reg",
             location: ops[pid][j].location,
         };
+        let differs = |pid: usize, first: usize| {
+            error(
+                pid,
+                ErrorKind::RegistrationMismatch {
+                    detail: format!(
+                        "bsp_pop_reg call {} of this superstep names a different registration slot on process {pid} than on process {first}",
+                        j + 1
+                    ),
+                },
+            )
+        };
         let mut target: Option<(u64, usize)> = None;
         for pid in 0..self.nprocs {
-            let addr = pop_addr(pid)?;
+            let (addr, claim) = pop(pid)?;
             if addr == 0 {
                 continue;
             }
-            let Some(seq) = self.resolve_in_column(pid, addr) else {
+            let Some(seq) = claim else {
                 return Err(error(pid, ErrorKind::NotRegistered { addr }));
             };
             match target {
                 None => target = Some((seq, pid)),
                 Some((t, _)) if t == seq => {}
-                Some((_, first)) => {
-                    return Err(error(
-                        pid,
-                        ErrorKind::RegistrationMismatch {
-                            detail: format!(
-                                "bsp_pop_reg call {} of this superstep names a different registration slot on process {pid} than on process {first}",
-                                j + 1
-                            ),
-                        },
-                    ))
-                }
+                Some((_, first)) => return Err(differs(pid, first)),
+            }
+            // A claim names a slot holding the claimant's address.
+            if self.slot(seq).is_none_or(|s| s.entries[pid].addr != addr) {
+                return Err(error(pid, ErrorKind::NotRegistered { addr }));
             }
         }
         let Some((seq, first)) = target else {
             // Every process pops NULL.
             return self
                 .slots
-                .iter()
+                .values()
                 .rev()
                 .find(|s| s.entries.iter().all(|e| e.addr == 0))
                 .map(|s| s.seq)
                 .ok_or_else(|| error(0, ErrorKind::NotRegistered { addr: 0 }));
         };
-        let slot = self.slot(seq).expect("a resolved slot is live");
+        let slot = self.slot(seq).expect("a claimed slot is live (checked)");
         for pid in 0..self.nprocs {
-            if pop_addr(pid)? == 0 && slot.entries[pid].addr != 0 {
+            if pop(pid)?.0 == 0 && slot.entries[pid].addr != 0 {
                 return Err(error(
                     pid,
                     ErrorKind::RegistrationMismatch {
@@ -305,28 +369,23 @@ impl Registry {
     }
 
     fn slot(&self, seq: u64) -> Option<&Slot> {
-        self.slots
-            .binary_search_by_key(&seq, |s| s.seq)
-            .ok()
-            .map(|i| &self.slots[i])
+        self.slots.get(&seq)
     }
 
     fn remove(&mut self, seq: u64) {
-        let i = self
-            .slots
-            .binary_search_by_key(&seq, |s| s.seq)
-            .expect("a resolved slot is live");
-        let slot = self.slots.remove(i);
+        let slot = self.slots.remove(&seq).expect("a resolved slot is live");
         let my_addr = slot.entries[self.me].addr;
         if my_addr != 0 {
             if let Some(v) = self.mine.get_mut(&my_addr) {
-                v.retain(|&s| s != seq);
+                if let Some(i) = v.iter().rposition(|&s| s == seq) {
+                    v.remove(i);
+                }
                 if v.is_empty() {
                     self.mine.remove(&my_addr);
                 }
             }
         }
-        self.retired.push(slot);
+        self.retired.insert(seq, slot);
     }
 }
 
@@ -367,9 +426,9 @@ mod tests {
             location: None,
         }
     }
-    fn pop(addr: usize) -> RegOp {
+    fn pop(addr: usize, claim: Option<u64>) -> RegOp {
         RegOp {
-            kind: RegOpKind::Pop { addr },
+            kind: RegOpKind::Pop { addr, claim },
             location: None,
         }
     }
@@ -380,10 +439,43 @@ mod tests {
         r.apply(&[&[push(100, 8)], &[push(200, 8)]]).ok().unwrap();
         r.apply(&[&[push(100, 4)], &[push(300, 4)]]).ok().unwrap();
         assert_eq!(r.lookup(100).unwrap().entry(1).addr, 300);
-        // Process 1 pops its older area 200; process 0 names 100, whose most
-        // recent slot is the newer one: different slots, an error.
-        let e = r.apply(&[&[pop(100)], &[pop(200)]]).err().unwrap();
+        // Process 1 pops its older area 200 (slot 0); process 0 names 100,
+        // whose most recent slot is the newer one (slot 1): an error.
+        let mut pending = Pending::default();
+        assert_eq!(r.claim(100, &mut pending), Some(1));
+        let e = r
+            .apply(&[&[pop(100, Some(1))], &[pop(200, Some(0))]])
+            .err()
+            .unwrap();
         assert!(matches!(e.kind, ErrorKind::RegistrationMismatch { .. }));
+        // Both name the older slot: it goes, the newer one stays.
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(100, 8), push(150, 4)], &[push(200, 8), push(300, 4)]])
+            .ok()
+            .unwrap();
+        let mut pending = Pending::default();
+        assert_eq!(r.claim(100, &mut pending), Some(0));
+        r.apply(&[&[pop(100, Some(0))], &[pop(200, Some(0))]])
+            .ok()
+            .unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.lookup(150).unwrap().entry(1).addr, 300);
+    }
+
+    #[test]
+    fn claims_follow_the_calls_of_the_superstep() {
+        let mut r = Registry::new(0, 1);
+        r.apply(&[&[push(100, 8), push(100, 4)]]).ok().unwrap();
+        let mut pending = Pending::default();
+        // Two pops of the same address: the newer slot, then the older.
+        assert_eq!(r.claim(100, &mut pending), Some(1));
+        assert_eq!(r.claim(100, &mut pending), Some(0));
+        assert_eq!(r.claim(100, &mut pending), None);
+        // A push in the superstep, then its pop: the new slot (seq 2).
+        let mut pending = Pending::default();
+        r.note_push(100, &mut pending);
+        assert_eq!(r.claim(100, &mut pending), Some(2));
+        assert_eq!(r.claim(100, &mut pending), Some(1));
     }
 
     #[test]
@@ -392,12 +484,29 @@ mod tests {
         r.apply(&[&[push(100, 8), push(100, 4)], &[push(200, 8), push(300, 4)]])
             .ok()
             .unwrap();
-        r.apply(&[&[pop(100)], &[pop(300)]]).ok().unwrap();
+        r.apply(&[&[pop(100, Some(1))], &[pop(300, Some(1))]])
+            .ok()
+            .unwrap();
         assert_eq!(
             r.lookup(100).unwrap().entry(1),
             Entry { addr: 200, size: 8 }
         );
         assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn a_claim_of_a_slot_without_the_address_is_refused() {
+        let mut r = Registry::new(0, 2);
+        r.apply(&[&[push(100, 8), push(150, 8)], &[push(200, 8), push(300, 8)]])
+            .ok()
+            .unwrap();
+        // Process 1 claims slot 1 for address 200, which is in slot 0.
+        let e = r
+            .apply(&[&[pop(150, Some(1))], &[pop(200, Some(1))]])
+            .err()
+            .unwrap();
+        assert_eq!(e.pid, 1);
+        assert!(matches!(e.kind, ErrorKind::NotRegistered { addr: 200 }));
     }
 
     #[test]
@@ -408,12 +517,17 @@ mod tests {
         r.apply(&[&[push(100, 8), push(200, 8)], &[push(0, 0), push(0, 0)]])
             .ok()
             .unwrap();
-        r.apply(&[&[pop(100)], &[pop(0)]]).ok().unwrap();
+        r.apply(&[&[pop(100, Some(0))], &[pop(0, None)]])
+            .ok()
+            .unwrap();
         assert_eq!(r.len(), 1);
         // Popping NULL where an area was registered is a mismatch.
         let mut r = Registry::new(0, 2);
         r.apply(&[&[push(100, 8)], &[push(300, 8)]]).ok().unwrap();
-        let e = r.apply(&[&[pop(100)], &[pop(0)]]).err().unwrap();
+        let e = r
+            .apply(&[&[pop(100, Some(0))], &[pop(0, None)]])
+            .err()
+            .unwrap();
         assert_eq!(e.pid, 1);
         assert!(matches!(e.kind, ErrorKind::RegistrationMismatch { .. }));
     }
@@ -423,7 +537,9 @@ mod tests {
         let mut r = Registry::new(0, 2);
         r.apply(&[&[push(0, 0)], &[push(200, 8)]]).ok().unwrap();
         assert!(r.lookup(0).is_none());
-        r.apply(&[&[pop(0)], &[pop(200)]]).ok().unwrap();
+        r.apply(&[&[pop(0, None)], &[pop(200, Some(0))]])
+            .ok()
+            .unwrap();
         assert_eq!(r.len(), 0);
     }
 }

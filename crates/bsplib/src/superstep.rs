@@ -370,6 +370,7 @@ impl Process {
     }
 
     pub(crate) fn next_superstep(&mut self) {
+        self.pending_regs.clear();
         self.superstep += 1;
         self.parity ^= 1;
         self.flags = 0;
