@@ -136,11 +136,17 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         let out = self.out();
-        out.puts[pid]
+        out.to(pid)
+            .puts
             .try_reserve_record(nbytes)
             .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-        unsafe { self.out().puts[pid].push_record([slot as usize, offset, nbytes], src, nbytes) };
+        unsafe {
+            self.out()
+                .to(pid)
+                .puts
+                .push_record([slot as usize, offset, nbytes], src, nbytes)
+        };
         self.flags |= DATA;
         Ok(())
     }
@@ -155,7 +161,10 @@ impl Process {
         dst: *mut u8,
         nbytes: usize,
     ) {
-        self.out().gets[pid].push_words([slot as usize, offset, nbytes]);
+        self.out()
+            .to(pid)
+            .gets
+            .push_words([slot as usize, offset, nbytes]);
         self.gets.push(GetReq {
             pid,
             dst,
@@ -192,7 +201,7 @@ impl Process {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
             return unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) };
         }
-        self.out().hpputs[pid].push(HpPut {
+        self.out().to(pid).hpputs.push(HpPut {
             src,
             slot,
             offset,

@@ -110,7 +110,10 @@ impl Process {
         };
         for dest in 0..self.nprocs {
             w.begin(dest);
-            let (gets, puts, sends) = (&out.gets[dest], &out.puts[dest], &out.sends[dest]);
+            let (gets, puts, sends) = match out.for_dest(dest) {
+                Some(to) => (to.gets.bytes(), to.puts.bytes(), to.sends.bytes()),
+                None => (&[][..], &[][..], &[][..]),
+            };
             if self.flags != 0 {
                 for word in [
                     self.flags as usize,

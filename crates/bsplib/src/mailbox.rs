@@ -14,8 +14,6 @@
 use crate::error::SourceLocation;
 use std::cell::UnsafeCell;
 
-use crossbeam_utils::CachePadded;
-
 use crate::mem::AlignedBuf;
 use crate::registration::RegOp;
 use crate::stream::Outbox;
@@ -50,22 +48,43 @@ pub(crate) struct TagCalls {
     pub(crate) location: Option<SourceLocation>,
 }
 
-/// Everything one process sends in one superstep. Each per-destination
-/// list has its own cache line: the lists of different processes are
-/// allocated side by side, and a write to one must not evict another
-/// process's from its core.
+/// What one process sends one destination in one superstep.
+#[derive(Default)]
+pub(crate) struct ToDest {
+    /// Records `[slot][offset][len][payload, padded to 8]`, resolved and
+    /// checked by the destination.
+    pub(crate) puts: AlignedBuf,
+    /// Get requests `[slot][offset][len]` to the owner of the source, in
+    /// call order, resolved and checked by the owner.
+    pub(crate) gets: AlignedBuf,
+    /// Unbuffered puts (shared memory).
+    pub(crate) hpputs: Vec<HpPut>,
+    /// Records `[tag len][payload len][tag][payload]`, tag and payload
+    /// each padded to 8 so both start aligned.
+    pub(crate) sends: AlignedBuf,
+}
+
+impl ToDest {
+    fn clear(&mut self) {
+        self.puts.clear();
+        self.gets.clear();
+        self.hpputs.clear();
+        self.sends.clear();
+    }
+}
+
+/// Everything one process sends in one superstep. The lists of a
+/// destination are made the first time it is sent something, and kept
+/// for reuse; a half costs 4 bytes per process of the run until then,
+/// and clearing it touches only the destinations it used.
 pub(crate) struct Outgoing {
-    /// Per destination: records `[slot][offset][len][payload, padded to
-    /// 8]`, resolved and checked by the destination.
-    pub(crate) puts: Box<[CachePadded<AlignedBuf>]>,
-    /// Per destination (the owner of the source): get requests `[slot]
-    /// [offset][len]`, in call order, resolved and checked by the owner.
-    pub(crate) gets: Box<[CachePadded<AlignedBuf>]>,
-    /// Per destination: unbuffered puts.
-    pub(crate) hpputs: Box<[CachePadded<Vec<HpPut>>]>,
-    /// Per destination: records `[tag len][payload len][tag][payload]`,
-    /// tag and payload each padded to 8 so both start aligned.
-    pub(crate) sends: Box<[CachePadded<AlignedBuf>]>,
+    /// Per destination: 1 + the index of its lists in `lists`; 0 for none.
+    index: Box<[u32]>,
+    lists: Vec<ToDest>,
+    /// Whether each of `lists` was written since the last clear, and
+    /// which were.
+    in_use: Vec<bool>,
+    used: Vec<u32>,
     /// Registration calls in call order.
     pub(crate) reg_ops: Vec<RegOp>,
     /// Tag-size calls.
@@ -75,21 +94,51 @@ pub(crate) struct Outgoing {
 impl Outgoing {
     fn new(nprocs: usize) -> Self {
         Outgoing {
-            puts: (0..nprocs).map(|_| CachePadded::default()).collect(),
-            gets: (0..nprocs).map(|_| CachePadded::default()).collect(),
-            hpputs: (0..nprocs).map(|_| CachePadded::default()).collect(),
-            sends: (0..nprocs).map(|_| CachePadded::default()).collect(),
+            index: vec![0; nprocs].into_boxed_slice(),
+            lists: Vec::new(),
+            in_use: Vec::new(),
+            used: Vec::new(),
             reg_ops: Vec::new(),
             tag: TagCalls::default(),
         }
     }
 
-    /// Empties every list, keeping capacities.
+    /// The lists for `dest`, made on first use, to write.
+    #[inline]
+    pub(crate) fn to(&mut self, dest: usize) -> &mut ToDest {
+        let i = match self.index[dest] {
+            0 => {
+                self.lists.push(ToDest::default());
+                self.in_use.push(false);
+                let i = self.lists.len() - 1;
+                self.index[dest] = u32::try_from(i + 1).expect("fewer than 2^32 processes");
+                i
+            }
+            k => k as usize - 1,
+        };
+        if !self.in_use[i] {
+            self.in_use[i] = true;
+            self.used.push(i as u32);
+        }
+        &mut self.lists[i]
+    }
+
+    /// What was sent to `dest`, if it ever was.
+    #[inline]
+    pub(crate) fn for_dest(&self, dest: usize) -> Option<&ToDest> {
+        match self.index[dest] {
+            0 => None,
+            k => Some(&self.lists[k as usize - 1]),
+        }
+    }
+
+    /// Empties every list used, keeping capacities.
     pub(crate) fn clear(&mut self) {
-        self.puts.iter_mut().for_each(|b| b.clear());
-        self.gets.iter_mut().for_each(|b| b.clear());
-        self.hpputs.iter_mut().for_each(|v| v.clear());
-        self.sends.iter_mut().for_each(|b| b.clear());
+        for &i in &self.used {
+            self.lists[i as usize].clear();
+            self.in_use[i as usize] = false;
+        }
+        self.used.clear();
         self.reg_ops.clear();
         self.tag = TagCalls::default();
     }

@@ -145,6 +145,14 @@ impl AlignedBuf {
         unsafe { copy(src, self.as_mut_ptr().add(at), len) }
     }
 
+    /// The bytes in use.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: the first `len` bytes of `words` (`len <= 8 * words.len()`
+        // by construction) are initialised `u64`s, viewed as bytes.
+        unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len) }
+    }
+
     /// Pointer to the first byte.
     #[inline]
     pub(crate) fn as_ptr(&self) -> *const u8 {
@@ -185,6 +193,16 @@ impl<'a> Records<'a> {
         Records {
             base,
             len,
+            _bytes: PhantomData,
+        }
+    }
+
+    /// An empty view.
+    #[inline]
+    pub(crate) fn empty() -> Self {
+        Records {
+            base: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+            len: 0,
             _bytes: PhantomData,
         }
     }

@@ -129,7 +129,7 @@ impl Process {
 
     /// The outgoing message buffer for `pid` (test hooks of `raw.rs`).
     pub(crate) fn out_sends(&mut self, pid: usize) -> &mut crate::mem::AlignedBuf {
-        &mut self.out().sends[pid]
+        &mut self.out().to(pid).sends
     }
 
     /// A read-only view of the current half (exchange engines compose their

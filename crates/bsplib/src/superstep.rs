@@ -543,13 +543,22 @@ impl<'a> Incoming<'a> {
             });
         }
         let out = published(self.world, src, self.q);
-        let me = self.me;
-        Some(From {
-            collective: Collective::Calls(out.tag, &out.reg_ops),
-            gets: Records::of(&out.gets[me]),
-            puts: Records::of(&out.puts[me]),
-            sends: Records::of(&out.sends[me]),
-            hpputs: &out.hpputs[me],
+        let collective = Collective::Calls(out.tag, &out.reg_ops);
+        Some(match out.for_dest(self.me) {
+            Some(to) => From {
+                collective,
+                gets: Records::of(&to.gets),
+                puts: Records::of(&to.puts),
+                sends: Records::of(&to.sends),
+                hpputs: &to.hpputs,
+            },
+            None => From {
+                collective,
+                gets: Records::empty(),
+                puts: Records::empty(),
+                sends: Records::empty(),
+                hpputs: &[],
+            },
         })
     }
 }

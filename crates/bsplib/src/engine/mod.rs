@@ -78,11 +78,11 @@ impl Reported {
     }
 }
 
-/// Bytes of bookkeeping a run keeps per pair of processes: each process's
-/// two mailbox halves hold four per-destination lists (puts, get requests,
-/// hpputs, messages), each on its own 128-byte line, and its get replies a
-/// directory entry per requester.
-const BYTES_PER_PAIR: usize = 2 * 4 * 128 + 16;
+/// Bytes of bookkeeping a run keeps per pair of processes before any
+/// traffic: each process's two mailbox halves hold a 4-byte index per
+/// destination (the lists themselves are made on first use), and its get
+/// replies a directory entry per requester.
+const BYTES_PER_PAIR: usize = 2 * 4 + 16;
 
 /// Refuses a run whose per-pair bookkeeping alone would exceed half of the
 /// machine's memory: a clear error at the start instead of the
