@@ -314,6 +314,36 @@ fn bench_pops(n: usize, oldest_first: bool) -> Result<f64, Error> {
     Ok(first(results))
 }
 
+/// Seconds per superstep at `p` processes (threads engine): empty ones,
+/// and ones in which every process puts one word to its right neighbour;
+/// `(empty, one put)`, each the median of `rounds` rounds of `iters`.
+fn bench_scale(p: usize, iters: usize, rounds: usize) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    let results = Runtime::new(p).engine(Engine::Threads).run(|bsp| {
+        let x = bsplib::Area::<u64>::new(bsp, 1);
+        bsp.push_reg(&x)?;
+        bsp.sync()?;
+        let right = (bsp.pid() + 1) % bsp.nprocs();
+        let (mut empty, mut put) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                bsp.sync()?;
+            }
+            empty.push(t0.elapsed().as_secs_f64() / iters as f64);
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for i in 0..iters {
+                bsp.put(right, &[i as u64], &x, 0)?;
+                bsp.sync()?;
+            }
+            put.push(t0.elapsed().as_secs_f64() / iters as f64);
+        }
+        Ok((empty, put))
+    })?;
+    Ok(first(results))
+}
+
 // ----- b. bandwidth ------------------------------------------------------------
 
 /// Seconds per copy of `BIG` bytes by thread 0 while `threads` threads
@@ -774,6 +804,33 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
         baseline: Some((format!("pop {n} regs, newest first"), ms(stats(&lifo)))),
         target: Target::AtMost(2.0, "newest first"),
     });
+
+    // e. scaling: a superstep of one put per process against an empty one.
+    let sweep: &[usize] = if cfg.quick {
+        &[2, 64]
+    } else {
+        &[2, 64, 256, 1024]
+    };
+    for &p in sweep {
+        eprintln!("[bench] scaling, p = {p}: empty superstep and one put each");
+        let iters = if p >= 256 { 20 } else { 200 };
+        let (empty, put) = bench_scale(p, iters, cfg.reps)?;
+        let us = |s: Stats| Stats {
+            min: s.min * 1e6,
+            median: s.median * 1e6,
+        };
+        rows.push(Row {
+            name: format!("one put each + sync, p={p}"),
+            unit: "us",
+            value: us(stats(&put)),
+            baseline: Some((format!("empty sync, p={p}"), us(stats(&empty)))),
+            target: if p == 1024 {
+                Target::AtMost(1.5, "empty sync")
+            } else {
+                Target::Info("(the trend; target at p = 1024)")
+            },
+        });
+    }
 
     println!();
     print_table(&rows);

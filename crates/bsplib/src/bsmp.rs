@@ -136,12 +136,11 @@ impl Process {
         let tag_len = self.tags.send;
         self.check_pointer(tag, tag_len, "tag", CALL, loc)?;
         self.check_pointer(payload, len, "payload", CALL, loc)?;
-        let out = self.out();
-        out.to(pid)
+        self.dest(pid)
             .sends
             .try_reserve_record(tag_len.saturating_add(len).saturating_add(8))
             .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, CALL, loc))?;
-        let buf = &mut self.out().to(pid).sends;
+        let buf = &mut self.dest(pid).sends;
         // SAFETY: the caller guarantees both ranges are readable. The
         // header and the tag form one record, the payload another, each
         // padded to 8: the layout `Inbox::collect` reads.

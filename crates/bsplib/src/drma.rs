@@ -135,15 +135,13 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let out = self.out();
-        out.to(pid)
+        self.dest(pid)
             .puts
             .try_reserve_record(nbytes)
             .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
         unsafe {
-            self.out()
-                .to(pid)
+            self.dest(pid)
                 .puts
                 .push_record([slot as usize, offset, nbytes], src, nbytes)
         };
@@ -161,8 +159,7 @@ impl Process {
         dst: *mut u8,
         nbytes: usize,
     ) {
-        self.out()
-            .to(pid)
+        self.dest(pid)
             .gets
             .push_words([slot as usize, offset, nbytes]);
         self.gets.push(GetReq {
@@ -201,7 +198,7 @@ impl Process {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
             return unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) };
         }
-        self.out().to(pid).hpputs.push(HpPut {
+        self.dest(pid).hpputs.push(HpPut {
             src,
             slot,
             offset,

@@ -103,9 +103,10 @@ impl Outgoing {
         }
     }
 
-    /// The lists for `dest`, made on first use, to write.
+    /// The lists for `dest`, made on first use, to write; and whether this
+    /// is the first write to `dest` since the last clear.
     #[inline]
-    pub(crate) fn to(&mut self, dest: usize) -> &mut ToDest {
+    pub(crate) fn to(&mut self, dest: usize) -> (&mut ToDest, bool) {
         let i = match self.index[dest] {
             0 => {
                 self.lists.push(ToDest::default());
@@ -116,11 +117,12 @@ impl Outgoing {
             }
             k => k as usize - 1,
         };
-        if !self.in_use[i] {
+        let first = !self.in_use[i];
+        if first {
             self.in_use[i] = true;
             self.used.push(i as u32);
         }
-        &mut self.lists[i]
+        (&mut self.lists[i], first)
     }
 
     /// What was sent to `dest`, if it ever was.

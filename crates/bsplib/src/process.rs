@@ -77,6 +77,9 @@ pub(crate) struct Process {
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
     pub(crate) poisoned: bool,
+    /// The processes that sent us something in the sync in progress
+    /// (kept to reuse the allocation).
+    pub(crate) sources: Vec<usize>,
     /// A cursor per owner into its get replies (kept to reuse the
     /// allocation).
     pub(crate) cursors: Vec<usize>,
@@ -109,6 +112,7 @@ impl Process {
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,
+            sources: Vec::new(),
             cursors: Vec::new(),
             quiet: [false; 2],
         }
@@ -127,9 +131,26 @@ impl Process {
         unsafe { self.world.mailbox(self.pid).owner(self.parity) }
     }
 
+    /// This superstep's lists for destination `pid`, to write. The first
+    /// write to a destination in a superstep tells it, on shared memory,
+    /// that we are one of its senders (`World::note_sender`).
+    #[inline]
+    pub(crate) fn dest(&mut self, pid: usize) -> &mut crate::mailbox::ToDest {
+        let (me, parity) = (self.pid, self.parity);
+        // SAFETY: `self.world` is never reassigned, and its `Arc` keeps the
+        // world alive as long as `self` (a reference, not an `Arc` clone:
+        // the count is one cache line every process would write).
+        let world: &World = unsafe { &*Arc::as_ptr(&self.world) };
+        let (to, first) = self.out().to(pid);
+        if first {
+            world.note_sender(pid, parity, me);
+        }
+        to
+    }
+
     /// The outgoing message buffer for `pid` (test hooks of `raw.rs`).
     pub(crate) fn out_sends(&mut self, pid: usize) -> &mut crate::mem::AlignedBuf {
-        &mut self.out().to(pid).sends
+        &mut self.dest(pid).sends
     }
 
     /// A read-only view of the current half (exchange engines compose their

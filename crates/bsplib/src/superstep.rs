@@ -241,6 +241,40 @@ impl Process {
             None
         };
 
+        // Who sent us anything: with senders lists (shared memory, many
+        // processes) the processes that noted themselves, in pid order (the
+        // order puts are applied and messages queued in, as on every
+        // engine); otherwise every process. Reused across syncs: no
+        // allocation.
+        let mut sources = std::mem::take(&mut self.sources);
+        sources.clear();
+        if all & (GET | DATA) != 0 {
+            if !world.tracks_senders() {
+                sources.extend(0..self.nprocs);
+            } else {
+                sources.extend(world.senders(self.pid, incoming.q));
+                sources.sort_unstable();
+                world.reset_senders(self.pid, incoming.q);
+            }
+        }
+        let result = self.transfer_steps(world, incoming, &sources, all, loc);
+        self.sources = sources;
+        result?;
+
+        // Step 6.
+        self.finish_collectives(applied);
+        Ok(())
+    }
+
+    /// Steps 4 and 5, on what `sources` sent us.
+    fn transfer_steps(
+        &mut self,
+        world: &World,
+        incoming: Incoming<'_>,
+        sources: &[usize],
+        all: u32,
+        loc: Loc,
+    ) -> Result<(), Error> {
         // Step 4.
         if all & GET != 0 {
             let me = self.pid;
@@ -251,7 +285,7 @@ impl Process {
             // takes place (empty streams from there on): on `mpi` the
             // others are in it, and leave it to find their replies short.
             let mut refusal = None;
-            for requester in 0..self.nprocs {
+            for &requester in sources {
                 w.begin(requester);
                 if refusal.is_none() {
                     let Some(from) = incoming.get(requester) else {
@@ -307,7 +341,7 @@ impl Process {
 
         // Step 5.
         if all & DATA != 0 {
-            for src in 0..self.nprocs {
+            for &src in sources {
                 let from = incoming
                     .get(src)
                     .ok_or_else(|| self.fail(changed(src), CALL, loc))?;
@@ -342,8 +376,6 @@ impl Process {
             }
         }
 
-        // Step 6.
-        self.finish_collectives(applied);
         Ok(())
     }
 

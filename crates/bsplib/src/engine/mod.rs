@@ -32,6 +32,7 @@ pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
@@ -123,6 +124,31 @@ fn out_of_memory(nprocs: usize) -> String {
     )
 }
 
+/// From this many processes on, engines sharing memory keep senders lists
+/// ([`World::note_sender`]) so that a receiver reads only the mailboxes
+/// that wrote to it. Below, reading every mailbox's index is cheaper than
+/// the two cache-line transfers of noting a sender (measured at p = 2: a
+/// superstep of one put went from 0.95 to 1.2 us with the lists; at
+/// p = 1024, from 17.8 ms to 1.5 ms).
+const SPARSE_FROM: usize = 64;
+
+/// Who wrote to one process in the superstep of each parity: a count and
+/// the pids, appended by the writers (each at most once per superstep).
+pub(crate) struct Senders {
+    count: [AtomicU32; 2],
+    pids: [Box<[AtomicU32]>; 2],
+}
+
+impl Senders {
+    fn new(nprocs: usize) -> Self {
+        let list = || (0..nprocs).map(|_| AtomicU32::new(0)).collect();
+        Senders {
+            count: [AtomicU32::new(0), AtomicU32::new(0)],
+            pids: [list(), list()],
+        }
+    }
+}
+
 /// Channels of point-to-point notifications (`World::notify`): each
 /// process counts the notifications it received on each.
 pub(crate) const BELLS: usize = 4;
@@ -163,6 +189,9 @@ pub(crate) struct World {
     /// `processes` engine keeps them in shared memory, `mpi` counts
     /// messages).
     bells: Box<[CachePadded<[barrier::Bell; BELLS]>]>,
+    /// `serial`, `threads`: per process, who wrote to it in the superstep
+    /// of each parity ([`World::note_sender`]).
+    senders: Box<[CachePadded<Senders>]>,
     failure: Mutex<Option<Error>>,
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
@@ -329,10 +358,15 @@ impl World {
         let bells = (0..if shared_memory { nprocs } else { 0 })
             .map(|_| CachePadded::new(Default::default()))
             .collect();
+        let sparse = shared_memory && nprocs >= SPARSE_FROM;
+        let senders = (0..if sparse { nprocs } else { 0 })
+            .map(|_| CachePadded::new(Senders::new(nprocs)))
+            .collect();
         Ok(World {
             id: NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             mailboxes: mailboxes.into_boxed_slice(),
             bells,
+            senders,
             failure: Mutex::new(None),
             board,
             sync,
@@ -372,6 +406,45 @@ impl World {
                 *episode += 1;
                 m.barrier(flags)
             }
+        }
+    }
+
+    /// Shared memory, p >= `SPARSE_FROM`: process `from` writes to `to` for
+    /// the first time in the superstep of parity `parity` (one atomic add
+    /// on `to`'s line). Otherwise nothing: every stream is read.
+    #[inline]
+    pub(crate) fn note_sender(&self, to: usize, parity: usize, from: usize) {
+        if let Some(s) = self.senders.get(to) {
+            let at = s.count[parity].fetch_add(1, Ordering::Relaxed) as usize;
+            s.pids[parity][at].store(from as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// True when the run keeps senders lists (shared memory, p >=
+    /// `SPARSE_FROM`): a receiver reads only the mailboxes listed.
+    #[inline]
+    pub(crate) fn tracks_senders(&self) -> bool {
+        !self.senders.is_empty()
+    }
+
+    /// Shared memory: the processes that wrote to `me` in the superstep of
+    /// parity `parity`, in no set order. Only between barrier A of the sync
+    /// ending that superstep and [`reset_senders`](Self::reset_senders)
+    /// (the barrier orders the writers' notes before the reads).
+    pub(crate) fn senders(&self, me: usize, parity: usize) -> impl Iterator<Item = usize> + '_ {
+        let s = &self.senders[me];
+        let n = s.count[parity].load(Ordering::Relaxed) as usize;
+        s.pids[parity][..n.min(s.pids[parity].len())]
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed) as usize)
+    }
+
+    /// Shared memory: `me` has read its senders of parity `parity`. Within
+    /// its sync: nobody notes a sender of that parity again before the
+    /// next barrier A (they are in the superstep of the other parity).
+    pub(crate) fn reset_senders(&self, me: usize, parity: usize) {
+        if let Some(s) = self.senders.get(me) {
+            s.count[parity].store(0, Ordering::Relaxed);
         }
     }
 

@@ -1,0 +1,83 @@
+//! Sparse traffic at many processes: each process puts, gets and sends to
+//! a few others only, over several supersteps of both parities. At p >= 64
+//! the shared-memory engines read only the mailboxes that noted themselves
+//! as senders (`World::note_sender`); the results, and the order of the
+//! message queue (by sender pid), must be those of every other engine.
+
+mod common;
+
+use bsplib::{Area, Bsp, Engine, Error};
+use common::{configurations, run_on};
+
+/// The destinations of process `i` in superstep `s` of a run of `p`.
+fn targets(i: usize, s: usize, p: usize) -> [usize; 2] {
+    [(i * 7 + s) % p, (i * 13 + 5 + 2 * s) % p]
+}
+
+fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let mut area = Area::<u64>::new(bsp, p + 1);
+    let got = Area::<u64>::new(bsp, 1);
+    bsp.push_reg(&area)?;
+    bsp.set_tagsize(8)?;
+    bsp.sync()?;
+    let mut sum = 0;
+    for s in 1..=4usize {
+        area.as_mut_slice(bsp).fill(0);
+        area.as_mut_slice(bsp)[0] = (me * 10 + s) as u64;
+        if s == 2 && me < p / 2 {
+            // The higher pids note themselves as senders first: puts and
+            // the queue must still come out in pid order.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // Puts to two destinations (perhaps the same), a message to a
+        // third, a get from a fourth.
+        for t in targets(me, s, p) {
+            bsp.put(t, &[me as u64 + 1], &area, me + 1)?;
+        }
+        // Four senders per receiver (pids 4k..4k+3), to see the order.
+        let to = (me / 4 + s) % p;
+        bsp.send(to, &(me as u64).to_ne_bytes(), &[s as u8])?;
+        let from = (me + 11 + s) % p;
+        bsp.get(from, &area, 0, &got, 0, 1)?;
+        bsp.sync()?;
+
+        // Every writer's put landed, and nothing else did.
+        let values = area.as_slice(bsp)[1..].to_vec();
+        for (j, &v) in values.iter().enumerate() {
+            let wrote = targets(j, s, p).contains(&me);
+            check_eq!(bsp, v, if wrote { j as u64 + 1 } else { 0 });
+        }
+        // The get saw the owner's value at the end of the superstep.
+        check_eq!(bsp, got.as_slice(bsp)[0], (from * 10 + s) as u64);
+        // Messages from every sender, in pid order.
+        let mut senders = Vec::new();
+        let mut tag = [0u8; 8];
+        while let Some(len) = bsp.get_tag(&mut tag)? {
+            let mut payload = vec![0u8; len];
+            bsp.move_payload(&mut payload)?;
+            check_eq!(bsp, payload, vec![s as u8]);
+            senders.push(u64::from_ne_bytes(tag));
+        }
+        let want: Vec<u64> = (0..p)
+            .filter(|&j| (j / 4 + s) % p == me)
+            .map(|j| j as u64)
+            .collect();
+        check_eq!(bsp, senders, want);
+        sum += values.iter().sum::<u64>();
+    }
+    Ok(sum)
+}
+
+#[test]
+fn sparse_traffic_at_many_processes_is_delivered_exactly() {
+    let mut runs: Vec<(Engine, usize)> = configurations();
+    if !common::mpi_mode() {
+        runs.extend([(Engine::Threads, 64), (Engine::Threads, 97)]);
+    }
+    for (engine, p) in runs {
+        let sums =
+            run_on(engine, p, scenario).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+        assert_eq!(sums.len(), bsplib::Runtime::new(p).engine(engine).nprocs());
+    }
+}
