@@ -416,7 +416,10 @@ impl World {
     pub(crate) fn note_sender(&self, to: usize, parity: usize, from: usize) {
         if let Some(s) = self.senders.get(to) {
             let at = s.count[parity].fetch_add(1, Ordering::Relaxed) as usize;
-            s.pids[parity][at].store(from as u32, Ordering::Relaxed);
+            // At most one note per sender and superstep: `at < p`.
+            if let Some(slot) = s.pids[parity].get(at) {
+                slot.store(from as u32, Ordering::Relaxed);
+            }
         }
     }
 
