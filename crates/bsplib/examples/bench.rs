@@ -23,6 +23,11 @@
 //! c. The bspbench h-relation: every process puts h single 8-byte words,
 //!    cyclically over the other processes, then syncs;
 //!    g = (T(h) - T(empty sync)) / h, and a least-squares fit T = l + g h.
+//! d. Popping 10^5 registrations (10^4 with `--quick`) oldest first
+//!    against newest first, p = 2.
+//! e. Scaling: a superstep in which every process puts one word to its
+//!    right neighbour against an empty superstep, threads p = 2, 64, 256,
+//!    1024 and processes p = 2, 8, 32 (quick: threads 2, 64; processes 8).
 
 use std::convert::Infallible;
 use std::hint::{black_box, spin_loop};
@@ -314,11 +319,16 @@ fn bench_pops(n: usize, oldest_first: bool) -> Result<f64, Error> {
     Ok(first(results))
 }
 
-/// Seconds per superstep at `p` processes (threads engine): empty ones,
+/// Seconds per superstep at `p` processes of `engine`: empty ones,
 /// and ones in which every process puts one word to its right neighbour;
 /// `(empty, one put)`, each the median of `rounds` rounds of `iters`.
-fn bench_scale(p: usize, iters: usize, rounds: usize) -> Result<(Vec<f64>, Vec<f64>), Error> {
-    let results = Runtime::new(p).engine(Engine::Threads).run(|bsp| {
+fn bench_scale(
+    engine: Engine,
+    p: usize,
+    iters: usize,
+    rounds: usize,
+) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    let results = Runtime::new(p).engine(engine).run_portable(|bsp| {
         let x = bsplib::Area::<u64>::new(bsp, 1);
         bsp.push_reg(&x)?;
         bsp.sync()?;
@@ -806,24 +816,42 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
     });
 
     // e. scaling: a superstep of one put per process against an empty one.
-    let sweep: &[usize] = if cfg.quick {
-        &[2, 64]
+    let sweep: &[(Engine, usize)] = if cfg.quick {
+        &[
+            (Engine::Threads, 2),
+            (Engine::Threads, 64),
+            (Engine::Processes, 8),
+        ]
     } else {
-        &[2, 64, 256, 1024]
+        &[
+            (Engine::Threads, 2),
+            (Engine::Threads, 64),
+            (Engine::Threads, 256),
+            (Engine::Threads, 1024),
+            (Engine::Processes, 2),
+            (Engine::Processes, 8),
+            (Engine::Processes, 32),
+        ]
     };
-    for &p in sweep {
-        eprintln!("[bench] scaling, p = {p}: empty superstep and one put each");
+    for &(engine, p) in sweep {
+        let name = engine.name();
+        eprintln!("[bench] scaling, {name}, p = {p}: empty superstep and one put each");
         let iters = if p >= 256 { 20 } else { 200 };
-        let (empty, put) = bench_scale(p, iters, cfg.reps)?;
+        let (empty, put) = bench_scale(engine, p, iters, cfg.reps)?;
         let us = |s: Stats| Stats {
             min: s.min * 1e6,
             median: s.median * 1e6,
         };
+        let short = if engine == Engine::Threads {
+            ""
+        } else {
+            "proc "
+        };
         rows.push(Row {
-            name: format!("one put each + sync, p={p}"),
+            name: format!("{short}one put each + sync, p={p}"),
             unit: "us",
             value: us(stats(&put)),
-            baseline: Some((format!("empty sync, p={p}"), us(stats(&empty)))),
+            baseline: Some((format!("{short}empty sync, p={p}"), us(stats(&empty)))),
             target: if p == 1024 {
                 Target::AtMost(1.5, "empty sync")
             } else {
