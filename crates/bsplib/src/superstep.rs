@@ -662,18 +662,11 @@ pub(crate) fn apply_puts(
 ) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
-        let header = (
-            puts.try_word(at),
-            puts.try_word(at + 8),
-            puts.try_word(at + 16),
-        );
-        let (Some(slot), Some(offset), Some(len)) = header else {
-            return Err(cut_short("put", sender));
-        };
+        let (slot, offset, len) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
         let Some(src) = puts.try_ptr(at + 24, len) else {
             return Err(cut_short("put", sender));
         };
-        let dst = own_range(reg, "put", sender, slot as u64, offset, len)?;
+        let dst = own_range(reg, "put", sender, slot, offset, len)?;
         // SAFETY: `dst` is `len` bytes of memory we registered (resolved
         // and checked in our own table above), alive until this sync
         // settles registrations, and written by nobody else now; `src` is
@@ -682,6 +675,14 @@ pub(crate) fn apply_puts(
         at += 24 + pad8(len);
     }
     Ok(())
+}
+
+/// The `[slot][offset][len]` that starts the record at byte `at` (a put's
+/// header, a get request), or `None` if the stream ends first.
+#[inline]
+fn range_at(records: Records<'_>, at: usize) -> Option<(u64, usize, usize)> {
+    let slot = records.try_word(at)? as u64;
+    Some((slot, records.try_word(at + 8)?, records.try_word(at + 16)?))
 }
 
 /// The error of a record that does not fit in its stream.
@@ -704,16 +705,9 @@ pub(crate) fn serve_gets(
 ) -> Result<(), Refused> {
     let mut at = 0;
     while at < reqs.len() {
-        let header = (
-            reqs.try_word(at),
-            reqs.try_word(at + 8),
-            reqs.try_word(at + 16),
-        );
-        let (Some(slot), Some(offset), Some(len)) = header else {
-            return Err(Refused::Record(cut_short("get", requester)));
-        };
-        let src =
-            own_range(reg, "get", requester, slot as u64, offset, len).map_err(Refused::Record)?;
+        let (slot, offset, len) =
+            range_at(reqs, at).ok_or_else(|| Refused::Record(cut_short("get", requester)))?;
+        let src = own_range(reg, "get", requester, slot, offset, len).map_err(Refused::Record)?;
         emit(src, len).map_err(Refused::Full)?;
         at += 24;
     }
