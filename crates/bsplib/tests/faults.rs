@@ -30,18 +30,20 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
 use bsplib::{Area, Bsp, Engine, Error, Runtime};
 
+#[path = "support/par_map.rs"]
+mod par;
+use par::par_map;
+
 const NSTEPS: usize = 20;
 const MAX_P: usize = 5;
 const MAX_END: Duration = Duration::from_secs(5);
 const HANG: Duration = Duration::from_secs(30);
-const WORKERS: usize = 2;
 const KINDS: &[&str] = &[
     "panic", "err", "abort", "exit", "sigkill", "sigsegv", "sigterm", "extkill",
 ];
@@ -415,24 +417,6 @@ fn describe(s: Option<ExitStatus>) -> String {
         Some((None, Some(sig))) => format!("killed by signal {sig}"),
         _ => "unknown".into(),
     }
-}
-
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                *results[i].lock().unwrap() = Some(f(item));
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().unwrap())
-        .collect()
 }
 
 #[test]

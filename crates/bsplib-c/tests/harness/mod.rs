@@ -11,8 +11,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex, OnceLock};
+use std::sync::{mpsc, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -31,7 +30,11 @@ pub const C_FLAGS: &[&str] = &[
 pub const ASAN_FLAGS: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer"];
 
 /// Runs at once (the machine has 2 cores).
-pub const WORKERS: usize = 2;
+#[path = "../../../bsplib/tests/support/par_map.rs"]
+mod par;
+// Not every test binary uses it.
+#[allow(unused_imports)]
+pub use par::{par_map, WORKERS};
 
 /// The engines named in `BSPLIB_TEST_ENGINES` (comma-separated; CI's MPI
 /// step sets `mpi`, its valgrind step `serial,threads`), else `threads`
@@ -520,23 +523,4 @@ pub fn indent_tail(text: &str, max: usize) -> String {
         s.insert_str(0, "    | [...]\n");
     }
     s
-}
-
-/// `f` over `items` on [`WORKERS`] threads; results in the order of `items`.
-pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                *results[i].lock().unwrap() = Some(f(item));
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every item is done"))
-        .collect()
 }
