@@ -47,9 +47,16 @@ const CHECK: u64 = 16;
 struct Config {
     reps: usize,
     quick: bool,
+    /// The sections to run (`--only abe`); all when `None`.
+    only: Option<String>,
 }
 
 impl Config {
+    /// True when section `letter` is to run.
+    fn wants(&self, letter: char) -> bool {
+        self.only.as_ref().is_none_or(|o| o.contains(letter))
+    }
+
     /// Most barriers / syncs per repetition.
     fn sync_iters(&self) -> u64 {
         if self.quick {
@@ -653,12 +660,14 @@ fn print_table(rows: &[Row]) {
 
 // ----- main -----------------------------------------------------------------------
 
-const USAGE: &str = "usage: bench [--quick] [--reps N]";
+const USAGE: &str =
+    "usage: bench [--quick] [--reps N] [--only SECTIONS]   (sections: letters a-e of the header)";
 
 /// The configuration, or `None` for `--help`.
 fn parse_args() -> Result<Option<Config>, String> {
     let mut quick = false;
     let mut reps = None;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -670,12 +679,13 @@ fn parse_args() -> Result<Option<Config>, String> {
                     _ => return Err(format!("--reps needs a positive integer, got {v:?}")),
                 }
             }
+            "--only" => only = Some(args.next().ok_or("--only needs section letters")?),
             "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
     let reps = reps.unwrap_or(if quick { 3 } else { 7 });
-    Ok(Some(Config { reps, quick }))
+    Ok(Some(Config { reps, quick, only }))
 }
 
 fn run_all(cfg: &Config) -> Result<(), Error> {
@@ -692,172 +702,178 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
         }
     );
     let mut rows = Vec::new();
-
-    // a. empty sync vs spin barrier.
-    for p in [2usize, 4] {
-        eprintln!("[bench] empty sync and spin barrier, p = {p}");
-        let (mut sync, mut spin) = (Vec::new(), Vec::new());
-        for _ in 0..cfg.reps {
-            sync.extend(bench_sync(p, 1, cfg)?);
-            spin.extend(bench_spin(p, 1, cfg));
-        }
-        let (sync, spin) = (ns(stats(&sync)), ns(stats(&spin)));
-        rows.push(Row {
-            name: format!("empty sync, p={p}"),
-            unit: "ns/sync",
-            value: sync,
-            baseline: Some((format!("spin barrier, {p} threads"), spin)),
-            target: if p == 2 {
-                Target::AtMost(1.5, "spin barrier")
-            } else {
-                Target::Info("(p > cores: must not collapse)")
-            },
-        });
-    }
-
-    // b. 16 MiB put / hpput vs memcpy.
-    eprintln!("[bench] 16 MiB memcpy, put and hpput");
-    let (mut memcpy, mut memcpy2, mut put, mut hpput) = (vec![], vec![], vec![], vec![]);
-    for _ in 0..cfg.reps {
-        memcpy.extend(bench_memcpy(1, 1, cfg));
-        memcpy2.extend(bench_memcpy(2, 1, cfg));
-        put.extend(bench_put(false, 1, cfg)?);
-        hpput.extend(bench_put(true, 1, cfg)?);
-    }
-    let memcpy = gibs(stats(&memcpy));
-    let memcpy2 = gibs(stats(&memcpy2));
-    let put = gibs(stats(&put));
-    let hpput = gibs(stats(&hpput));
-    rows.push(Row {
-        name: "memcpy 16 MiB, 2 threads at once".into(),
-        unit: "GiB/s",
-        value: memcpy2,
-        baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
-        target: Target::Info("(info: each thread's share when both copy)"),
-    });
-    for (name, bw, target) in [
-        ("put 16 MiB, p=2", put, 0.45),
-        ("hpput 16 MiB, p=2", hpput, 0.8),
-    ] {
-        rows.push(Row {
-            name: name.into(),
-            unit: "GiB/s",
-            value: bw,
-            baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
-            target: Target::AtLeast(target, "memcpy"),
-        });
-    }
-
-    // c. h-relation.
     let mut details = Vec::new();
-    for p in [2usize, 4] {
-        eprintln!("[bench] h-relation of single words, p = {p}");
-        let hr = bench_hrelation(p, cfg)?;
-        let empty = stats(&hr.empty);
-        let target = "<= MulticoreBSP for C (peers: 61-74 ns/word)";
-        let mut min_points = Vec::new();
-        let mut med_points = Vec::new();
-        let empty_row = details.len();
-        for (h, sample) in &hr.per_h {
-            let t = stats(sample);
-            let hf = *h as f64;
-            let g = Stats {
-                min: (t.min - empty.min) / hf * 1e9,
-                median: (t.median - empty.median) / hf * 1e9,
-            };
-            min_points.push((hf, t.min));
-            med_points.push((hf, t.median));
-            details.push((p, *h, ns(t), g));
+
+    if cfg.wants('a') {
+        // a. empty sync vs spin barrier.
+        for p in [2usize, 4] {
+            eprintln!("[bench] empty sync and spin barrier, p = {p}");
+            let (mut sync, mut spin) = (Vec::new(), Vec::new());
+            for _ in 0..cfg.reps {
+                sync.extend(bench_sync(p, 1, cfg)?);
+                spin.extend(bench_spin(p, 1, cfg));
+            }
+            let (sync, spin) = (ns(stats(&sync)), ns(stats(&spin)));
             rows.push(Row {
-                name: format!("g, p={p}, h={h}"),
+                name: format!("empty sync, p={p}"),
+                unit: "ns/sync",
+                value: sync,
+                baseline: Some((format!("spin barrier, {p} threads"), spin)),
+                target: if p == 2 {
+                    Target::AtMost(1.5, "spin barrier")
+                } else {
+                    Target::Info("(p > cores: must not collapse)")
+                },
+            });
+        }
+    }
+    if cfg.wants('b') {
+        // b. 16 MiB put / hpput vs memcpy.
+        eprintln!("[bench] 16 MiB memcpy, put and hpput");
+        let (mut memcpy, mut memcpy2, mut put, mut hpput) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..cfg.reps {
+            memcpy.extend(bench_memcpy(1, 1, cfg));
+            memcpy2.extend(bench_memcpy(2, 1, cfg));
+            put.extend(bench_put(false, 1, cfg)?);
+            hpput.extend(bench_put(true, 1, cfg)?);
+        }
+        let memcpy = gibs(stats(&memcpy));
+        let memcpy2 = gibs(stats(&memcpy2));
+        let put = gibs(stats(&put));
+        let hpput = gibs(stats(&hpput));
+        rows.push(Row {
+            name: "memcpy 16 MiB, 2 threads at once".into(),
+            unit: "GiB/s",
+            value: memcpy2,
+            baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+            target: Target::Info("(info: each thread's share when both copy)"),
+        });
+        for (name, bw, target) in [
+            ("put 16 MiB, p=2", put, 0.45),
+            ("hpput 16 MiB, p=2", hpput, 0.8),
+        ] {
+            rows.push(Row {
+                name: name.into(),
+                unit: "GiB/s",
+                value: bw,
+                baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+                target: Target::AtLeast(target, "memcpy"),
+            });
+        }
+    }
+    if cfg.wants('c') {
+        // c. h-relation.
+        for p in [2usize, 4] {
+            eprintln!("[bench] h-relation of single words, p = {p}");
+            let hr = bench_hrelation(p, cfg)?;
+            let empty = stats(&hr.empty);
+            let target = "<= MulticoreBSP for C (peers: 61-74 ns/word)";
+            let mut min_points = Vec::new();
+            let mut med_points = Vec::new();
+            let empty_row = details.len();
+            for (h, sample) in &hr.per_h {
+                let t = stats(sample);
+                let hf = *h as f64;
+                let g = Stats {
+                    min: (t.min - empty.min) / hf * 1e9,
+                    median: (t.median - empty.median) / hf * 1e9,
+                };
+                min_points.push((hf, t.min));
+                med_points.push((hf, t.median));
+                details.push((p, *h, ns(t), g));
+                rows.push(Row {
+                    name: format!("g, p={p}, h={h}"),
+                    unit: "ns/word",
+                    value: g,
+                    baseline: None,
+                    target: Target::Info(target),
+                });
+            }
+            let (l_min, g_min) = fit_line(&min_points);
+            let (l_med, g_med) = fit_line(&med_points);
+            rows.push(Row {
+                name: format!("g fitted (T = l + g h), p={p}"),
                 unit: "ns/word",
-                value: g,
+                value: Stats {
+                    min: g_min * 1e9,
+                    median: g_med * 1e9,
+                },
                 baseline: None,
                 target: Target::Info(target),
             });
+            let l = Stats {
+                min: l_min * 1e9,
+                median: l_med * 1e9,
+            };
+            details.insert(empty_row, (p, 0, ns(empty), l));
         }
-        let (l_min, g_min) = fit_line(&min_points);
-        let (l_med, g_med) = fit_line(&med_points);
+    }
+    if cfg.wants('d') {
+        // d. popping registrations out of order.
+        let n = if cfg.quick { 10_000 } else { 100_000 };
+        eprintln!("[bench] popping {n} registrations, newest and oldest first");
+        let (mut lifo, mut fifo) = (Vec::new(), Vec::new());
+        for _ in 0..cfg.reps.min(3) {
+            lifo.push(bench_pops(n, false)?);
+            fifo.push(bench_pops(n, true)?);
+        }
+        let ms = |s: Stats| Stats {
+            min: s.min * 1e3,
+            median: s.median * 1e3,
+        };
         rows.push(Row {
-            name: format!("g fitted (T = l + g h), p={p}"),
-            unit: "ns/word",
-            value: Stats {
-                min: g_min * 1e9,
-                median: g_med * 1e9,
-            },
-            baseline: None,
-            target: Target::Info(target),
+            name: format!("pop {n} regs, oldest first"),
+            unit: "ms",
+            value: ms(stats(&fifo)),
+            baseline: Some((format!("pop {n} regs, newest first"), ms(stats(&lifo)))),
+            target: Target::AtMost(2.0, "newest first"),
         });
-        let l = Stats {
-            min: l_min * 1e9,
-            median: l_med * 1e9,
-        };
-        details.insert(empty_row, (p, 0, ns(empty), l));
     }
-
-    // d. popping registrations out of order.
-    let n = if cfg.quick { 10_000 } else { 100_000 };
-    eprintln!("[bench] popping {n} registrations, newest and oldest first");
-    let (mut lifo, mut fifo) = (Vec::new(), Vec::new());
-    for _ in 0..cfg.reps.min(3) {
-        lifo.push(bench_pops(n, false)?);
-        fifo.push(bench_pops(n, true)?);
-    }
-    let ms = |s: Stats| Stats {
-        min: s.min * 1e3,
-        median: s.median * 1e3,
-    };
-    rows.push(Row {
-        name: format!("pop {n} regs, oldest first"),
-        unit: "ms",
-        value: ms(stats(&fifo)),
-        baseline: Some((format!("pop {n} regs, newest first"), ms(stats(&lifo)))),
-        target: Target::AtMost(2.0, "newest first"),
-    });
-
-    // e. scaling: a superstep of one put per process against an empty one.
-    let sweep: &[(Engine, usize)] = if cfg.quick {
-        &[
-            (Engine::Threads, 2),
-            (Engine::Threads, 64),
-            (Engine::Processes, 8),
-        ]
-    } else {
-        &[
-            (Engine::Threads, 2),
-            (Engine::Threads, 64),
-            (Engine::Threads, 256),
-            (Engine::Threads, 1024),
-            (Engine::Processes, 2),
-            (Engine::Processes, 8),
-            (Engine::Processes, 32),
-        ]
-    };
-    for &(engine, p) in sweep {
-        let name = engine.name();
-        eprintln!("[bench] scaling, {name}, p = {p}: empty superstep and one put each");
-        let iters = if p >= 256 { 20 } else { 200 };
-        let (empty, put) = bench_scale(engine, p, iters, cfg.reps)?;
-        let us = |s: Stats| Stats {
-            min: s.min * 1e6,
-            median: s.median * 1e6,
-        };
-        let short = if engine == Engine::Threads {
-            ""
+    if cfg.wants('e') {
+        // e. scaling: a superstep of one put per process against an empty one.
+        let sweep: &[(Engine, usize)] = if cfg.quick {
+            &[
+                (Engine::Threads, 2),
+                (Engine::Threads, 64),
+                (Engine::Processes, 8),
+            ]
         } else {
-            "proc "
+            &[
+                (Engine::Threads, 2),
+                (Engine::Threads, 64),
+                (Engine::Threads, 256),
+                (Engine::Threads, 1024),
+                (Engine::Processes, 2),
+                (Engine::Processes, 8),
+                (Engine::Processes, 32),
+            ]
         };
-        rows.push(Row {
-            name: format!("{short}one put each + sync, p={p}"),
-            unit: "us",
-            value: us(stats(&put)),
-            baseline: Some((format!("{short}empty sync, p={p}"), us(stats(&empty)))),
-            target: if p == 1024 {
-                Target::AtMost(1.5, "empty sync")
+        for &(engine, p) in sweep {
+            let name = engine.name();
+            eprintln!("[bench] scaling, {name}, p = {p}: empty superstep and one put each");
+            let iters = if p >= 256 { 20 } else { 200 };
+            let (empty, put) = bench_scale(engine, p, iters, cfg.reps)?;
+            let us = |s: Stats| Stats {
+                min: s.min * 1e6,
+                median: s.median * 1e6,
+            };
+            let short = if engine == Engine::Threads {
+                ""
             } else {
-                Target::Info("(the trend; target at p = 1024)")
-            },
-        });
+                "proc "
+            };
+            rows.push(Row {
+                name: format!("{short}one put each + sync, p={p}"),
+                unit: "us",
+                value: us(stats(&put)),
+                baseline: Some((format!("{short}empty sync, p={p}"), us(stats(&empty)))),
+                target: if p == 1024 {
+                    Target::AtMost(1.5, "empty sync")
+                } else {
+                    Target::Info("(the trend; target at p = 1024)")
+                },
+            });
+        }
     }
 
     println!();

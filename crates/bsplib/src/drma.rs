@@ -140,33 +140,58 @@ impl Process {
             .try_reserve_record(nbytes)
             .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-        unsafe {
-            self.dest(pid)
-                .puts
-                .push_record([slot as usize, offset, nbytes], src, nbytes)
-        };
+        unsafe { self.dest(pid).puts.push_put(slot, offset, src, nbytes) };
         self.flags |= DATA;
         Ok(())
     }
 
-    /// Appends a get request `[slot][offset][len]` for owner `pid`, whose
-    /// reply goes to `dst`.
+    /// Records a get from owner `pid` into `dst`. It is sent as a request
+    /// `[slot][offset][len]` (resolved and checked by the owner, which
+    /// replies at the sync) unless this process shares one address space
+    /// with the owner and no get of this superstep writes our registered
+    /// memory: then we copy the source ourselves at the sync, once, after
+    /// every process has finished the superstep and before anyone writes
+    /// registered memory (`superstep.rs`, step 4). A destination outside
+    /// our registered memory cannot be read by anyone during the sync, so
+    /// writing it early is unobservable. `src` is the source resolved in
+    /// the owner's entry of our table (null on exchange engines).
     pub(crate) fn push_get(
         &mut self,
         pid: usize,
         slot: u64,
         offset: usize,
+        src: *const u8,
         dst: *mut u8,
         nbytes: usize,
     ) {
-        self.dest(pid)
-            .gets
-            .push_words([slot as usize, offset, nbytes]);
-        self.gets.push(GetReq {
+        let req = GetReq {
             pid,
             dst,
             len: nbytes,
-        });
+            slot,
+            offset,
+            src,
+        };
+        if !self.gets_sent {
+            if !src.is_null() && !self.reg.covers(dst.addr(), nbytes) {
+                self.gets.push(req);
+                self.flags |= GET;
+                return;
+            }
+            // From now on every get of this superstep is a request, so
+            // that replies land in call order: send the earlier ones too.
+            self.gets_sent = true;
+            for i in 0..self.gets.len() {
+                let g = self.gets[i];
+                self.dest(g.pid)
+                    .gets
+                    .push_words([g.slot as usize, g.offset, g.len]);
+            }
+        }
+        self.dest(pid)
+            .gets
+            .push_words([slot as usize, offset, nbytes]);
+        self.gets.push(req);
         self.flags |= GET;
     }
 
@@ -233,7 +258,15 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
-        self.push_get(pid, slot, offset, dst, nbytes);
+        let from = if self.world.distributed() {
+            std::ptr::null()
+        } else {
+            // The owner's entry (`resolve` checked the range): an address
+            // in this same address space, which the owner registered.
+            let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
+            std::ptr::with_exposed_provenance::<u8>(base).wrapping_add(offset)
+        };
+        self.push_get(pid, slot, offset, from, dst, nbytes);
         if let Some(k) = keep {
             self.get_keep.push(k);
         }

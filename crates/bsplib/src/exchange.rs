@@ -6,7 +6,12 @@
 //! channel `REPLIES`, which stands for barrier B.
 //!
 //! A stream is a header `[flags][collective bytes][get request bytes][put
-//! bytes][send bytes]`, then those sections, each 8-aligned. Collective
+//! bytes][send bytes]`, then those sections. Streams and sections start
+//! at multiples of 64 bytes ([`SECTION_ALIGN`]) of the channel, which is
+//! page-aligned where it is shared memory: a large put payload then sits
+//! at the same offset within a cache line as it did in the mailbox, and
+//! as its source (`mem::AlignedBuf::push_put`), so every copy of it is
+//! mutually aligned. Collective
 //! bytes (registration and tag-size calls, encoded here) are the same in
 //! every stream; get requests, puts and messages are the records of the
 //! mailbox (`mailbox.rs`), copied as they are: a slot, an offset and a
@@ -29,6 +34,15 @@ use crate::stream::StreamWriter;
 
 /// Words in a stream header.
 const HEADER: usize = 5;
+
+/// Where streams and their sections start: multiples of this many bytes.
+const SECTION_ALIGN: usize = 64;
+
+/// `n` rounded up to a multiple of [`SECTION_ALIGN`]; `None` on overflow.
+#[inline]
+fn section_end(n: usize) -> Option<usize> {
+    Some(n.checked_add(SECTION_ALIGN - 1)? & !(SECTION_ALIGN - 1))
+}
 
 /// The sections of one received stream.
 #[derive(Clone, Copy)]
@@ -56,12 +70,11 @@ impl<'a> Sections<'a> {
         let gets = s.try_word(16)?;
         let puts = s.try_word(24)?;
         let sends = s.try_word(32)?;
-        let mut at = 8 * HEADER;
+        let mut at = section_end(8 * HEADER)?;
         let mut take = |len: usize| {
-            let padded = len.checked_add(7)? & !7;
-            s.try_ptr(at, padded)?;
+            s.try_ptr(at, len)?;
             let r = s.sub(at, len);
-            at += padded;
+            at = section_end(at + len)?;
             Some(r)
         };
         Some(Sections {
@@ -109,6 +122,7 @@ impl Process {
             Vec::new()
         };
         for dest in 0..self.nprocs {
+            w.align(SECTION_ALIGN)?;
             w.begin(dest);
             let (gets, puts, sends) = match out.for_dest(dest) {
                 Some(to) => (to.gets.bytes(), to.puts.bytes(), to.sends.bytes()),
@@ -124,12 +138,11 @@ impl Process {
                 ] {
                     w.word(word)?;
                 }
-                // SAFETY: each source is a live buffer of that many bytes.
-                unsafe {
-                    w.bytes(collective.as_ptr(), collective.len())?;
-                    w.bytes(gets.as_ptr(), gets.len())?;
-                    w.bytes(puts.as_ptr(), puts.len())?;
-                    w.bytes(sends.as_ptr(), sends.len())?;
+                for section in [&collective[..], gets, puts, sends] {
+                    w.align(SECTION_ALIGN)?;
+                    // SAFETY: each section is a live buffer of that many
+                    // bytes, not inside the channel.
+                    unsafe { w.bytes(section.as_ptr(), section.len())? };
                 }
             }
             w.end();

@@ -28,6 +28,11 @@ pub(crate) type Loc = Option<SourceLocation>;
 /// goes. The request itself (slot, offset, length) is a record in the
 /// mailbox, addressed to the owner, which resolves and checks it; replies
 /// come back in request order.
+///
+/// On engines sharing one address space, a get whose destination lies
+/// outside this process's registered memory is not sent: the requester
+/// copies it itself during the sync, once, from `src` (see
+/// `Process::get` and `superstep.rs`, step 4).
 #[derive(Clone, Copy)]
 pub(crate) struct GetReq {
     /// The process that owns the source.
@@ -35,6 +40,12 @@ pub(crate) struct GetReq {
     /// Local destination.
     pub(crate) dst: *mut u8,
     pub(crate) len: usize,
+    /// The request: the owner's registration slot and the offset in it.
+    pub(crate) slot: u64,
+    pub(crate) offset: usize,
+    /// The source in the owner's memory (shared address space only; null
+    /// elsewhere), from the owner's entry in our slot table.
+    pub(crate) src: *const u8,
 }
 
 /// Tag sizes of the paper's BSMP rule `(A, B, C)`: B for messages sent now
@@ -72,6 +83,9 @@ pub(crate) struct Process {
     /// Keepalives of live slots, by slot.
     pub(crate) keep: HashMap<u64, Keepalive>,
     pub(crate) gets: Vec<GetReq>,
+    /// Whether this superstep's gets were sent to their owners as
+    /// requests (otherwise we copy them ourselves at the sync).
+    pub(crate) gets_sent: bool,
     pub(crate) get_keep: Vec<Keepalive>,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
@@ -108,6 +122,7 @@ impl Process {
             pending_keep: Vec::new(),
             keep: HashMap::new(),
             gets: Vec::new(),
+            gets_sent: false,
             get_keep: Vec::new(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),

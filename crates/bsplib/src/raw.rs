@@ -417,7 +417,8 @@ impl<'a> Raw<'a> {
         // SAFETY: no reference to the buffer exists; the pointer is used
         // by this sync only, while the keepalive below holds the buffer.
         let dst = unsafe { (*sink.get()).as_mut_ptr() };
-        p.push_get(pid, slot, offset, dst, len);
+        // A null source: always a request, which the owner checks.
+        p.push_get(pid, slot, offset, std::ptr::null(), dst, len);
         p.get_keep.push(sink);
         Ok(())
     }

@@ -143,6 +143,12 @@ pub(crate) struct Registry {
     /// The last slot resolved by [`own`](Self::own): `(seq, our entry)`.
     /// Streams name the same slot many times in a row.
     last_own: Cell<Option<(u64, Entry)>>,
+    /// Our non-NULL areas, live or popped by the sync in progress, by
+    /// `(address, seq)`: their sizes ([`covers`](Self::covers)).
+    areas: BTreeMap<(usize, u64), usize>,
+    /// The largest size ever in `areas`: no area starting before
+    /// `addr - widest` reaches `addr`.
+    widest: usize,
 }
 
 impl Registry {
@@ -156,7 +162,25 @@ impl Registry {
             last: Cell::new(None),
             retired: BTreeMap::new(),
             last_own: Cell::new(None),
+            areas: BTreeMap::new(),
+            widest: 0,
         }
+    }
+
+    /// Whether any byte of `addr..addr + len` lies in one of our
+    /// registered areas (live, or popped by the sync in progress): memory
+    /// another process may read with a get in this superstep.
+    pub(crate) fn covers(&self, addr: usize, len: usize) -> bool {
+        let end = addr.saturating_add(len);
+        for (&(start, _), &size) in self.areas.range(..(end, 0)).rev() {
+            if start.saturating_add(size) > addr && size > 0 {
+                return true;
+            }
+            if start.saturating_add(self.widest) <= addr {
+                break;
+            }
+        }
+        false
     }
 
     /// This process's own entry in slot `seq`, live or popped by the sync
@@ -179,6 +203,9 @@ impl Registry {
     /// no longer be named.
     pub(crate) fn forget_retired(&mut self) {
         if !self.retired.is_empty() {
+            for (&seq, slot) in &self.retired {
+                self.areas.remove(&(slot.entries[self.me].addr, seq));
+            }
             self.retired.clear();
             self.last_own.set(None);
         }
@@ -273,6 +300,9 @@ impl Registry {
                     let my_addr = entries[self.me].addr;
                     if my_addr != 0 {
                         self.mine.entry(my_addr).or_default().push(seq);
+                        let size = entries[self.me].size;
+                        self.areas.insert((my_addr, seq), size);
+                        self.widest = self.widest.max(size);
                     }
                     self.slots.insert(
                         seq,

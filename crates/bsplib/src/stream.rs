@@ -147,6 +147,18 @@ impl<'a> StreamWriter<'a> {
         }
     }
 
+    /// Skips to the next multiple of `n` (a multiple of 8) from the start
+    /// of the target; the bytes skipped are never read.
+    pub(crate) fn align(&mut self, n: usize) -> Result<(), usize> {
+        debug_assert!(n % 8 == 0 && self.at % 8 == 0);
+        let skip = (n - self.at % n) % n;
+        if skip != 0 {
+            let (_, end) = self.reserve(skip)?;
+            self.at = end;
+        }
+        Ok(())
+    }
+
     /// Appends a word.
     pub(crate) fn word(&mut self, w: usize) -> Result<(), usize> {
         let (at, end) = self.reserve(8)?;

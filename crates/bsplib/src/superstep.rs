@@ -278,6 +278,25 @@ impl Process {
         // Step 4.
         if all & GET != 0 {
             let me = self.pid;
+            if !self.gets_sent {
+                // Our gets were not sent (shared memory, destinations
+                // outside our registered memory: `Process::push_get`): we
+                // copy them now, in call order, after every process has
+                // finished the superstep (barrier A) and before anyone
+                // writes registered memory (after barrier B).
+                for g in &self.gets {
+                    // SAFETY: `g.src` is `g.len` bytes the owner
+                    // registered (checked against its entry when the get
+                    // was issued), in this address space, alive until the
+                    // sync settles registrations, and written by nobody
+                    // before barrier B (owners write only unregistered
+                    // memory before it: their own direct gets' destinations);
+                    // `g.dst` is writable until the end of this sync (the
+                    // caller of `get` promised it, or the keepalive holds
+                    // it), outside our registered memory, so nobody reads it.
+                    unsafe { mem::copy(g.src, g.dst, g.len) };
+                }
+            }
             // SAFETY: only we write our reply channel; its readers of the
             // previous sync finished before barrier A.
             let mut w = unsafe { world.writer(me, REPLIES) };
@@ -313,9 +332,10 @@ impl Process {
                 return Err(err);
             }
             delivered.map_err(|why| self.interrupted(why, CALL, loc))?;
+            let sent = self.gets_sent;
             // SAFETY: the owners wrote their replies before barrier B and
             // rewrite them only after barrier A of a later sync.
-            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) })
+            self.write_replies(|owner| unsafe { world.stream(owner, REPLIES, me) }, sent)
                 .map_err(|owner| {
                     if world.is_stopped() || world.failures_gathered() {
                         // The owner refused a request and failed the run
@@ -337,6 +357,7 @@ impl Process {
                 })?;
         }
         self.gets.clear();
+        self.gets_sent = false;
         self.get_keep.clear();
 
         // Step 5.
@@ -485,7 +506,12 @@ impl Process {
     pub(crate) fn write_replies<'r>(
         &mut self,
         replies: impl Fn(usize) -> Option<Records<'r>>,
+        sent: bool,
     ) -> Result<(), usize> {
+        if !sent {
+            // Copied by ourselves before barrier B.
+            return Ok(());
+        }
         let mut cursor = std::mem::take(&mut self.cursors);
         cursor.clear();
         cursor.resize(self.nprocs, 0);
@@ -652,7 +678,8 @@ pub(crate) fn own_range(
     }
 }
 
-/// Writes the put records `[slot][offset][len][payload, padded to 8]` that
+/// Writes the put records `[slot][offset][len | pad << 56][pad][payload,
+/// padded to 8]` (`mem::push_put`) that
 /// `sender` addressed to us, each resolved and checked in our own table.
 /// Records before a refused one are written.
 pub(crate) fn apply_puts(
@@ -662,8 +689,9 @@ pub(crate) fn apply_puts(
 ) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
-        let (slot, offset, len) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
-        let Some(src) = puts.try_ptr(at + 24, len) else {
+        let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
+        let (len, pad) = mem::put_len(word);
+        let Some(src) = puts.try_ptr(at + 24 + pad, len) else {
             return Err(cut_short("put", sender));
         };
         let dst = own_range(reg, "put", sender, slot, offset, len)?;
@@ -672,7 +700,7 @@ pub(crate) fn apply_puts(
         // settles registrations, and written by nobody else now; `src` is
         // in the view.
         unsafe { mem::copy(src, dst, len) };
-        at += 24 + pad8(len);
+        at += pad8(24 + pad + len);
     }
     Ok(())
 }
