@@ -17,17 +17,29 @@
 //!
 //! a. Empty `sync` at p = 2 and p = 4 (threads engine) against a bare
 //!    sense-reversing spin barrier with as many threads.
-//! b. A 16 MiB `put` (and `hpput`) between two processes, each sending to
-//!    the other, against single-thread `memcpy` of 16 MiB; for information,
-//!    also two threads copying 16 MiB each at the same time.
+//! b. A 16 MiB `put`, `hpput`, `get` and `put_owned` between two processes, each
+//!    sending to (or fetching from) the other, on threads and processes,
+//!    against single-thread `memcpy` of 16 MiB; for information, also two
+//!    threads copying 16 MiB each at the same time.
 //! c. The bspbench h-relation: every process puts h single 8-byte words,
 //!    cyclically over the other processes, then syncs;
 //!    g = (T(h) - T(empty sync)) / h, and a least-squares fit T = l + g h.
 //! d. Popping 10^5 registrations (10^4 with `--quick`) oldest first
 //!    against newest first, p = 2.
 //! e. Scaling: a superstep in which every process puts one word to its
-//!    right neighbour against an empty superstep, threads p = 2, 64, 256,
-//!    1024 and processes p = 2, 8, 32 (quick: threads 2, 64; processes 8).
+//!    right neighbour against an empty superstep, and the peak memory,
+//!    threads p = 2, 8, 64, 256, 1024 and processes p = 2, 8, 32 (quick:
+//!    threads 2, 64; processes 8), each in a child process of its own;
+//!    at p = 1024 the empty superstep against a futex barrier of 1024
+//!    threads.
+//! f. Processes, one-word transfers: the h-relation of (c) with h = 1024
+//!    words per process, as time per word moved by the whole run,
+//!    (T(h) - T(empty)) / (h p), at p = 32 against p = 2 (quick: 8 vs 2).
+//! g. Whole programs on processes at p = 1024 (quick: 64): the empty
+//!    program, and 3 supersteps (register, one put each, pop), from the
+//!    call to `run_portable` to its return.
+//!
+//! `--only LETTERS` runs some sections (`--only be`).
 
 use std::convert::Infallible;
 use std::hint::{black_box, spin_loop};
@@ -400,14 +412,44 @@ fn bench_memcpy(threads: usize, reps: usize, cfg: &Config) -> Vec<f64> {
     })
 }
 
-/// Seconds per `put` (or `hpput`) of `BIG` bytes plus the sync, with both
-/// processes of a p = 2 run sending to each other; one per repetition.
-fn bench_put(hp: bool, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
-    let results = Runtime::new(2).engine(Engine::Threads).run(|bsp| {
+/// The transfer of a bandwidth measurement.
+#[derive(Clone, Copy, PartialEq)]
+enum Transfer {
+    Put,
+    HpPut,
+    Get,
+    /// `put_owned` of an `Arc<[u8]>` (a clone each time: no copy).
+    Owned,
+}
+
+impl Transfer {
+    fn name(self) -> &'static str {
+        match self {
+            Transfer::Put => "put",
+            Transfer::HpPut => "hpput",
+            Transfer::Get => "get",
+            Transfer::Owned => "put_owned",
+        }
+    }
+}
+
+/// Seconds per transfer of `BIG` bytes plus the sync, with both processes
+/// of a p = 2 run of `engine` sending to each other (a get: fetching from
+/// each other, into memory that is not registered); one per repetition.
+fn bench_transfer(
+    engine: Engine,
+    kind: Transfer,
+    reps: usize,
+    cfg: &Config,
+) -> Result<Vec<f64>, Error> {
+    let results = Runtime::new(2).engine(engine).run_portable(|bsp| {
         let pid = bsp.pid();
         let other = 1 - pid;
         let src = vec![pid as u8 + 1; BIG];
-        let dst = Area::<u8>::new(bsp, BIG);
+        let owned: std::sync::Arc<[u8]> = std::sync::Arc::from(&src[..]);
+        let mut dst = Area::<u8>::new(bsp, BIG);
+        let local = Area::<u8>::new(bsp, BIG);
+        dst.as_mut_slice(bsp).fill(pid as u8 + 1);
         bsp.push_reg(&dst)?;
         bsp.sync()?;
         let mut out = Vec::with_capacity(reps);
@@ -419,13 +461,14 @@ fn bench_put(hp: bool, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
             bsp.sync()?;
             let t0 = Instant::now();
             for _ in 0..copies {
-                if hp {
+                match kind {
                     // SAFETY: `src` is neither dropped nor modified before
                     // the sync below returns, and no process touches `dst`
                     // during the superstep except through this transfer.
-                    unsafe { bsp.hpput(other, &src, &dst, 0)? };
-                } else {
-                    bsp.put(other, &src, &dst, 0)?;
+                    Transfer::HpPut => unsafe { bsp.hpput(other, &src, &dst, 0)? },
+                    Transfer::Put => bsp.put(other, &src, &dst, 0)?,
+                    Transfer::Get => bsp.get(other, &dst, 0, &local, 0, BIG)?,
+                    Transfer::Owned => bsp.put_owned(other, owned.clone(), &dst, 0)?,
                 }
                 bsp.sync()?;
             }
@@ -434,16 +477,251 @@ fn bench_put(hp: bool, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
                 out.push(elapsed.as_secs_f64() / copies as f64);
             }
         }
-        let got = dst.as_slice(bsp);
+        let got = if kind == Transfer::Get {
+            local.as_slice(bsp)
+        } else {
+            dst.as_slice(bsp)
+        };
         let want = other as u8 + 1;
         if got[0] != want || got[BIG / 2] != want || got[BIG - 1] != want {
-            bsp.abort(format!("process {pid}: wrong data after the 16 MiB put"));
+            bsp.abort(format!(
+                "process {pid}: wrong data after the 16 MiB {}",
+                kind.name()
+            ));
         }
         bsp.pop_reg(&dst)?;
         bsp.sync()?;
         Ok(out)
     })?;
     Ok(first(results))
+}
+
+// ----- e. scaling: futex barrier baseline, child runs -------------------------
+
+/// The baseline of the empty superstep at p = 1024: a central barrier
+/// whose waiters sleep on a futex (the kernel's wait queue), woken all at
+/// once by the last arrival. Written for the benchmark, as simple as such
+/// a barrier gets.
+struct FutexBarrier {
+    arrived: std::sync::atomic::AtomicU32,
+    generation: std::sync::atomic::AtomicU32,
+    n: u32,
+}
+
+impl FutexBarrier {
+    fn new(n: usize) -> Self {
+        FutexBarrier {
+            arrived: std::sync::atomic::AtomicU32::new(0),
+            generation: std::sync::atomic::AtomicU32::new(0),
+            n: u32::try_from(n).expect("fewer than 2^32 threads"),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            // SAFETY: FUTEX_WAKE on a live, aligned u32.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.generation.as_ptr(),
+                    libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                    i32::MAX,
+                )
+            };
+        } else {
+            while self.generation.load(Ordering::Acquire) == generation {
+                // SAFETY: FUTEX_WAIT on a live, aligned u32; returns at
+                // once if the generation moved on.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_futex,
+                        self.generation.as_ptr(),
+                        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                        generation,
+                        std::ptr::null::<libc::timespec>(),
+                    )
+                };
+            }
+        }
+    }
+}
+
+/// Seconds per futex-barrier episode with `n` threads, `rounds` rounds of
+/// `iters` episodes.
+fn bench_futex(n: usize, iters: usize, rounds: usize) -> Vec<f64> {
+    let barrier = FutexBarrier::new(n);
+    std::thread::scope(|s| {
+        for _ in 1..n {
+            s.spawn(|| {
+                for _ in 0..rounds * (iters + 1) {
+                    barrier.wait();
+                }
+            });
+        }
+        let mut out = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            barrier.wait();
+            let t0 = Instant::now();
+            for _ in 0..iters {
+                barrier.wait();
+            }
+            out.push(t0.elapsed().as_secs_f64() / iters as f64);
+        }
+        out
+    })
+}
+
+/// This process's peak resident memory and that of its largest waited
+/// child, in KiB.
+fn peak_kib() -> (u64, u64) {
+    let peak = |who| {
+        // SAFETY: `getrusage` fills the zeroed struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::getrusage(who, &mut u) };
+        u.ru_maxrss as u64
+    };
+    (peak(libc::RUSAGE_SELF), peak(libc::RUSAGE_CHILDREN))
+}
+
+/// Child mode (`bench --child-scale ENGINE P ITERS ROUNDS`): runs
+/// [`bench_scale`] alone in this process and prints, on one line, the
+/// empty and one-put timings and the peak memory, so that the parent
+/// measures each configuration's memory apart from the others.
+fn child_scale(args: &[String]) -> Result<(), String> {
+    let [engine, p, iters, rounds] = args else {
+        return Err("--child-scale needs ENGINE P ITERS ROUNDS".into());
+    };
+    let engine = Engine::from_name(engine).ok_or("unknown engine")?;
+    let num = |a: &String| a.parse::<usize>().map_err(|e| e.to_string());
+    let (empty, put) =
+        bench_scale(engine, num(p)?, num(iters)?, num(rounds)?).map_err(|e| e.to_string())?;
+    let (me, children) = peak_kib();
+    let list = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:e}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    println!("{} {} {me} {children}", list(&empty), list(&put));
+    Ok(())
+}
+
+/// One configuration of the scaling sweep, run in a child process:
+/// `(empty, one put, peak KiB)`; for `processes` the peak is that of one
+/// process (the largest), for `threads` that of the whole run.
+fn scale_in_child(
+    engine: Engine,
+    p: usize,
+    iters: usize,
+    rounds: usize,
+) -> Result<(Vec<f64>, Vec<f64>, u64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(exe)
+        .args(["--child-scale", engine.name()])
+        .args([p, iters, rounds].map(|n| n.to_string()))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("the child run of {} p = {p} failed", engine.name()));
+    }
+    let line = String::from_utf8_lossy(&out.stdout);
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    let [empty, put, me, children] = parts[..] else {
+        return Err(format!("unexpected child output {line:?}"));
+    };
+    let list = |s: &str| -> Result<Vec<f64>, String> {
+        s.split(',')
+            .map(|x| x.parse::<f64>().map_err(|e| e.to_string()))
+            .collect()
+    };
+    let kib = |s: &str| s.parse::<u64>().map_err(|e| e.to_string());
+    let peak = if engine == Engine::Threads {
+        kib(me)?
+    } else {
+        kib(me)?.max(kib(children)?)
+    };
+    Ok((list(empty)?, list(put)?, peak))
+}
+
+// ----- f. one-word transfers on processes ----------------------------------------
+
+/// Seconds per superstep at `p` processes of `engine`: empty, and with
+/// every process putting `h` single words cyclically over the others
+/// (bspbench's pattern); `(empty, h-relation)`, one per round.
+fn bench_words(
+    engine: Engine,
+    p: usize,
+    h: usize,
+    steps: usize,
+    rounds: usize,
+) -> Result<(Vec<f64>, Vec<f64>), Error> {
+    let results = Runtime::new(p).engine(engine).run_portable(move |bsp| {
+        let pid = bsp.pid();
+        let src: Vec<u64> = (0..h as u64).collect();
+        let dest: Vec<(usize, usize)> = (0..h).map(|i| destination(pid, p, i)).collect();
+        let dst = Area::<u64>::new(bsp, p * (h / (p - 1) + 1));
+        bsp.push_reg(&dst)?;
+        bsp.sync()?;
+        let (mut empty, mut full) = (Vec::new(), Vec::new());
+        for round in 0..=rounds {
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for _ in 0..steps {
+                bsp.sync()?;
+            }
+            let e = t0.elapsed().as_secs_f64() / steps as f64;
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for _ in 0..steps {
+                for (i, &(to, at)) in dest.iter().enumerate() {
+                    bsp.put(to, &src[i..i + 1], &dst, at)?;
+                }
+                bsp.sync()?;
+            }
+            let f = t0.elapsed().as_secs_f64() / steps as f64;
+            if round > 0 {
+                empty.push(e);
+                full.push(f);
+            }
+        }
+        Ok((empty, full))
+    })?;
+    Ok(first(results))
+}
+
+// ----- g. whole programs at p = 1024 on processes -----------------------------------
+
+/// Seconds for a whole `processes` run of `p` processes: the empty
+/// program (`supersteps == 0`), or 3 supersteps as in the `hello` example
+/// (register, one put to the right neighbour, pop).
+fn bench_program(p: usize, supersteps: usize) -> Result<f64, Error> {
+    let t0 = Instant::now();
+    Runtime::new(p)
+        .engine(Engine::Processes)
+        .run_portable(move |bsp| {
+            if supersteps == 0 {
+                return Ok(());
+            }
+            let (pid, p) = (bsp.pid(), bsp.nprocs());
+            let inbox = Area::<u64>::new(bsp, 1);
+            bsp.push_reg(&inbox)?;
+            bsp.sync()?;
+            bsp.put((pid + 1) % p, &[pid as u64], &inbox, 0)?;
+            bsp.sync()?;
+            let got = inbox.as_slice(bsp)[0];
+            if got != ((pid + p - 1) % p) as u64 {
+                bsp.abort(format!("process {pid} received {got}"));
+            }
+            bsp.pop_reg(&inbox)?;
+            bsp.sync()?;
+            Ok(())
+        })?;
+    Ok(t0.elapsed().as_secs_f64())
 }
 
 // ----- c. h-relation -----------------------------------------------------------
@@ -552,6 +830,9 @@ enum Target {
     AtMost(f64, &'static str),
     /// The ratio to the baseline must be at least this.
     AtLeast(f64, &'static str),
+    /// The value itself (min and median) must be at most this, in the
+    /// row's unit.
+    Under(f64),
     /// Nothing to judge here; the text says what to compare with.
     Info(&'static str),
 }
@@ -571,6 +852,10 @@ impl Row {
             (Target::AtLeast(t, what), Some((rmin, rmed))) => {
                 (format!(">= {t}x {what}"), Some((rmin >= *t, rmed >= *t)))
             }
+            (Target::Under(t), _) => (
+                format!("<= {t} {}", self.unit),
+                Some((self.value.min <= *t, self.value.median <= *t)),
+            ),
             (Target::Info(what), _) => (what.to_string(), None),
             (_, None) => ("?".to_string(), None),
         };
@@ -661,7 +946,7 @@ fn print_table(rows: &[Row]) {
 // ----- main -----------------------------------------------------------------------
 
 const USAGE: &str =
-    "usage: bench [--quick] [--reps N] [--only SECTIONS]   (sections: letters a-e of the header)";
+    "usage: bench [--quick] [--reps N] [--only SECTIONS]   (sections: letters a-g of the header)";
 
 /// The configuration, or `None` for `--help`.
 fn parse_args() -> Result<Option<Config>, String> {
@@ -720,7 +1005,7 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
                 value: sync,
                 baseline: Some((format!("spin barrier, {p} threads"), spin)),
                 target: if p == 2 {
-                    Target::AtMost(1.5, "spin barrier")
+                    Target::AtMost(1.3, "spin barrier")
                 } else {
                     Target::Info("(p > cores: must not collapse)")
                 },
@@ -728,19 +1013,28 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
         }
     }
     if cfg.wants('b') {
-        // b. 16 MiB put / hpput vs memcpy.
-        eprintln!("[bench] 16 MiB memcpy, put and hpput");
-        let (mut memcpy, mut memcpy2, mut put, mut hpput) = (vec![], vec![], vec![], vec![]);
+        // b. 16 MiB put / hpput / get vs memcpy, threads and processes.
+        let engines: &[Engine] = &[Engine::Threads, Engine::Processes];
+        let kinds = [
+            Transfer::Put,
+            Transfer::HpPut,
+            Transfer::Get,
+            Transfer::Owned,
+        ];
+        eprintln!("[bench] 16 MiB memcpy; put, hpput and get on threads and processes");
+        let (mut memcpy, mut memcpy2) = (vec![], vec![]);
+        let mut bw: Vec<Vec<f64>> = vec![Vec::new(); engines.len() * kinds.len()];
         for _ in 0..cfg.reps {
             memcpy.extend(bench_memcpy(1, 1, cfg));
             memcpy2.extend(bench_memcpy(2, 1, cfg));
-            put.extend(bench_put(false, 1, cfg)?);
-            hpput.extend(bench_put(true, 1, cfg)?);
+            for (e, &engine) in engines.iter().enumerate() {
+                for (k, &kind) in kinds.iter().enumerate() {
+                    bw[e * kinds.len() + k].extend(bench_transfer(engine, kind, 1, cfg)?);
+                }
+            }
         }
         let memcpy = gibs(stats(&memcpy));
         let memcpy2 = gibs(stats(&memcpy2));
-        let put = gibs(stats(&put));
-        let hpput = gibs(stats(&hpput));
         rows.push(Row {
             name: "memcpy 16 MiB, 2 threads at once".into(),
             unit: "GiB/s",
@@ -748,17 +1042,29 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
             baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
             target: Target::Info("(info: each thread's share when both copy)"),
         });
-        for (name, bw, target) in [
-            ("put 16 MiB, p=2", put, 0.45),
-            ("hpput 16 MiB, p=2", hpput, 0.8),
-        ] {
-            rows.push(Row {
-                name: name.into(),
-                unit: "GiB/s",
-                value: bw,
-                baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
-                target: Target::AtLeast(target, "memcpy"),
-            });
+        for (e, &engine) in engines.iter().enumerate() {
+            for (k, &kind) in kinds.iter().enumerate() {
+                let threads = engine == Engine::Threads;
+                let target = match kind {
+                    Transfer::Put => Target::AtLeast(0.5, "memcpy"),
+                    Transfer::HpPut => Target::AtLeast(0.9, "memcpy"),
+                    Transfer::Get if threads => Target::AtLeast(0.9, "memcpy (one copy)"),
+                    Transfer::Get => Target::Info("(info: two copies between address spaces)"),
+                    Transfer::Owned if threads => Target::AtLeast(0.9, "memcpy (one copy)"),
+                    Transfer::Owned => Target::Info("(info: a put between address spaces)"),
+                };
+                rows.push(Row {
+                    name: format!(
+                        "{}{} 16 MiB, p=2",
+                        if threads { "" } else { "proc " },
+                        kind.name()
+                    ),
+                    unit: "GiB/s",
+                    value: gibs(stats(&bw[e * kinds.len() + k])),
+                    baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+                    target,
+                });
+            }
         }
     }
     if cfg.wants('c') {
@@ -830,7 +1136,9 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
         });
     }
     if cfg.wants('e') {
-        // e. scaling: a superstep of one put per process against an empty one.
+        // e. scaling: a superstep of one put per process against an empty
+        // one, each configuration in a child process (its peak memory);
+        // at p = 1024 the empty superstep against a futex barrier.
         let sweep: &[(Engine, usize)] = if cfg.quick {
             &[
                 (Engine::Threads, 2),
@@ -840,6 +1148,7 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
         } else {
             &[
                 (Engine::Threads, 2),
+                (Engine::Threads, 8),
                 (Engine::Threads, 64),
                 (Engine::Threads, 256),
                 (Engine::Threads, 1024),
@@ -848,15 +1157,18 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
                 (Engine::Processes, 32),
             ]
         };
+        let us = |s: Stats| Stats {
+            min: s.min * 1e6,
+            median: s.median * 1e6,
+        };
         for &(engine, p) in sweep {
             let name = engine.name();
             eprintln!("[bench] scaling, {name}, p = {p}: empty superstep and one put each");
             let iters = if p >= 256 { 20 } else { 200 };
-            let (empty, put) = bench_scale(engine, p, iters, cfg.reps)?;
-            let us = |s: Stats| Stats {
-                min: s.min * 1e6,
-                median: s.median * 1e6,
-            };
+            let (empty, put, kib) = scale_in_child(engine, p, iters, cfg.reps).map_err(|why| {
+                eprintln!("bench: {why}");
+                Error::new(bsplib::ErrorKind::Stopped, "bench", 0, 0, None)
+            })?;
             let short = if engine == Engine::Threads {
                 ""
             } else {
@@ -873,19 +1185,121 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
                     Target::Info("(the trend; target at p = 1024)")
                 },
             });
+            let mib = kib as f64 / 1024.0;
+            rows.push(Row {
+                name: format!(
+                    "{short}peak memory, p={p}{}",
+                    if engine == Engine::Threads {
+                        ""
+                    } else {
+                        " (1 proc)"
+                    }
+                ),
+                unit: "MiB",
+                value: Stats {
+                    min: mib,
+                    median: mib,
+                },
+                baseline: None,
+                target: if p == 1024 {
+                    Target::Under(64.0)
+                } else {
+                    Target::Info("(the trend; target at p = 1024)")
+                },
+            });
+            if engine == Engine::Threads && p == 1024 {
+                eprintln!("[bench] futex barrier, 1024 threads");
+                let futex = bench_futex(p, iters, cfg.reps);
+                rows.push(Row {
+                    name: format!("empty sync, p={p}"),
+                    unit: "us",
+                    value: us(stats(&empty)),
+                    baseline: Some((format!("futex barrier, {p} thr"), us(stats(&futex)))),
+                    target: Target::AtMost(2.0, "futex barrier"),
+                });
+            }
+        }
+    }
+
+    if cfg.wants('f') {
+        // f. one-word transfers on processes, per word moved, p = 32 vs 2.
+        let (h, steps) = if cfg.quick { (256, 10) } else { (1024, 20) };
+        let ps: &[usize] = if cfg.quick { &[2, 8] } else { &[2, 32] };
+        let mut per_word = Vec::new();
+        for &p in ps {
+            eprintln!("[bench] processes, p = {p}: h = {h} single words per process");
+            let (empty, full) = bench_words(Engine::Processes, p, h, steps, cfg.reps)?;
+            let words = (h * p) as f64;
+            let (e, f) = (stats(&empty), stats(&full));
+            let w = Stats {
+                min: (f.min - e.min) / words * 1e9,
+                median: (f.median - e.median) / words * 1e9,
+            };
+            per_word.push((p, w));
+        }
+        let (p0, base) = per_word[0];
+        for &(p, st) in &per_word[1..] {
+            rows.push(Row {
+                name: format!("proc ns per word moved, p={p}"),
+                unit: "ns/word",
+                value: st,
+                baseline: Some((format!("the same, p={p0}"), base)),
+                target: if p == 32 {
+                    Target::AtMost(3.0, "p = 2")
+                } else {
+                    Target::Info("(the trend; target at p = 32)")
+                },
+            });
+        }
+    }
+
+    if cfg.wants('g') {
+        // g. whole programs on processes: an empty one, and 3 supersteps.
+        let p = if cfg.quick { 64 } else { 1024 };
+        for supersteps in [0usize, 3] {
+            eprintln!("[bench] processes, p = {p}: a whole program of {supersteps} supersteps");
+            let runs = if cfg.quick { 2 } else { 3 };
+            let mut t = Vec::new();
+            for _ in 0..runs {
+                t.push(bench_program(p, supersteps)?);
+            }
+            rows.push(Row {
+                name: format!("proc program, p={p}, {supersteps} ssteps"),
+                unit: "s",
+                value: stats(&t),
+                baseline: None,
+                target: if p == 1024 {
+                    Target::Under(if supersteps == 0 { 5.0 } else { 10.0 })
+                } else {
+                    Target::Info("(the trend; target at p = 1024)")
+                },
+            });
         }
     }
 
     println!();
     print_table(&rows);
 
+    if !details.is_empty() {
+        print_details(&details);
+    }
+    println!();
+    println!(
+        "total benchmark time: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The h-relation's table: time per superstep and g for each p and h.
+fn print_details(details: &[(usize, usize, Stats, Stats)]) {
     println!();
     println!("h-relation detail (time per superstep; h = 0 is the empty sync, its g column is the fitted l)");
     println!(
         "{:>3} {:>7} | {:>12} {:>12} | {:>10} {:>10}",
         "p", "h", "T min (us)", "T med (us)", "g min", "g med"
     );
-    for (p, h, t, g) in details {
+    for &(p, h, t, g) in details {
         let unit = if h == 0 { 1e-3 } else { 1.0 };
         println!(
             "{p:>3} {h:>7} | {:>12.2} {:>12.2} | {:>10.2} {:>10.2}{}",
@@ -896,15 +1310,19 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
             if h == 0 { "  (l, us)" } else { "  (ns/word)" }
         );
     }
-    println!();
-    println!(
-        "total benchmark time: {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child-scale") {
+        return match child_scale(&args[2..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(why) => {
+                eprintln!("bench --child-scale: {why}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cfg = match parse_args() {
         Ok(Some(c)) => c,
         Ok(None) => {

@@ -400,6 +400,78 @@ impl Bsp {
         }
     }
 
+    /// A put of data the library takes over: like [`put`](Bsp::put), but
+    /// without the copy at the call. The library holds `data` until the
+    /// end of the next sync, and the receiver copies straight from it
+    /// during that sync (on the engines sharing one address space; the
+    /// others copy it at the call, as `put` does). One copy instead of
+    /// two, with no `unsafe`: nobody can change `data` meanwhile, since the
+    /// library owns it (an `Arc<[T]>` is shared but immutable). Sending one
+    /// `Arc<[T]>` to many processes copies it once per receiver.
+    ///
+    /// `data` is a `Vec<T>`, a `Box<[T]>`, an `Arc<[T]>` or an
+    /// `Arc<Vec<T>>` ([`Owned`]); it is dropped after the sync, or leaked
+    /// if that sync fails (another process may still be reading it).
+    ///
+    /// # Errors
+    ///
+    /// As for [`put`](Bsp::put).
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`put`](Bsp::put); on shared memory the sync closes with a
+    /// third barrier, as for [`hpput`](Bsp::hpput).
+    ///
+    /// # Examples
+    ///
+    /// Every process sends the same block to every other, one copy each:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let (me, p) = (bsp.pid(), bsp.nprocs());
+    ///     let all = bsplib::Area::<u32>::new(bsp, 2 * p);
+    ///     bsp.push_reg(&all)?;
+    ///     bsp.sync()?;
+    ///     let block: Arc<[u32]> = Arc::from(vec![me as u32; 2]);
+    ///     for to in 0..p {
+    ///         bsp.put_owned(to, Arc::clone(&block), &all, 2 * me)?;
+    ///     }
+    ///     bsp.sync()?;
+    ///     Ok(all.as_slice(bsp).to_vec())
+    /// })?;
+    /// assert!(r.iter().all(|v| v == &[0, 0, 1, 1, 2, 2]));
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn put_owned<T: Pod, D: Owned<T>>(
+        &self,
+        pid: usize,
+        data: D,
+        dst: &Area<T>,
+        offset: usize,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        self.own(&p, dst, "bsp_put", loc)?;
+        let src = data.elements();
+        let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
+        let (ptr, distributed) = (src.as_ptr().cast::<u8>(), p.world.distributed());
+        if distributed {
+            // SAFETY: `src` is a live slice of `nbytes` bytes; `put`
+            // copies it before returning.
+            return unsafe { p.put(pid_arg(pid), ptr, dst.addr(), offset, nbytes, loc) };
+        }
+        // SAFETY: `data` owns the `nbytes` bytes at `ptr` (a heap block,
+        // which does not move when `data` does); the process keeps `data`
+        // until the end of the next sync (or forever if that sync fails),
+        // and nobody can change the bytes meanwhile: the library owns
+        // `data`, and the shared owners of an `Arc` can only read.
+        unsafe { p.hpput(pid_arg(pid), ptr, dst.addr(), offset, nbytes, loc)? };
+        p.owned.push(Box::new(data));
+        Ok(())
+    }
+
     /// `bsp_get`: at the next sync, reads `len` elements from element
     /// `offset` of the area registered on process `pid` in the slot of `src`
     /// (their value at the end of this superstep, on `pid`) and writes them
@@ -777,4 +849,45 @@ fn typed_range<T>(
 #[inline]
 fn pid_arg(pid: usize) -> i64 {
     i64::try_from(pid).unwrap_or(i64::MAX)
+}
+
+/// Data [`Bsp::put_owned`] can take over: `Vec<T>`, `Box<[T]>`,
+/// `Arc<[T]>` and `Arc<Vec<T>>`, whose elements live in a heap block that
+/// stays put when the value moves and that nobody can change while the
+/// library holds the value. Sealed: other types cannot promise that.
+pub trait Owned<T>: sealed::Sealed + 'static {
+    /// The elements.
+    fn elements(&self) -> &[T];
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: 'static> Sealed for Vec<T> {}
+    impl<T: 'static> Sealed for Box<[T]> {}
+    impl<T: 'static> Sealed for std::sync::Arc<[T]> {}
+    impl<T: 'static> Sealed for std::sync::Arc<Vec<T>> {}
+}
+
+impl<T: Pod> Owned<T> for Vec<T> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod> Owned<T> for Box<[T]> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod> Owned<T> for std::sync::Arc<[T]> {
+    fn elements(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: Pod> Owned<T> for std::sync::Arc<Vec<T>> {
+    fn elements(&self) -> &[T] {
+        self
+    }
 }

@@ -91,7 +91,7 @@ mod stream;
 mod superstep;
 
 pub use area::Area;
-pub use bsp::{Bsp, Message};
+pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};

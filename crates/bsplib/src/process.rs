@@ -83,6 +83,9 @@ pub(crate) struct Process {
     /// Keepalives of live slots, by slot.
     pub(crate) keep: HashMap<u64, Keepalive>,
     pub(crate) gets: Vec<GetReq>,
+    /// The data of this superstep's `put_owned` calls, read by their
+    /// receivers during the sync: dropped after it (leaked if it fails).
+    pub(crate) owned: Vec<Box<dyn Any>>,
     /// Whether this superstep's gets were sent to their owners as
     /// requests (otherwise we copy them ourselves at the sync).
     pub(crate) gets_sent: bool,
@@ -122,6 +125,7 @@ impl Process {
             pending_keep: Vec::new(),
             keep: HashMap::new(),
             gets: Vec::new(),
+            owned: Vec::new(),
             gets_sent: false,
             get_keep: Vec::new(),
             inbox: Inbox::default(),

@@ -97,6 +97,13 @@ impl Process {
         if result.is_err() {
             self.poisoned = true;
             self.inbox.clear();
+            // Another process may still be copying from our `put_owned`
+            // data (the sync ended early here, not at its last barrier).
+            for data in self.owned.drain(..) {
+                std::mem::forget(data);
+            }
+        } else {
+            self.owned.clear();
         }
         result
     }
