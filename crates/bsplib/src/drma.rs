@@ -2,6 +2,14 @@
 //! unbuffered variants. Checks happen here, once, for every front door.
 
 use crate::error::{Error, ErrorKind};
+use crate::mem::{self, PUT_BULK};
+
+/// Puts of at least this many bytes write their payload straight into the
+/// sender's channel on `processes` (`Process::push_bulk`).
+const BULK_FROM: usize = 64 << 10;
+
+/// Bytes at the bottom of a channel that bulk payloads leave to the streams.
+const BULK_FLOOR: usize = 1 << 20;
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, REG};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
@@ -135,6 +143,12 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        if nbytes >= BULK_FROM {
+            // SAFETY: forwarded from our caller.
+            if unsafe { self.push_bulk(pid, slot, offset, src, nbytes) } {
+                return Ok(());
+            }
+        }
         self.dest(pid)
             .puts
             .try_reserve_record(nbytes)
@@ -143,6 +157,55 @@ impl Process {
         unsafe { self.dest(pid).puts.push_put(slot, offset, src, nbytes) };
         self.flags |= DATA;
         Ok(())
+    }
+
+    /// `processes`: writes a large put's payload straight into the top of
+    /// our channel of this superstep's parity, which the sync's streams
+    /// will not reach (`exchange.rs` limits them) and which receivers read
+    /// in place: two copies in all, as on threads, instead of three
+    /// (mailbox, channel, destination). The record `[slot][offset][len |
+    /// PUT_BULK][channel offset]` goes in the mailbox. The payload starts
+    /// at its source's offset within a cache line (the channel is
+    /// page-aligned). `false` (nothing done) on other engines, or when the
+    /// channel has no room left: then the put takes the usual path.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    unsafe fn push_bulk(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+    ) -> bool {
+        let q = self.parity;
+        let Some((base, capacity)) = self.world.channel_region(self.pid, q) else {
+            return false;
+        };
+        // Highest start that fits below the payloads already there, moved
+        // down to the source's offset within a cache line; streams keep
+        // at least `BULK_FLOOR` bytes below.
+        let Some(top) = (capacity - self.bulk[q]).checked_sub(nbytes) else {
+            return false;
+        };
+        let at = top.wrapping_sub(top.wrapping_sub(src.addr()) & 63);
+        if at > top || at < BULK_FLOOR {
+            return false;
+        }
+        // SAFETY: `at + nbytes <= capacity`: inside our channel `q`, which
+        // only we write, and which nobody reads during this superstep
+        // (its readers of superstep `t - 2` finished at barrier A of sync
+        // `t - 1`); the caller vouches for `src`, which cannot be inside
+        // the channel (a mapping of the library's).
+        unsafe { mem::copy(src, base.add(at), nbytes) };
+        self.bulk[q] = capacity - at;
+        self.dest(pid)
+            .puts
+            .push_words([slot as usize, offset, nbytes | PUT_BULK, at]);
+        self.flags |= DATA;
+        true
     }
 
     /// Records a get from owner `pid` into `dst`. It is sent as a request

@@ -96,6 +96,8 @@ impl Process {
             // SAFETY: only this process writes its channel `q`, and nobody
             // reads it now (module docs).
             let mut w = unsafe { world.writer(self.pid, q) };
+            // The top of the channel holds this superstep's bulk payloads.
+            w.limit(world.capacity() - self.bulk[q]);
             if let Err(needed) = self.compose(&mut w) {
                 drop(w);
                 return Err(self.fail(

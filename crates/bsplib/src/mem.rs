@@ -103,13 +103,22 @@ pub(crate) const ALIGNED_PUT_FROM: usize = 4096;
 
 /// The length word of a put record: the payload's length in the low
 /// [`PUT_PAD_SHIFT`] bits, the bytes of padding between the header and
-/// the payload (0 to 63) above them.
+/// the payload (0 to 63) above them, and the [`PUT_BULK`] flag.
 pub(crate) const PUT_PAD_SHIFT: u32 = 56;
 
-/// Splits a put record's length word into (payload length, padding).
+/// Flag of a put record's length word: the payload is not in the record
+/// but in the sender's channel, at the byte offset the record's fourth
+/// word gives (`processes`: `Process::push_put`).
+pub(crate) const PUT_BULK: usize = 1 << 62;
+
+/// A put record's length word: (payload length, padding, bulk flag).
 #[inline]
-pub(crate) fn put_len(word: usize) -> (usize, usize) {
-    (word & ((1 << PUT_PAD_SHIFT) - 1), word >> PUT_PAD_SHIFT)
+pub(crate) fn put_len(word: usize) -> (usize, usize, bool) {
+    (
+        word & ((1 << PUT_PAD_SHIFT) - 1),
+        (word >> PUT_PAD_SHIFT) & 63,
+        word & PUT_BULK != 0,
+    )
 }
 
 /// Rounds `n` up to a multiple of 8.

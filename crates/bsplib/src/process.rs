@@ -72,6 +72,9 @@ pub(crate) struct Process {
     /// Whether each mailbox half holds anything (clearing a clean half
     /// would only write cache lines other processes read).
     pub(crate) dirty: [bool; 2],
+    /// `processes`: bytes at the top of our channel `q` that hold large put
+    /// payloads of the superstep of parity `q` (`Process::push_put`).
+    pub(crate) bulk: [usize; 2],
     /// Flags (see `mailbox`) for the barrier that ends this superstep.
     pub(crate) flags: u32,
     pub(crate) reg: Registry,
@@ -119,6 +122,7 @@ impl Process {
             episode: 0,
             parity: 0,
             dirty: [false; 2],
+            bulk: [0; 2],
             flags: 0,
             reg: Registry::new(pid, nprocs),
             pending_regs: Pending::default(),

@@ -372,6 +372,41 @@ impl<'a> Raw<'a> {
     }
 
     /// Test hook for the receiver's checks, not part of the API: sends
+    /// `pid` a put record saying that its `len` bytes are at byte
+    /// `channel_offset` of this process's channel (the record of a large
+    /// put on `processes`), whatever is there. The receiver refuses a range
+    /// outside the channel, or any such record on an engine without
+    /// channels in shared memory, with
+    /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_bulk_put(
+        &self,
+        pid: i64,
+        slot: u64,
+        offset: usize,
+        len: usize,
+        channel_offset: usize,
+    ) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_put", loc)?;
+        let pid = p.check_pid(pid, "bsp_put", loc)?;
+        p.dest(pid).puts.push_words([
+            slot as usize,
+            offset,
+            len | crate::mem::PUT_BULK,
+            channel_offset,
+        ]);
+        p.flags |= crate::mailbox::DATA;
+        Ok(())
+    }
+
+    /// Test hook for the receiver's checks, not part of the API: sends
     /// `pid` a message whose tag is `tag`, whatever the tag size in force
     /// (the receiver refuses a tag of another length at the sync, with
     /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord)).

@@ -100,6 +100,14 @@ impl<'a> StreamWriter<'a> {
         }
     }
 
+    /// Lowers the end of a fixed region to `end` bytes from its start (the
+    /// rest holds payloads written there already: `Process::push_put`).
+    pub(crate) fn limit(&mut self, end: usize) {
+        if let Target::Fixed { capacity, .. } = &mut self.target {
+            *capacity = (*capacity).min(end);
+        }
+    }
+
     /// Starts the stream for `dest`.
     pub(crate) fn begin(&mut self, dest: usize) {
         self.dest = dest;

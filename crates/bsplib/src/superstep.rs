@@ -373,7 +373,17 @@ impl Process {
                 let from = incoming
                     .get(src)
                     .ok_or_else(|| self.fail(changed(src), CALL, loc))?;
-                apply_puts(&self.reg, src, from.puts).map_err(|kind| self.fail(kind, CALL, loc))?;
+                // `processes`: the sender's channel, where its large put
+                // payloads are (read only through bounds-checked views).
+                let bulk = world.channel_region(src, incoming.q).map(|(base, len)| {
+                    // SAFETY: the channel is `len` bytes of the shared
+                    // mapping, alive as long as the world, which the view
+                    // borrows; the sender does not write it during this
+                    // sync (it rewrites channel `q` two supersteps on).
+                    unsafe { Records::new(base, len) }
+                });
+                apply_puts(&self.reg, src, from.puts, bulk)
+                    .map_err(|kind| self.fail(kind, CALL, loc))?;
                 for h in from.hpputs {
                     let dst = own_range(&self.reg, "hpput", src, h.slot, h.offset, h.len)
                         .map_err(|kind| self.fail(kind, CALL, loc))?;
@@ -433,6 +443,7 @@ impl Process {
         self.pending_regs.clear();
         self.superstep += 1;
         self.parity ^= 1;
+        self.bulk[self.parity] = 0;
         self.flags = 0;
         self.world
             .board()
@@ -693,11 +704,36 @@ pub(crate) fn apply_puts(
     reg: &Registry,
     sender: usize,
     puts: Records<'_>,
+    bulk: Option<Records<'_>>,
 ) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
-        let (len, pad) = mem::put_len(word);
+        let (len, pad, in_bulk) = mem::put_len(word);
+        if in_bulk {
+            // The payload is in the sender's channel (`Process::push_bulk`).
+            let from = puts
+                .try_word(at + 24)
+                .ok_or_else(|| cut_short("put", sender))?;
+            let src = bulk.and_then(|b| b.try_ptr(from, len)).ok_or_else(|| {
+                ErrorKind::InvalidRecord {
+                    what: "put",
+                    sender,
+                    detail: format!(
+                        "names {len} bytes at offset {from} of its channel, which are not in it"
+                    ),
+                }
+            })?;
+            let dst = own_range(reg, "put", sender, slot, offset, len)?;
+            // SAFETY: `dst` is `len` bytes of memory we registered
+            // (resolved and checked in our own table), alive until this
+            // sync settles registrations, and written by nobody else now;
+            // `src` is inside the sender's channel (checked), which it
+            // does not write until a later superstep.
+            unsafe { mem::copy(src, dst, len) };
+            at += 32;
+            continue;
+        }
         let Some(src) = puts.try_ptr(at + 24 + pad, len) else {
             return Err(cut_short("put", sender));
         };

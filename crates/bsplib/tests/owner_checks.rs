@@ -210,3 +210,22 @@ fn a_message_whose_tag_is_not_the_tag_size_is_refused() {
         refused("message", "tag is not the 4 bytes"),
     );
 }
+
+#[test]
+fn a_large_put_naming_bytes_outside_the_senders_channel_is_refused() {
+    // On `processes` the record's range is checked against the sender's
+    // channel; elsewhere no engine has such channels: refused either way.
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw()
+                    .forge_bulk_put(owner(bsp) as i64, 0, 0, 16, usize::MAX - 8)?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "of its channel, which are not in it"),
+    );
+}

@@ -335,6 +335,18 @@ impl World {
         }
     }
 
+    /// `processes`: channel `ch` of process `pid` as raw shared memory,
+    /// its start (page-aligned) and its length; `None` on other engines.
+    /// Large put payloads are written into the top of the sender's
+    /// channel at the call (`Process::push_put`).
+    #[inline]
+    pub(crate) fn channel_region(&self, pid: usize, ch: usize) -> Option<(*mut u8, usize)> {
+        match &self.sync {
+            Sync::Processes(s) => Some((s.channel(pid, ch), s.capacity())),
+            _ => None,
+        }
+    }
+
     /// Exchange engines: the most one process can send in one superstep on
     /// one channel.
     pub(crate) fn capacity(&self) -> usize {

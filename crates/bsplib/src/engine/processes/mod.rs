@@ -292,7 +292,7 @@ impl Shared {
     }
 
     /// The start of channel `ch` of process `pid`.
-    fn channel(&self, pid: usize, ch: usize) -> *mut u8 {
+    pub(crate) fn channel(&self, pid: usize, ch: usize) -> *mut u8 {
         assert!(pid < self.nprocs && ch < CHANNELS);
         // SAFETY: in bounds of the streams mapping.
         unsafe {

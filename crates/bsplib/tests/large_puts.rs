@@ -1,0 +1,69 @@
+//! Large puts on every engine: payloads from 64 KiB up take other paths
+//! (on `processes` they are written into the sender's channel at the call
+//! and read there by the receiver; on every engine they are placed at
+//! their source's offset within a cache line). What lands must not
+//! depend on that: sources at every alignment, several large puts per
+//! destination, small puts overlapping large ones in call order, over
+//! supersteps of both parities.
+
+mod common;
+
+use bsplib::{Area, Bsp, Error};
+use common::{configurations, run_on};
+
+fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let n = 300_000usize;
+    let mut dst = Area::<u8>::new(bsp, 2 * n + 64);
+    bsp.push_reg(&dst)?;
+    bsp.sync()?;
+    let right = (me + 1) % p;
+    let left = (me + p - 1) % p;
+    let byte = |who: usize, s: usize, i: usize| (who * 31 + s * 7 + i * 13 % 251) as u8;
+    let mut total = 0u64;
+    for s in 0..4usize {
+        dst.as_mut_slice(bsp).fill(0);
+        // A source buffer read at offset `s` (every alignment over the
+        // supersteps): two large puts, then a small one overlapping the
+        // first, then a large one overlapping the small one in part.
+        let src: Vec<u8> = (0..2 * n + 64).map(|i| byte(me, s, i)).collect();
+        let a = 65_536 + s * 1000;
+        bsp.put(right, &src[s..s + a], &dst, 0)?;
+        bsp.put(right, &src[s + 1..s + 1 + n], &dst, n)?;
+        bsp.put(right, &[0xEE; 100], &dst, 10)?;
+        bsp.put(right, &src[3..3 + 70_000], &dst, 50)?;
+        bsp.sync()?;
+
+        let got = dst.as_slice(bsp);
+        let want = |i: usize| -> u8 {
+            if (50..50 + 70_000).contains(&i) {
+                byte(left, s, 3 + i - 50)
+            } else if (10..110).contains(&i) {
+                0xEE
+            } else if i < a {
+                byte(left, s, s + i)
+            } else if (n..2 * n).contains(&i) {
+                byte(left, s, s + 1 + i - n)
+            } else {
+                0
+            }
+        };
+        let bad = (0..got.len()).find(|&i| got[i] != want(i));
+        check!(
+            bsp,
+            bad.is_none(),
+            "superstep {s}: first wrong byte at {bad:?}"
+        );
+        total += got.iter().map(|&b| b as u64).sum::<u64>();
+    }
+    bsp.pop_reg(&dst)?;
+    bsp.sync()?;
+    Ok(total)
+}
+
+#[test]
+fn large_puts_land_whole_and_in_call_order() {
+    for (engine, p) in configurations() {
+        run_on(engine, p, scenario).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+    }
+}
