@@ -403,8 +403,9 @@ impl Bsp {
     /// A put of data the library takes over: like [`put`](Bsp::put), but
     /// without the copy at the call. The library holds `data` until the
     /// end of the next sync, and the receiver copies straight from it
-    /// during that sync (on the engines sharing one address space; the
-    /// others copy it at the call, as `put` does). One copy instead of
+    /// during that sync (on the engines sharing one address space, and on
+    /// `processes` where the kernel allows cross-memory attach; `mpi` copies
+    /// it at the call, as `put` does). One copy instead of
     /// two, with no `unsafe`: nobody can change `data` meanwhile, since the
     /// library owns it (an `Arc<[T]>` is shared but immutable). Sending one
     /// `Arc<[T]>` to many processes copies it once per receiver.
@@ -456,8 +457,10 @@ impl Bsp {
         self.own(&p, dst, "bsp_put", loc)?;
         let src = data.elements();
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
-        let (ptr, distributed) = (src.as_ptr().cast::<u8>(), p.world.distributed());
-        if distributed {
+        let ptr = src.as_ptr().cast::<u8>();
+        // Copied now where no receiver can read our memory at the sync
+        // (`mpi`, or `processes` without cross-memory attach).
+        if p.world.distributed() && !p.world.cross_memory() {
             // SAFETY: `src` is a live slice of `nbytes` bytes; `put`
             // copies it before returning.
             return unsafe { p.put(pid_arg(pid), ptr, dst.addr(), offset, nbytes, loc) };

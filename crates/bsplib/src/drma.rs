@@ -2,7 +2,7 @@
 //! unbuffered variants. Checks happen here, once, for every front door.
 
 use crate::error::{Error, ErrorKind};
-use crate::mem::{self, PUT_BULK};
+use crate::mem::{self, PUT_BULK, PUT_REMOTE};
 
 /// Puts of at least this many bytes write their payload straight into the
 /// sender's channel on `processes` (`Process::push_bulk`).
@@ -217,13 +217,14 @@ impl Process {
     /// registered memory (`superstep.rs`, step 4). A destination outside
     /// our registered memory cannot be read by anyone during the sync, so
     /// writing it early is unobservable. `src` is the source resolved in
-    /// the owner's entry of our table (null on exchange engines).
+    /// the owner's entry of our table (0 where we cannot read the owner's
+    /// memory: `mpi`, or `processes` without cross-memory attach).
     pub(crate) fn push_get(
         &mut self,
         pid: usize,
         slot: u64,
         offset: usize,
-        src: *const u8,
+        src: usize,
         dst: *mut u8,
         nbytes: usize,
     ) {
@@ -236,7 +237,7 @@ impl Process {
             src,
         };
         if !self.gets_sent {
-            if !src.is_null() && !self.reg.covers(dst.addr(), nbytes) {
+            if src != 0 && !self.reg.covers(dst.addr(), nbytes) {
                 self.gets.push(req);
                 self.flags |= GET;
                 return;
@@ -280,6 +281,20 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.world.cross_memory() {
+            // `processes` with cross-memory attach: the receiver reads the
+            // source from our address space at the sync, which closes with
+            // barrier C (the record names our address; the kernel checks
+            // it against our mappings).
+            self.dest(pid).puts.push_words([
+                slot as usize,
+                offset,
+                nbytes | PUT_REMOTE,
+                src.addr(),
+            ]);
+            self.flags |= DATA | HPPUT;
+            return Ok(());
+        }
         if self.world.distributed() {
             // No shared memory to copy from at the sync: buffer it now,
             // which BSPlib allows ("any time before the end of the sync").
@@ -321,13 +336,14 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
-        let from = if self.world.distributed() {
-            std::ptr::null()
+        let from = if self.world.distributed() && !self.world.cross_memory() {
+            0
         } else {
             // The owner's entry (`resolve` checked the range): an address
-            // in this same address space, which the owner registered.
+            // the owner registered, in this address space or (cross-memory
+            // attach) in the owner's.
             let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
-            std::ptr::with_exposed_provenance::<u8>(base).wrapping_add(offset)
+            base.wrapping_add(offset)
         };
         self.push_get(pid, slot, offset, from, dst, nbytes);
         if let Some(k) = keep {

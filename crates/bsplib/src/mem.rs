@@ -111,13 +111,39 @@ pub(crate) const PUT_PAD_SHIFT: u32 = 56;
 /// word gives (`processes`: `Process::push_put`).
 pub(crate) const PUT_BULK: usize = 1 << 62;
 
-/// A put record's length word: (payload length, padding, bulk flag).
+/// Flag of a put record's length word: the payload is in the sender's
+/// own memory, at the address the record's fourth word gives, read by the
+/// receiver with cross-memory attach (`processes`: an hpput, `cma.rs`).
+pub(crate) const PUT_REMOTE: usize = 1 << 63;
+
+const _: () = assert!((63 << PUT_PAD_SHIFT) & (PUT_BULK | PUT_REMOTE) == 0);
+
+/// Where a put record's payload is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Payload {
+    /// In the record, after the padding.
+    Inline,
+    /// In the sender's channel ([`PUT_BULK`]).
+    Bulk,
+    /// In the sender's memory ([`PUT_REMOTE`]).
+    Remote,
+}
+
+/// A put record's length word: (payload length, padding, where the
+/// payload is).
 #[inline]
-pub(crate) fn put_len(word: usize) -> (usize, usize, bool) {
+pub(crate) fn put_len(word: usize) -> (usize, usize, Payload) {
+    let payload = if word & PUT_BULK != 0 {
+        Payload::Bulk
+    } else if word & PUT_REMOTE != 0 {
+        Payload::Remote
+    } else {
+        Payload::Inline
+    };
     (
         word & ((1 << PUT_PAD_SHIFT) - 1),
         (word >> PUT_PAD_SHIFT) & 63,
-        word & PUT_BULK != 0,
+        payload,
     )
 }
 

@@ -43,9 +43,10 @@ pub(crate) struct GetReq {
     /// The request: the owner's registration slot and the offset in it.
     pub(crate) slot: u64,
     pub(crate) offset: usize,
-    /// The source in the owner's memory (shared address space only; null
-    /// elsewhere), from the owner's entry in our slot table.
-    pub(crate) src: *const u8,
+    /// The address of the source in the owner's memory, from the owner's
+    /// entry in our slot table, when we may read it ourselves (one
+    /// address space, or cross-memory attach); 0 otherwise.
+    pub(crate) src: usize,
 }
 
 /// Tag sizes of the paper's BSMP rule `(A, B, C)`: B for messages sent now
@@ -113,6 +114,13 @@ impl Process {
         world
             .board()
             .set(pid, 0, crate::engine::board::State::Computing);
+        if world.cross_memory() {
+            // The others read our memory directly (hpputs' sources, gets'
+            // sources): say who we are, and let them.
+            // SAFETY: `getpid` has no preconditions.
+            world.board().set_os_pid(pid, unsafe { libc::getpid() });
+            crate::engine::cma::allow_siblings();
+        }
         Process {
             pid,
             nprocs,

@@ -372,11 +372,13 @@ impl<'a> Raw<'a> {
     }
 
     /// Test hook for the receiver's checks, not part of the API: sends
-    /// `pid` a put record saying that its `len` bytes are at byte
-    /// `channel_offset` of this process's channel (the record of a large
-    /// put on `processes`), whatever is there. The receiver refuses a range
-    /// outside the channel, or any such record on an engine without
-    /// channels in shared memory, with
+    /// `pid` a put record saying that its `len` bytes are at byte `at` of
+    /// this process's channel (`remote == false`: the record of a large
+    /// put on `processes`) or at address `at` of this process's memory
+    /// (`remote`: an hpput read with cross-memory attach), whatever is
+    /// there. The receiver refuses a range outside the channel, an address
+    /// the kernel will not read, or such a record on an engine without
+    /// that path, with
     /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord).
     ///
     /// # Errors
@@ -384,13 +386,14 @@ impl<'a> Raw<'a> {
     /// A pid out of range, a run already stopped.
     #[doc(hidden)]
     #[track_caller]
-    pub fn forge_bulk_put(
+    pub fn forge_put_elsewhere(
         &self,
         pid: i64,
         slot: u64,
         offset: usize,
         len: usize,
-        channel_offset: usize,
+        at: usize,
+        remote: bool,
     ) -> Res {
         let loc = self.loc();
         let mut p = self.bsp.process();
@@ -399,8 +402,12 @@ impl<'a> Raw<'a> {
         p.dest(pid).puts.push_words([
             slot as usize,
             offset,
-            len | crate::mem::PUT_BULK,
-            channel_offset,
+            len | if remote {
+                crate::mem::PUT_REMOTE
+            } else {
+                crate::mem::PUT_BULK
+            },
+            at,
         ]);
         p.flags |= crate::mailbox::DATA;
         Ok(())
@@ -452,8 +459,8 @@ impl<'a> Raw<'a> {
         // SAFETY: no reference to the buffer exists; the pointer is used
         // by this sync only, while the keepalive below holds the buffer.
         let dst = unsafe { (*sink.get()).as_mut_ptr() };
-        // A null source: always a request, which the owner checks.
-        p.push_get(pid, slot, offset, std::ptr::null(), dst, len);
+        // No source address: always a request, which the owner checks.
+        p.push_get(pid, slot, offset, 0, dst, len);
         p.get_keep.push(sink);
         Ok(())
     }

@@ -57,10 +57,12 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::engine::board::State;
+use crate::engine::cma;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
 use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, REG};
+use crate::mem::Payload;
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp, Registry};
@@ -292,16 +294,36 @@ impl Process {
                 // finished the superstep (barrier A) and before anyone
                 // writes registered memory (after barrier B).
                 for g in &self.gets {
-                    // SAFETY: `g.src` is `g.len` bytes the owner
-                    // registered (checked against its entry when the get
-                    // was issued), in this address space, alive until the
-                    // sync settles registrations, and written by nobody
-                    // before barrier B (owners write only unregistered
-                    // memory before it: their own direct gets' destinations);
-                    // `g.dst` is writable until the end of this sync (the
-                    // caller of `get` promised it, or the keepalive holds
-                    // it), outside our registered memory, so nobody reads it.
-                    unsafe { mem::copy(g.src, g.dst, g.len) };
+                    // The source: `g.len` bytes the owner registered
+                    // (checked against its entry when the get was issued),
+                    // alive until the sync settles registrations, and
+                    // written by nobody before barrier B (owners write only
+                    // unregistered memory before it: their own direct
+                    // gets' destinations). `g.dst` is writable until the
+                    // end of this sync (the caller of `get` promised it, or
+                    // the keepalive holds it), outside our registered
+                    // memory, so nobody reads it.
+                    if let Some(os) = world.os_pid(g.pid) {
+                        // SAFETY: as above; the kernel checks the owner's side.
+                        unsafe { cma::read(os, g.src, g.dst, g.len) }.map_err(|e| {
+                            self.fail(
+                                ErrorKind::InvalidRecord {
+                                    what: "get",
+                                    sender: g.pid,
+                                    detail: format!(
+                                        "its registered memory at {:#x} ({} bytes) cannot be read: {e}",
+                                        g.src, g.len
+                                    ),
+                                },
+                                CALL,
+                                loc,
+                            )
+                        })?;
+                    } else {
+                        let src = std::ptr::with_exposed_provenance::<u8>(g.src);
+                        // SAFETY: as above, in this address space.
+                        unsafe { mem::copy(src, g.dst, g.len) };
+                    }
                 }
             }
             // SAFETY: only we write our reply channel; its readers of the
@@ -382,7 +404,7 @@ impl Process {
                     // sync (it rewrites channel `q` two supersteps on).
                     unsafe { Records::new(base, len) }
                 });
-                apply_puts(&self.reg, src, from.puts, bulk)
+                apply_puts(&self.reg, src, from.puts, bulk, world.os_pid(src))
                     .map_err(|kind| self.fail(kind, CALL, loc))?;
                 for h in from.hpputs {
                     let dst = own_range(&self.reg, "hpput", src, h.slot, h.offset, h.len)
@@ -705,12 +727,33 @@ pub(crate) fn apply_puts(
     sender: usize,
     puts: Records<'_>,
     bulk: Option<Records<'_>>,
+    sender_os: Option<libc::pid_t>,
 ) -> Result<(), ErrorKind> {
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
-        let (len, pad, in_bulk) = mem::put_len(word);
-        if in_bulk {
+        let (len, pad, payload) = mem::put_len(word);
+        if payload == Payload::Remote {
+            // An hpput on `processes`: the source is in the sender's memory.
+            let from = puts
+                .try_word(at + 24)
+                .ok_or_else(|| cut_short("put", sender))?;
+            let dst = own_range(reg, "put", sender, slot, offset, len)?;
+            let refused = |why: String| ErrorKind::InvalidRecord {
+                what: "put",
+                sender,
+                detail: format!("names {len} bytes at address {from:#x} of its memory: {why}"),
+            };
+            let os = sender_os.ok_or_else(|| refused("this engine cannot read them".into()))?;
+            // SAFETY: `dst` is `len` bytes of memory we registered
+            // (resolved and checked in our own table), alive until this
+            // sync settles registrations, and written by nobody else now;
+            // the kernel checks the sender's side.
+            unsafe { cma::read(os, from, dst, len) }.map_err(|e| refused(e.to_string()))?;
+            at += 32;
+            continue;
+        }
+        if payload == Payload::Bulk {
             // The payload is in the sender's channel (`Process::push_bulk`).
             let from = puts
                 .try_word(at + 24)

@@ -220,12 +220,38 @@ fn a_large_put_naming_bytes_outside_the_senders_channel_is_refused() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw()
-                    .forge_bulk_put(owner(bsp) as i64, 0, 0, 16, usize::MAX - 8)?;
+                bsp.raw().forge_put_elsewhere(
+                    owner(bsp) as i64,
+                    0,
+                    0,
+                    16,
+                    usize::MAX - 8,
+                    false,
+                )?;
             }
             bsp.sync()?;
             Ok(())
         },
         refused("put", "of its channel, which are not in it"),
+    );
+}
+
+#[test]
+fn an_hpput_naming_memory_its_sender_does_not_have_is_refused() {
+    // On `processes` with cross-memory attach the kernel refuses to read
+    // an unmapped address of the sender; elsewhere no engine reads another
+    // process's memory from a record: refused either way.
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw()
+                    .forge_put_elsewhere(owner(bsp) as i64, 0, 0, 16, 8, true)?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "bytes at address 0x8 of its memory"),
     );
 }

@@ -20,7 +20,7 @@
 //! Layout (native endianness, read by `bsprun` through [`describe_fd`]):
 //! a 64-byte header (`MAGIC`, `nprocs`, the report state of
 //! [`Reported`]), then one 64-byte entry per process: a word
-//! `superstep << 2 | state`.
+//! `superstep << 2 | state`, then (`processes` engine) its OS process id.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -132,6 +132,25 @@ impl Board {
     pub(crate) fn set(&self, pid: usize, superstep: u64, state: State) {
         self.entry(pid)
             .store(superstep << 2 | state as u64, Ordering::Relaxed);
+    }
+
+    /// Notes process `pid`'s OS process id (the second word of its line),
+    /// for the processes that read its memory (`cma.rs`). Written before
+    /// its first sync; read by others after a barrier.
+    pub(crate) fn set_os_pid(&self, pid: usize, os_pid: libc::pid_t) {
+        self.os_word(pid).store(os_pid as u64, Ordering::Relaxed);
+    }
+
+    /// Process `pid`'s OS process id, as it noted it.
+    pub(crate) fn os_pid(&self, pid: usize) -> libc::pid_t {
+        self.os_word(pid).load(Ordering::Relaxed) as libc::pid_t
+    }
+
+    fn os_word(&self, pid: usize) -> &AtomicU64 {
+        let entry: *const AtomicU64 = self.entry(pid);
+        // SAFETY: the second 8 bytes of process `pid`'s 64-byte line, in
+        // bounds (`entry` checked `pid`), aligned.
+        unsafe { &*entry.add(1) }
     }
 
     /// Process `pid`'s word (`superstep << 2 | state`).

@@ -26,6 +26,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod board;
+pub(crate) mod cma;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 pub(crate) mod processes;
@@ -333,6 +334,25 @@ impl World {
                 unsafe { self.mailbox(src).replies() }.stream(dst)
             }
         }
+    }
+
+    /// `processes`, where the kernel lets processes read each other's
+    /// memory (`cma.rs`): the OS process id of process `pid`, whose memory
+    /// an hpput's receiver or a get's requester reads directly. `None`
+    /// elsewhere.
+    #[inline]
+    pub(crate) fn os_pid(&self, pid: usize) -> Option<libc::pid_t> {
+        match &self.sync {
+            Sync::Processes(_) if cma::available() => Some(self.board().os_pid(pid)),
+            _ => None,
+        }
+    }
+
+    /// `processes` with cross-memory attach: whether process memory can
+    /// be read across address spaces (`cma.rs`).
+    #[inline]
+    pub(crate) fn cross_memory(&self) -> bool {
+        matches!(self.sync, Sync::Processes(_)) && cma::available()
     }
 
     /// `processes`: channel `ch` of process `pid` as raw shared memory,
