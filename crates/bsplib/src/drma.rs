@@ -1,8 +1,9 @@
 //! Direct remote memory access: registration, put, get and their
 //! unbuffered variants. Checks happen here, once, for every front door.
 
+use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
-use crate::mailbox::{HpPut, DATA, GET, HPPUT, REG};
+use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 
@@ -135,6 +136,15 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        if nbytes >= MIN_LARGE {
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`;
+            // it is copied now.
+            if let Some(done) =
+                unsafe { self.push_large(pid, slot, offset, src, nbytes, true, call, loc) }
+            {
+                return done;
+            }
+        }
         self.dest(pid)
             .puts
             .try_reserve_record(nbytes)
@@ -147,6 +157,40 @@ impl Process {
         };
         self.flags |= DATA;
         Ok(())
+    }
+
+    /// A put of `nbytes >= MIN_LARGE` on an engine with a rendezvous
+    /// (`engine/mpi/rendezvous.rs`): stages the payload (a copy now if
+    /// `copy`, else the address) and appends the descriptor
+    /// `[slot | DESCRIPTOR][offset][len]` for `pid`. `None` on other
+    /// engines.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes; without `copy`, readable
+    /// and unchanged until the end of the next sync.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn push_large(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+        copy: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Option<Result<(), Error>> {
+        // SAFETY: forwarded from the caller.
+        let staged = unsafe { self.world.rendezvous()?.stage(pid, src, nbytes, copy) };
+        if let Err(bytes) = staged {
+            return Some(Err(self.fail(ErrorKind::OutOfMemory { bytes }, call, loc)));
+        }
+        self.dest(pid)
+            .puts
+            .push_words([(slot | DESCRIPTOR) as usize, offset, nbytes]);
+        self.flags |= DATA | LARGE;
+        Some(Ok(()))
     }
 
     /// Appends a get request `[slot][offset][len]` for owner `pid`, whose
@@ -193,6 +237,15 @@ impl Process {
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
         if self.world.distributed() {
+            if nbytes >= MIN_LARGE {
+                // SAFETY: the caller keeps `src` readable and unchanged
+                // until the end of the next sync.
+                if let Some(done) =
+                    unsafe { self.push_large(pid, slot, offset, src, nbytes, false, CALL, loc) }
+                {
+                    return done;
+                }
+            }
             // No shared memory to copy from at the sync: buffer it now,
             // which BSPlib allows ("any time before the end of the sync").
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
