@@ -139,9 +139,8 @@ impl Process {
         if nbytes >= MIN_LARGE {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`;
             // it is copied now.
-            if let Some(done) =
-                unsafe { self.push_large(pid, slot, offset, src, nbytes, true, call, loc) }
-            {
+            let large = unsafe { self.push_large(pid, slot, offset, src, nbytes, true, call, loc) };
+            if let Some(done) = large {
                 return done;
             }
         }
@@ -240,9 +239,9 @@ impl Process {
             if nbytes >= MIN_LARGE {
                 // SAFETY: the caller keeps `src` readable and unchanged
                 // until the end of the next sync.
-                if let Some(done) =
-                    unsafe { self.push_large(pid, slot, offset, src, nbytes, false, CALL, loc) }
-                {
+                let large =
+                    unsafe { self.push_large(pid, slot, offset, src, nbytes, false, CALL, loc) };
+                if let Some(done) = large {
                     return done;
                 }
             }
