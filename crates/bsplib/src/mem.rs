@@ -33,6 +33,7 @@ pub(crate) unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
 /// # Safety
 ///
 /// As for [`copy`], and the ranges must not overlap.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) unsafe fn copy_streaming(src: *const u8, dst: *mut u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
