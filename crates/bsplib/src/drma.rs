@@ -1,6 +1,7 @@
 //! Direct remote memory access: registration, put, get and their
 //! unbuffered variants. Checks happen here, once, for every front door.
 
+use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
 use crate::mem::{self, PUT_BULK, PUT_REMOTE};
 
@@ -10,7 +11,7 @@ const BULK_FROM: usize = 64 << 10;
 
 /// Bytes at the bottom of a channel that bulk payloads leave to the streams.
 const BULK_FLOOR: usize = 1 << 20;
-use crate::mailbox::{HpPut, DATA, GET, HPPUT, REG};
+use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 
@@ -143,6 +144,14 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        if nbytes >= MIN_LARGE {
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`;
+            // it is copied now.
+            let large = unsafe { self.push_large(pid, slot, offset, src, nbytes, true, call, loc) };
+            if let Some(done) = large {
+                return done;
+            }
+        }
         if nbytes >= BULK_FROM {
             // SAFETY: forwarded from our caller.
             if unsafe { self.push_bulk(pid, slot, offset, src, nbytes) } {
@@ -157,6 +166,40 @@ impl Process {
         unsafe { self.dest(pid).puts.push_put(slot, offset, src, nbytes) };
         self.flags |= DATA;
         Ok(())
+    }
+
+    /// A put of `nbytes >= MIN_LARGE` on an engine with a rendezvous
+    /// (`engine/mpi/rendezvous.rs`): stages the payload (a copy now if
+    /// `copy`, else the address) and appends the descriptor
+    /// `[slot | DESCRIPTOR][offset][len]` for `pid`. `None` on other
+    /// engines.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes; without `copy`, readable
+    /// and unchanged until the end of the next sync.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn push_large(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+        copy: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Option<Result<(), Error>> {
+        // SAFETY: forwarded from the caller.
+        let staged = unsafe { self.world.rendezvous()?.stage(pid, src, nbytes, copy) };
+        if let Err(bytes) = staged {
+            return Some(Err(self.fail(ErrorKind::OutOfMemory { bytes }, call, loc)));
+        }
+        self.dest(pid)
+            .puts
+            .push_words([(slot | DESCRIPTOR) as usize, offset, nbytes]);
+        self.flags |= DATA | LARGE;
+        Some(Ok(()))
     }
 
     /// `processes`: writes a large put's payload straight into the top of
@@ -296,6 +339,15 @@ impl Process {
             return Ok(());
         }
         if self.world.distributed() {
+            if nbytes >= MIN_LARGE {
+                // SAFETY: the caller keeps `src` readable and unchanged
+                // until the end of the next sync.
+                let large =
+                    unsafe { self.push_large(pid, slot, offset, src, nbytes, false, CALL, loc) };
+                if let Some(done) = large {
+                    return done;
+                }
+            }
             // No shared memory to copy from at the sync: buffer it now,
             // which BSPlib allows ("any time before the end of the sync").
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.

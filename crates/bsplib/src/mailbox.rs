@@ -27,6 +27,9 @@ pub(crate) const GET: u32 = 4;
 /// Flag: some process issued an hpput (its source must stay readable until
 /// every receiver has copied it, so the sync closes with a barrier).
 pub(crate) const HPPUT: u32 = 8;
+/// Flag: some process staged a put payload for the rendezvous (`mpi`,
+/// `engine/mpi/rendezvous.rs`): step 5 of the sync moves them.
+pub(crate) const LARGE: u32 = 16;
 
 /// An unbuffered put on an engine sharing one address space: the receiver
 /// copies straight from the sender's source (an address in that one

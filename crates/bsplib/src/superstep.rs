@@ -58,10 +58,10 @@ use std::sync::Arc;
 
 use crate::engine::board::State;
 use crate::engine::cma;
-use crate::engine::World;
+use crate::engine::{Rendezvous, RendezvousStopped, World, DESCRIPTOR};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
-use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, REG};
+use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::Payload;
 use crate::mem::{self, pad8, Records};
 use crate::process::{Loc, Process};
@@ -391,6 +391,9 @@ impl Process {
 
         // Step 5.
         if all & DATA != 0 {
+            // Large payloads by rendezvous (`mpi`): our sends are posted
+            // now; an early return abandons the transfers (`Transfers`).
+            let large = Transfers::begin(world, all);
             for &src in sources {
                 let from = incoming
                     .get(src)
@@ -404,8 +407,17 @@ impl Process {
                     // sync (it rewrites channel `q` two supersteps on).
                     unsafe { Records::new(base, len) }
                 });
-                apply_puts(&self.reg, src, from.puts, bulk, world.os_pid(src))
-                    .map_err(|kind| self.fail(kind, CALL, loc))?;
+                apply_puts(
+                    &self.reg,
+                    src,
+                    from.puts,
+                    Elsewhere {
+                        bulk,
+                        sender_os: world.os_pid(src),
+                        rendezvous: large.rendezvous,
+                    },
+                )
+                .map_err(|kind| self.refused(kind, loc))?;
                 for h in from.hpputs {
                     let dst = own_range(&self.reg, "hpput", src, h.slot, h.offset, h.len)
                         .map_err(|kind| self.fail(kind, CALL, loc))?;
@@ -434,9 +446,19 @@ impl Process {
                     )
                 })?;
             }
+            large.settle().map_err(|_| self.stopped(CALL, loc))?;
         }
 
         Ok(())
+    }
+
+    /// The error of a put record refused in step 5 (or of a rendezvous
+    /// stopped by a failure elsewhere, which is not this process's error).
+    fn refused(&self, kind: ErrorKind, loc: Loc) -> Error {
+        match kind {
+            ErrorKind::Stopped => self.stopped(CALL, loc),
+            kind => self.fail(kind, CALL, loc),
+        }
     }
 
     /// The error of a reply channel too small for this sync's traffic.
@@ -587,6 +609,45 @@ impl Process {
     }
 }
 
+/// The rendezvous transfers of step 5 (`engine/mpi/rendezvous.rs`), when
+/// someone staged a large payload: [`begin`](Transfers::begin) posts our
+/// sends, [`settle`](Transfers::settle) waits for our receives and sends;
+/// dropped unsettled (an error in step 5), it abandons them: receives not
+/// yet matched are cancelled, the others completed, so nothing writes our
+/// memory after the sync returns.
+struct Transfers<'a> {
+    rendezvous: Option<&'a Rendezvous>,
+}
+
+impl<'a> Transfers<'a> {
+    fn begin(world: &'a World, all: u32) -> Self {
+        let rendezvous = if all & LARGE != 0 {
+            world.rendezvous()
+        } else {
+            None
+        };
+        if let Some(r) = rendezvous {
+            r.post_sends();
+        }
+        Transfers { rendezvous }
+    }
+
+    fn settle(mut self) -> Result<(), RendezvousStopped> {
+        match self.rendezvous.take() {
+            Some(r) => r.settle().inspect_err(|_| r.abandon()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Transfers<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.rendezvous {
+            r.abandon();
+        }
+    }
+}
+
 /// Where the streams addressed to one process come from in this sync.
 #[derive(Clone, Copy)]
 struct Incoming<'a> {
@@ -721,17 +782,34 @@ pub(crate) fn own_range(
 /// Writes the put records `[slot][offset][len | pad << 56][pad][payload,
 /// padded to 8]` (`mem::push_put`) that
 /// `sender` addressed to us, each resolved and checked in our own table.
-/// Records before a refused one are written.
+/// Records before a refused one are written. Payloads may be elsewhere
+/// ([`Elsewhere`]): in the sender's channel, in its memory, or (with a
+/// rendezvous: `mpi`, someone sent large payloads) on their way: a
+/// descriptor `[slot | DESCRIPTOR][offset][len]` receives its payload
+/// into the range resolved and checked here, and a write overlapping a
+/// receive in flight waits for it first (`ErrorKind::Stopped` if the run
+/// failed elsewhere meanwhile).
 pub(crate) fn apply_puts(
     reg: &Registry,
     sender: usize,
     puts: Records<'_>,
-    bulk: Option<Records<'_>>,
-    sender_os: Option<libc::pid_t>,
+    elsewhere: Elsewhere<'_>,
 ) -> Result<(), ErrorKind> {
+    let Elsewhere {
+        bulk,
+        sender_os,
+        rendezvous,
+    } = elsewhere;
+    let stopped = |_| ErrorKind::Stopped;
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
+        if let Some(r) = rendezvous.filter(|_| slot & DESCRIPTOR != 0) {
+            let dst = own_range(reg, "put", sender, slot & !DESCRIPTOR, offset, word)?;
+            r.receive(sender, dst, word).map_err(stopped)?;
+            at += 24;
+            continue;
+        }
         let (len, pad, payload) = mem::put_len(word);
         if payload == Payload::Remote {
             // An hpput on `processes`: the source is in the sender's memory.
@@ -781,6 +859,9 @@ pub(crate) fn apply_puts(
             return Err(cut_short("put", sender));
         };
         let dst = own_range(reg, "put", sender, slot, offset, len)?;
+        if let Some(r) = rendezvous {
+            r.before_write(dst, len).map_err(stopped)?;
+        }
         // SAFETY: `dst` is `len` bytes of memory we registered (resolved
         // and checked in our own table above), alive until this sync
         // settles registrations, and written by nobody else now; `src` is
@@ -789,6 +870,20 @@ pub(crate) fn apply_puts(
         at += pad8(24 + pad + len);
     }
     Ok(())
+}
+
+/// Where the payloads of a sender's put records may be besides the
+/// records themselves.
+#[derive(Clone, Copy)]
+pub(crate) struct Elsewhere<'a> {
+    /// `processes`: the sender's channel (`PUT_BULK` records).
+    pub(crate) bulk: Option<Records<'a>>,
+    /// `processes` with cross-memory attach: the sender's OS process id
+    /// (`PUT_REMOTE` records).
+    pub(crate) sender_os: Option<libc::pid_t>,
+    /// `mpi` when someone sent large payloads: the rendezvous
+    /// (descriptors).
+    pub(crate) rendezvous: Option<&'a Rendezvous>,
 }
 
 /// The `[slot][offset][len]` that starts the record at byte `at` (a put's

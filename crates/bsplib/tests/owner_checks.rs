@@ -255,3 +255,74 @@ fn an_hpput_naming_memory_its_sender_does_not_have_is_refused() {
         refused("put", "bytes at address 0x8 of its memory"),
     );
 }
+
+// ----- large payloads (by rendezvous on mpi: a descriptor in the stream,
+// the payload point to point into the range the owner resolved) ---------
+
+/// Bytes of a forged large payload: above the rendezvous threshold.
+const LARGE: usize = 256 << 10;
+
+#[test]
+fn a_large_put_naming_a_slot_the_owner_does_not_have_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                bsp.raw()
+                    .forge_put(owner(bsp) as i64, 7, 0, &vec![5u8; LARGE])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused(
+            "put",
+            "registration slot 7, which this process does not have",
+        ),
+    );
+}
+
+#[test]
+fn a_large_put_beyond_the_owners_area_is_refused_there() {
+    expect_error(
+        1,
+        |bsp| {
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                // 16 bytes registered, 256 KiB named: nothing is received.
+                bsp.raw()
+                    .forge_put(owner(bsp) as i64, 0, 8, &vec![5u8; LARGE])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "bytes 8..262152 of registration slot 0"),
+    );
+}
+
+#[test]
+fn a_large_put_refused_while_others_move_large_payloads_ends_the_run() {
+    // Every process sends every other a valid large put in the same sync
+    // as the forged one: the owner refuses the forged record, the others
+    // must not wait for it forever.
+    expect_error(
+        2,
+        |bsp| {
+            let (pid, p) = (bsp.pid(), bsp.nprocs());
+            let x = Area::<u8>::new(bsp, LARGE);
+            bsp.push_reg(&x)?;
+            bsp.sync()?;
+            let mine = vec![pid as u8; LARGE];
+            for t in 0..p {
+                bsp.put(t, &mine, &x, 0)?;
+            }
+            if pid == 0 {
+                bsp.raw()
+                    .forge_put(owner(bsp) as i64, 0, 1, &vec![5u8; LARGE])?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        refused("put", "bytes 1..262145 of registration slot 0"),
+    );
+}

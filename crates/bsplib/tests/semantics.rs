@@ -206,6 +206,88 @@ fn overlapping_puts_from_different_processes_land_whole() {
 }
 
 #[test]
+fn large_puts_land_whole_and_in_order() {
+    // Payloads above the rendezvous threshold (on mpi a descriptor in the
+    // stream, the payload point to point into the range the receiver
+    // resolved): they land whole, a put's source may change right after
+    // the call, and overlapping puts land in order (senders by pid, each
+    // sender's in call order), small ones and large ones alike.
+    scenario(|bsp| {
+        const N: usize = 40_000; // u64s: 320 KB
+        let (pid, p) = (bsp.pid(), bsp.nprocs());
+        let right = (pid + 1) % p;
+        let left = (pid + p - 1) % p;
+        let val = |s: usize, k: u64, i: usize| ((s as u64) << 48) ^ (k << 40) ^ i as u64;
+        let a = Area::<u64>::new(bsp, N);
+        let all = Area::<u64>::new(bsp, N);
+        let b = Area::<u64>::new(bsp, 3 * N / 4);
+        bsp.push_reg(&a)?;
+        bsp.push_reg(&all)?;
+        bsp.push_reg(&b)?;
+        bsp.sync()?;
+        for round in 0..3u64 {
+            // To the right neighbour: large 0..N, small into its middle,
+            // large over its second half, small at its very end.
+            let mut src: Vec<u64> = (0..N).map(|i| val(pid, round, i)).collect();
+            bsp.put(right, &src, &a, 0)?;
+            // Buffered: the change below must not reach anyone.
+            src.fill(u64::MAX);
+            let small: Vec<u64> = (0..16).map(|i| val(pid, 100 + round, i)).collect();
+            bsp.put(right, &small, &a, N / 2 - 8)?;
+            let second: Vec<u64> = (0..3 * N / 4).map(|i| val(pid, 200 + round, i)).collect();
+            bsp.put(right, &second[N / 4..], &a, N / 2)?;
+            // An hpput (unordered with puts, so into an area of its own).
+            // SAFETY: `second` lives, unchanged, until after the sync, and
+            // nothing else touches `b` on `right` meanwhile.
+            unsafe { bsp.hpput(right, &second, &b, 0)? };
+            bsp.put(right, &small[..4], &a, N - 4)?;
+            // To process 0 from everyone, the same range: the last pid wins.
+            let mine: Vec<u64> = (0..N).map(|i| val(pid, 300 + round, i)).collect();
+            bsp.put(0, &mine, &all, 0)?;
+            bsp.sync()?;
+            drop(second);
+            let got = a.to_vec(bsp);
+            for (i, &v) in got.iter().enumerate() {
+                let want = if i >= N - 4 {
+                    val(left, 100 + round, i - (N - 4))
+                } else if i >= N / 2 {
+                    val(left, 200 + round, N / 4 + i - N / 2)
+                } else if i >= N / 2 - 8 {
+                    val(left, 100 + round, i - (N / 2 - 8))
+                } else {
+                    val(left, round, i)
+                };
+                check!(
+                    bsp,
+                    v == want,
+                    "round {round}: word {i} is {v:#x}, not {want:#x}"
+                );
+            }
+            let hp = b.to_vec(bsp);
+            let ok = hp
+                .iter()
+                .enumerate()
+                .all(|(i, &v)| v == val(left, 200 + round, i));
+            check!(bsp, ok, "round {round}: the hpput did not land whole");
+            if pid == 0 {
+                let got = all.to_vec(bsp);
+                let ok = got
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == val(p - 1, 300 + round, i));
+                check!(
+                    bsp,
+                    ok,
+                    "round {round}: process {} did not land last",
+                    p - 1
+                );
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
 fn many_supersteps_reuse_buffers() {
     scenario(|bsp| {
         let (pid, p) = (bsp.pid(), bsp.nprocs());

@@ -43,6 +43,57 @@ use crate::mailbox::Mailbox;
 use crate::mem::Records;
 use crate::stream::{StreamWriter, REPLIES};
 
+/// The bit of a put record's slot word that makes the record a rendezvous
+/// *descriptor* `[slot | DESCRIPTOR][offset][len]`, whose payload comes
+/// point to point (`mpi/rendezvous.rs`). No registration slot has it: an
+/// engine without rendezvous refuses a descriptor as naming a slot the
+/// owner does not have.
+pub(crate) const DESCRIPTOR: u64 = 1 << 63;
+
+/// Put payloads of at least this many bytes go by rendezvous where the
+/// engine has one ([`World::rendezvous`]).
+pub(crate) const MIN_LARGE: usize = 32 << 10;
+
+/// The engine that moves large put payloads by rendezvous.
+#[cfg(feature = "mpi")]
+pub(crate) type Rendezvous = mpi::Mpi;
+/// The engine that moves large put payloads by rendezvous: none without
+/// the `mpi` feature.
+#[cfg(not(feature = "mpi"))]
+pub(crate) enum Rendezvous {}
+
+/// A wait of the rendezvous ended because the run failed elsewhere.
+pub(crate) struct RendezvousStopped;
+
+#[cfg(not(feature = "mpi"))]
+#[allow(clippy::missing_safety_doc, clippy::unused_self)]
+impl Rendezvous {
+    pub(crate) unsafe fn stage(
+        &self,
+        _: usize,
+        _: *const u8,
+        _: usize,
+        _: bool,
+    ) -> Result<(), usize> {
+        match *self {}
+    }
+    pub(crate) fn post_sends(&self) {
+        match *self {}
+    }
+    pub(crate) fn receive(&self, _: usize, _: *mut u8, _: usize) -> Result<(), RendezvousStopped> {
+        match *self {}
+    }
+    pub(crate) fn before_write(&self, _: *mut u8, _: usize) -> Result<(), RendezvousStopped> {
+        match *self {}
+    }
+    pub(crate) fn settle(&self) -> Result<(), RendezvousStopped> {
+        match *self {}
+    }
+    pub(crate) fn abandon(&self) {
+        match *self {}
+    }
+}
+
 /// The state of the report of a run's error: nobody, someone printing,
 /// printed. Whoever claims it prints; the others wait for the print to end
 /// before they end the program, so the message is never cut short.
@@ -271,6 +322,19 @@ impl World {
             #[cfg(feature = "mpi")]
             Sync::Mpi(_) => true,
             _ => false,
+        }
+    }
+
+    /// The rendezvous of large put payloads, on an engine that has one
+    /// (`mpi`, `mpi/rendezvous.rs`): puts of at least [`MIN_LARGE`] bytes
+    /// send a descriptor in their stream and their payload point to point,
+    /// into the range the receiver resolved.
+    #[inline]
+    pub(crate) fn rendezvous(&self) -> Option<&Rendezvous> {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => Some(m),
+            _ => None,
         }
     }
 

@@ -38,6 +38,8 @@ use mpi::Count;
 
 use super::Interrupt;
 use crate::mem::Records;
+
+mod rendezvous;
 use crate::stream::{Outbox, StreamWriter};
 
 /// The second word of a barrier's reduction: who arrived from where.
@@ -254,6 +256,8 @@ pub(crate) struct Mpi {
     stopped: AtomicBool,
     /// Notifications received so far, per channel.
     bells: Mutex<[u64; super::BELLS]>,
+    /// Large put payloads (`rendezvous.rs`).
+    rndv: rendezvous::Rendezvous,
 }
 
 impl Mpi {
@@ -267,6 +271,7 @@ impl Mpi {
             values,
             stopped: AtomicBool::new(false),
             bells: Mutex::default(),
+            rndv: rendezvous::Rendezvous::default(),
         }
     }
 
@@ -299,13 +304,24 @@ impl Mpi {
                 counts[ch] += 1;
                 continue;
             }
-            if let Some(status) = self.comm.any_process().immediate_probe_with_tag(STOP_TAG) {
-                let from = self.comm.process_at_rank(status.source_rank());
-                let _: (u8, _) = from.receive_with_tag(STOP_TAG);
+            if self.take_stop() {
                 self.stop();
                 return Err(Interrupt::Stopped);
             }
             std::thread::yield_now();
+        }
+    }
+
+    /// Receives a stop message (errors as values: a failed process sends
+    /// one to every other) if one has come: true then.
+    fn take_stop(&self) -> bool {
+        match self.comm.any_process().immediate_probe_with_tag(STOP_TAG) {
+            Some(status) => {
+                let from = self.comm.process_at_rank(status.source_rank());
+                let _: (u8, _) = from.receive_with_tag(STOP_TAG);
+                true
+            }
+            None => false,
         }
     }
 

@@ -1,0 +1,353 @@
+//! Large put payloads on `mpi`, by rendezvous (`README.md` beside this
+//! file, "Large payloads"): a put of at least [`MIN_LARGE`] bytes writes
+//! only a *descriptor* `[slot | DESCRIPTOR][offset][len]` into its stream;
+//! its payload is staged at the call (a `put` copies its source once, an
+//! `hpput` keeps its address) and sent point to point during the sync,
+//! straight into the destination range that the *receiver* resolved and
+//! checked in its own registration table. One copy at the call (none for
+//! an `hpput`), one by MPI, none through the streams.
+//!
+//! In the sync, with the flag `LARGE` set in barrier A's OR (someone
+//! staged a payload): at the start of step 5 every process posts its
+//! sends (`MPI_Isend`, tag [`TAG`], per destination in call order); it
+//! then applies the puts addressed to it in the usual order (senders by
+//! pid, each sender's records in call order), posting a receive
+//! (`MPI_Irecv`) into the destination for each descriptor. A put, or a
+//! receive, whose range overlaps a receive still in flight first waits for
+//! the receives in flight: overlapping puts land in the order of every
+//! engine. The sync waits for its receives, then its sends, before it
+//! leaves step 5.
+//!
+//! No wait blocks for good when the run fails: every process posts its
+//! sends before it waits for anything, so a receive waits only for a send
+//! already posted, and the waits poll for the stop message a failed
+//! process sends every other (`STOP_TAG`). A process that fails or is
+//! stopped during step 5 cancels its receives that have not matched a send
+//! and waits for those that have (they complete: their sends are posted),
+//! so nothing is written into its memory after the sync returns; it does
+//! not wait for its own sends (their receiver may have failed and cancelled
+//! its receive): they stay posted, their staged copies are kept until the
+//! run ends, and the process, poisoned, never stages again.
+
+use std::sync::Mutex;
+
+use mpi::ffi;
+use mpi::raw::AsRaw;
+
+use super::Mpi;
+use crate::engine::RendezvousStopped as Stopped;
+
+/// Message tag of rendezvous payloads.
+const TAG: i32 = 98;
+
+/// A payload longer than this goes as several messages of at most this
+/// many bytes (an MPI count is an `int`); sender and receiver cut alike.
+const CHUNK: usize = 1 << 30;
+
+/// A staged payload is kept for reuse unless the buffer is more than twice
+/// what the last [`WINDOW`] syncs with rendezvous staged (and more than
+/// [`KEEP`] bytes): then it shrinks to that.
+const WINDOW: u32 = 8;
+const KEEP: usize = 1 << 20;
+
+/// Where a payload's bytes are.
+#[derive(Clone, Copy)]
+enum Source {
+    /// At this offset of the staging buffer (a `put`).
+    Staged(usize),
+    /// At this address, the sender's own memory, kept unchanged by the
+    /// caller of `hpput` until the end of the sync.
+    Borrowed(usize),
+}
+
+#[derive(Clone, Copy)]
+struct Payload {
+    dest: usize,
+    src: Source,
+    len: usize,
+}
+
+/// This superstep's payloads, in call order.
+#[derive(Default)]
+struct Staging {
+    buf: Vec<u8>,
+    payloads: Vec<Payload>,
+    /// Most bytes staged in a sync of the current window, and how many
+    /// syncs of it have passed.
+    high: usize,
+    syncs: u32,
+    /// Sends may still read `buf` (a sync failed after posting them): it
+    /// is never written or freed again until the run ends.
+    pinned: bool,
+}
+
+/// An MPI request handle, used by the one thread of this rank.
+#[repr(transparent)]
+struct Request(ffi::MPI_Request);
+
+// SAFETY: a request handle is an opaque value; MPI runs with
+// `MPI_THREAD_SERIALIZED` and one thread at a time uses this rank's
+// requests (see `Comm`).
+unsafe impl Send for Request {}
+
+/// The requests of the sync in progress.
+#[derive(Default)]
+struct Active {
+    sends: Vec<Request>,
+    recvs: Vec<Request>,
+    /// The destination ranges `[start, end)` of `recvs` in flight, and
+    /// their hull.
+    ranges: Vec<(usize, usize)>,
+    lo: usize,
+    hi: usize,
+}
+
+/// One rank's rendezvous state (locks only to satisfy `Sync`: one thread
+/// per rank uses it).
+#[derive(Default)]
+pub(crate) struct Rendezvous {
+    staging: Mutex<Staging>,
+    active: Mutex<Active>,
+}
+
+impl Mpi {
+    /// Stages a payload of `len` bytes at `src` for `dest`: copied now
+    /// (`copy`: a `put`), or read at the sync (an `hpput`). `Err(bytes)`
+    /// if memory for the copy could not be had.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `len` bytes; without `copy`, readable
+    /// and unchanged until the end of the next sync.
+    pub(crate) unsafe fn stage(
+        &self,
+        dest: usize,
+        src: *const u8,
+        len: usize,
+        copy: bool,
+    ) -> Result<(), usize> {
+        let mut s = lock(&self.rndv.staging);
+        debug_assert!(!s.pinned, "staged after a failed sync");
+        let src = if copy {
+            let at = s.buf.len();
+            s.buf.try_reserve(len).map_err(|_| len)?;
+            // SAFETY: `try_reserve` made room for `len` more bytes, which
+            // the copy initialises before `set_len` counts them; the caller
+            // vouches for `src`, which cannot be inside `buf` (ours).
+            unsafe {
+                crate::mem::copy_streaming(src, s.buf.as_mut_ptr().add(at), len);
+                s.buf.set_len(at + len);
+            }
+            Source::Staged(at)
+        } else {
+            Source::Borrowed(src as usize)
+        };
+        s.payloads.push(Payload { dest, src, len });
+        Ok(())
+    }
+
+    /// Step 5 begins: posts a send of every payload staged, in call order.
+    pub(crate) fn post_sends(&self) {
+        let s = lock(&self.rndv.staging);
+        let mut a = lock(&self.rndv.active);
+        for p in &s.payloads {
+            let base = match p.src {
+                Source::Staged(at) => s.buf[at..at + p.len].as_ptr(),
+                Source::Borrowed(addr) => std::ptr::with_exposed_provenance::<u8>(addr),
+            };
+            for (at, n) in chunks(p.len) {
+                let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
+                // SAFETY: `base + at` is readable for `n` bytes: a range of
+                // `buf`, which is neither written nor freed until these
+                // sends complete (`settle`) or ever (`pinned`, `abandon`),
+                // or an hpput source its caller keeps until the end of the
+                // sync; `comm` is this run's communicator; `req` is an
+                // out-parameter.
+                unsafe {
+                    ffi::MPI_Isend(
+                        base.add(at).cast(),
+                        n as i32,
+                        ffi::RSMPI_UINT8_T,
+                        p.dest as i32,
+                        TAG,
+                        self.comm.as_raw(),
+                        req.as_mut_ptr(),
+                    );
+                    a.sends.push(Request(req.assume_init()));
+                }
+            }
+        }
+    }
+
+    /// A descriptor from `sender`: receives its payload into `dst`, which
+    /// the caller resolved and checked in its own table (`len` bytes of
+    /// memory this process registered, written by nobody else during the
+    /// sync). Waits first for the receives in flight if `dst` overlaps
+    /// them.
+    pub(crate) fn receive(&self, sender: usize, dst: *mut u8, len: usize) -> Result<(), Stopped> {
+        self.before_write(dst, len)?;
+        let mut a = lock(&self.rndv.active);
+        for (at, n) in chunks(len) {
+            let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
+            // SAFETY: `dst` is writable for `len` bytes until the end of
+            // step 5 (caller), and the receive completes or is cancelled
+            // before then (`settle`, `abandon`); `req` is an out-parameter.
+            unsafe {
+                ffi::MPI_Irecv(
+                    dst.add(at).cast(),
+                    n as i32,
+                    ffi::RSMPI_UINT8_T,
+                    sender as i32,
+                    TAG,
+                    self.comm.as_raw(),
+                    req.as_mut_ptr(),
+                );
+                a.recvs.push(Request(req.assume_init()));
+            }
+        }
+        let (start, end) = (dst as usize, dst as usize + len);
+        if a.ranges.is_empty() {
+            (a.lo, a.hi) = (start, end);
+        } else {
+            (a.lo, a.hi) = (a.lo.min(start), a.hi.max(end));
+        }
+        a.ranges.push((start, end));
+        Ok(())
+    }
+
+    /// The caller is about to write `len` bytes at `dst`: if a receive in
+    /// flight overlaps them, waits for the receives in flight.
+    pub(crate) fn before_write(&self, dst: *mut u8, len: usize) -> Result<(), Stopped> {
+        let (start, end) = (dst as usize, dst as usize + len);
+        let overlaps = {
+            let a = lock(&self.rndv.active);
+            !a.ranges.is_empty()
+                && start < a.hi
+                && a.lo < end
+                && a.ranges.iter().any(|&(s, e)| start < e && s < end)
+        };
+        if overlaps {
+            self.wait_recvs()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every receive posted (polling for a stop message).
+    fn wait_recvs(&self) -> Result<(), Stopped> {
+        let mut a = lock(&self.rndv.active);
+        self.wait_all(&mut a.recvs)?;
+        a.ranges.clear();
+        Ok(())
+    }
+
+    /// Step 5 ends well: waits for our receives, then our sends; the
+    /// staging buffer is emptied (and shrunk after a spike).
+    pub(crate) fn settle(&self) -> Result<(), Stopped> {
+        self.wait_recvs()?;
+        {
+            let mut a = lock(&self.rndv.active);
+            self.wait_all(&mut a.sends)?;
+        }
+        let mut s = lock(&self.rndv.staging);
+        let used = s.buf.len();
+        s.buf.clear();
+        s.payloads.clear();
+        s.high = s.high.max(used);
+        s.syncs += 1;
+        if s.syncs >= WINDOW {
+            let keep = s.high;
+            if s.buf.capacity() > KEEP.max(2 * keep) {
+                s.buf.shrink_to(keep);
+            }
+            (s.high, s.syncs) = (0, 0);
+        }
+        Ok(())
+    }
+
+    /// Step 5 ends with an error (this process's, or a stop): receives
+    /// that have not matched a send are cancelled, the others completed,
+    /// so nothing writes our memory after this; our sends are left posted
+    /// (their receivers may be gone), with their staged copies.
+    pub(crate) fn abandon(&self) {
+        let mut a = lock(&self.rndv.active);
+        for r in &mut a.recvs {
+            // SAFETY: `r` is an active receive request of this rank.
+            unsafe { ffi::MPI_Cancel(&mut r.0) };
+        }
+        // SAFETY: every request is active or cancelled (`Request` is a
+        // transparent wrapper of a handle); a cancelled receive completes
+        // at once, a matched one when its data has arrived (its send is
+        // posted: `post_sends` comes first).
+        unsafe {
+            ffi::MPI_Waitall(
+                a.recvs.len() as i32,
+                a.recvs.as_mut_ptr().cast(),
+                ffi::RSMPI_STATUSES_IGNORE,
+            )
+        };
+        a.recvs.clear();
+        a.ranges.clear();
+        for mut r in a.sends.drain(..) {
+            // SAFETY: an active send request; freeing it lets it complete
+            // (or not) on its own: its buffer stays alive (`pinned`, or
+            // an hpput source), see the module docs.
+            unsafe { ffi::MPI_Request_free(&mut r.0) };
+        }
+        lock(&self.rndv.staging).pinned = true;
+    }
+
+    /// Waits for `reqs` (emptied when they complete), polling for a stop
+    /// message: `Err` leaves them all in `reqs`.
+    fn wait_all(&self, reqs: &mut Vec<Request>) -> Result<(), Stopped> {
+        if reqs.is_empty() {
+            return Ok(());
+        }
+        loop {
+            let mut done = 0;
+            // SAFETY: `reqs` holds active (or null) requests of this rank,
+            // `Request` is a transparent wrapper of a handle; completed
+            // ones are set to `MPI_REQUEST_NULL`.
+            unsafe {
+                ffi::MPI_Testall(
+                    reqs.len() as i32,
+                    reqs.as_mut_ptr().cast(),
+                    &mut done,
+                    ffi::RSMPI_STATUSES_IGNORE,
+                )
+            };
+            if done != 0 {
+                reqs.clear();
+                return Ok(());
+            }
+            if self.is_stopped() || self.take_stop() {
+                self.stop();
+                return Err(Stopped);
+            }
+        }
+    }
+}
+
+/// The pieces `(offset, length)` of a payload of `len` bytes.
+fn chunks(len: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..len.div_ceil(CHUNK)).map(move |i| (i * CHUNK, CHUNK.min(len - i * CHUNK)))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_payload() {
+        assert_eq!(chunks(0).count(), 0);
+        assert_eq!(chunks(5).collect::<Vec<_>>(), vec![(0, 5)]);
+        let v: Vec<_> = chunks(2 * CHUNK + 3).collect();
+        assert_eq!(v, vec![(0, CHUNK), (CHUNK, CHUNK), (2 * CHUNK, 3)]);
+    }
+
+    // The rendezvous tag is none of the engine's other tags.
+    const _: () = assert!(TAG != super::super::STOP_TAG && TAG < super::super::BELL_TAG);
+}
