@@ -22,7 +22,7 @@
 use crate::codec::{read_location, write_location, Reader, Writer};
 use crate::error::Error;
 use crate::mailbox::{TagCalls, REG};
-use crate::mem::Records;
+use crate::mem::{self, Records};
 use crate::process::{Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 use crate::stream::StreamWriter;
@@ -83,7 +83,7 @@ impl Process {
             // SAFETY: only this process writes its channel `q`, and nobody
             // reads it now (module docs).
             let mut w = unsafe { world.writer(self.pid, q) };
-            if let Err(needed) = self.compose(&mut w) {
+            if let Err(needed) = self.compose(&mut w, q) {
                 drop(w);
                 return Err(self.fail(
                     crate::error::ErrorKind::Capacity {
@@ -101,27 +101,60 @@ impl Process {
 
     /// Step 1: one stream per destination. `Err(bytes needed)` if the
     /// channel is too small.
-    fn compose(&self, w: &mut StreamWriter<'_>) -> Result<(), usize> {
+    ///
+    /// On `processes` the streams are *sparse*: a destination this process
+    /// sends no data to gets no stream of its own but the common stream
+    /// (the header and the collective calls of a superstep with
+    /// registration or tag-size calls, written once into the engine's
+    /// cell, or nothing), and the engine's index says which destinations
+    /// have a stream of their own, so that a receiver reads only the
+    /// channels of the processes that sent it data.
+    fn compose(&self, w: &mut StreamWriter<'_>, q: usize) -> Result<(), usize> {
         let out = self.out_ref();
         let collective = if self.flags & REG != 0 {
             encode_collective(&out.tag, &out.reg_ops)
         } else {
             Vec::new()
         };
+        let header = |gets: usize, puts: usize, sends: usize| {
+            [self.flags as usize, collective.len(), gets, puts, sends]
+        };
+        let shared = self.world.shared();
+        // Whether destinations without data can do without a stream of
+        // their own (always, but on `processes` with calls too long for
+        // the common stream's cell).
+        let common = shared.is_some_and(|s| {
+            let stream = (self.flags & REG != 0).then(|| {
+                let len = 8 * HEADER + mem::pad8(collective.len());
+                let mut bytes = Vec::with_capacity(len);
+                for word in header(0, 0, 0) {
+                    bytes.extend_from_slice(&(word as u64).to_ne_bytes());
+                }
+                bytes.extend_from_slice(&collective);
+                bytes.resize(len, 0);
+                bytes
+            });
+            // SAFETY: we are `self.pid`, publishing channel `q`, which
+            // nobody reads now (module docs).
+            unsafe { s.set_common(self.pid, q, stream.as_deref()) }
+        });
+        let mut marker = shared.map(|s| s.marker(self.pid, q));
         for dest in 0..self.nprocs {
-            w.begin(dest);
             let (gets, puts, sends) = match out.for_dest(dest) {
                 Some(to) => (to.gets.bytes(), to.puts.bytes(), to.sends.bytes()),
                 None => (&[][..], &[][..], &[][..]),
             };
+            if let Some(marker) = &mut marker {
+                let data = !(gets.is_empty() && puts.is_empty() && sends.is_empty());
+                let own = self.flags != 0 && (data || !common);
+                marker.set(dest, own);
+                if !own {
+                    continue;
+                }
+            }
+            w.begin(dest);
             if self.flags != 0 {
-                for word in [
-                    self.flags as usize,
-                    collective.len(),
-                    gets.len(),
-                    puts.len(),
-                    sends.len(),
-                ] {
+                for word in header(gets.len(), puts.len(), sends.len()) {
                     w.word(word)?;
                 }
                 // SAFETY: each source is a live buffer of that many bytes.

@@ -424,22 +424,34 @@ impl World {
     }
 
     /// True when the run keeps senders lists (shared memory, p >=
-    /// `SPARSE_FROM`): a receiver reads only the mailboxes listed.
+    /// `SPARSE_FROM`; `processes`: the index of its channels): a receiver
+    /// reads only the mailboxes or channels listed.
     #[inline]
     pub(crate) fn tracks_senders(&self) -> bool {
-        !self.senders.is_empty()
+        !self.senders.is_empty() || matches!(self.sync, Sync::Processes(_))
     }
 
     /// Shared memory: the processes that wrote to `me` in the superstep of
     /// parity `parity`, in no set order. Only between barrier A of the sync
     /// ending that superstep and [`reset_senders`](Self::reset_senders)
     /// (the barrier orders the writers' notes before the reads).
+    ///
+    /// `processes`: the senders the index of channel `parity` lists (see
+    /// `processes::Shared::senders`), in pid order.
     pub(crate) fn senders(&self, me: usize, parity: usize) -> impl Iterator<Item = usize> + '_ {
-        let s = &self.senders[me];
-        let n = s.count[parity].load(Ordering::Relaxed) as usize;
-        s.pids[parity][..n.min(s.pids[parity].len())]
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed) as usize)
+        let (listed, indexed) = match &self.sync {
+            Sync::Processes(s) => (None, Some(s.senders(me, parity))),
+            _ => {
+                let s = &self.senders[me];
+                let n = s.count[parity].load(Ordering::Relaxed) as usize;
+                (Some(&s.pids[parity][..n.min(s.pids[parity].len())]), None)
+            }
+        };
+        let listed = listed
+            .into_iter()
+            .flatten()
+            .map(|p| p.load(Ordering::Relaxed) as usize);
+        listed.chain(indexed.into_iter().flatten())
     }
 
     /// Shared memory: `me` has read its senders of parity `parity`. Within

@@ -23,7 +23,7 @@
 //!   caller vouched for its threads; C's `bsp_begin` forks regardless.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -38,6 +38,12 @@ use crate::stream::StreamWriter;
 /// of `stream.rs`).
 const RESULT: usize = 3;
 const CHANNELS: usize = 4;
+
+/// Bytes of a process's *common stream* cell (per channel `q`): the stream
+/// of a superstep with registration or tag-size calls that every
+/// destination it sends no data to receives alike (header and collective
+/// calls), written once instead of once per destination.
+const CELL: usize = 1024;
 
 /// Bytes reserved for the encoded first error of a run.
 pub(crate) const FAILURE_BYTES: usize = 1 << 16;
@@ -146,6 +152,9 @@ struct Slot {
     /// Point-to-point notifications to this process, per channel (see
     /// `Barrier::ring`).
     bells: [super::barrier::Bell; super::BELLS],
+    /// Per channel `q`: 0, or 1 + the length of this process's common
+    /// stream in its cell (see [`CELL`]).
+    common: [AtomicU32; 2],
 }
 
 /// A shared anonymous mapping, unmapped on drop.
@@ -196,6 +205,17 @@ impl Drop for Mapping {
 pub(crate) struct Shared {
     control: Mapping,
     streams: Mapping,
+    /// The *index* of channels `q = 0, 1`: per channel, a byte per pair
+    /// `(dst, src)` (rows by destination) saying whether `src` wrote a
+    /// stream of its own for `dst` (read in `src`'s channel `q`); then,
+    /// per channel and process, the cell of its common stream. A receiver
+    /// reads its row and the cells, dense, instead of a directory entry in
+    /// every sender's channel (a page fault, and page tables, per sender in
+    /// every process: most of the cost of a run at p = 1024).
+    index: Mapping,
+    /// This process's own column of the index, as it last wrote it (each
+    /// process has its own copy), so that a publish stores only changes.
+    marked: Mutex<[Vec<bool>; 2]>,
     capacity: usize,
     nprocs: usize,
     /// Process 0 only: the forked processes and the thread reaping them.
@@ -239,6 +259,8 @@ impl Shared {
             .unwrap_or_else(|| (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY))
             .max(MIN_CAPACITY)
             & !4095;
+        let marks_len = (2 * nprocs * nprocs).next_multiple_of(CELL);
+        let index = Mapping::new(marks_len + 2 * nprocs * CELL, true)?;
         let streams = loop {
             match Mapping::new(capacity * nprocs * CHANNELS, true) {
                 Ok(m) => break m,
@@ -249,6 +271,8 @@ impl Shared {
         Ok(Shared {
             control,
             streams,
+            index,
+            marked: Mutex::new([Vec::new(), Vec::new()]),
             capacity,
             nprocs,
             children: Mutex::default(),
@@ -324,6 +348,10 @@ impl Shared {
     /// `src` finished writing the channel before a barrier this process
     /// passed, and will not write it again while the view is used.
     pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Option<Records<'_>> {
+        if ch < 2 && !self.mark(ch, dst, src) {
+            // SAFETY: forwarded (the cell is written with channel `ch`).
+            return unsafe { self.common(src, ch) };
+        }
         let base = self.channel(src, ch);
         let dir = base.cast::<u64>();
         // SAFETY: the directory of `nprocs` (offset, length) pairs starts
@@ -341,6 +369,115 @@ impl Shared {
         // SAFETY: inside the channel and 8-aligned (both checked), unchanged
         // while used (caller's contract).
         Some(unsafe { Records::new(base.add(off), len) })
+    }
+
+    /// The index byte saying whether `src` wrote a stream of its own for
+    /// `dst` on channel `q` (see `index`).
+    fn mark_cell(&self, q: usize, dst: usize, src: usize) -> &AtomicU8 {
+        assert!(q < 2 && dst < self.nprocs && src < self.nprocs);
+        // SAFETY: in bounds of the index mapping (its first `2 p^2`
+        // bytes), which is zeroed at creation; only accessed atomically.
+        unsafe {
+            &*self
+                .index
+                .ptr
+                .as_ptr()
+                .add((q * self.nprocs + dst) * self.nprocs + src)
+                .cast::<AtomicU8>()
+        }
+    }
+
+    fn mark(&self, q: usize, dst: usize, src: usize) -> bool {
+        self.mark_cell(q, dst, src).load(Ordering::Relaxed) != 0
+    }
+
+    /// The start of the common-stream cell of process `pid`, channel `q`.
+    fn cell(&self, pid: usize, q: usize) -> *mut u8 {
+        assert!(q < 2 && pid < self.nprocs);
+        let marks_len = (2 * self.nprocs * self.nprocs).next_multiple_of(CELL);
+        // SAFETY: in bounds of the index mapping (the cells follow the
+        // marks, `CELL`-aligned).
+        unsafe {
+            self.index
+                .ptr
+                .as_ptr()
+                .add(marks_len + (q * self.nprocs + pid) * CELL)
+        }
+    }
+
+    /// The common stream `src` published on channel `q` (empty if none);
+    /// `None` if its length does not fit its cell (another process's
+    /// writing: not trusted).
+    ///
+    /// # Safety
+    ///
+    /// As for [`stream`](Self::stream).
+    unsafe fn common(&self, src: usize, q: usize) -> Option<Records<'_>> {
+        match self.slot(src).common[q].load(Ordering::Relaxed) as usize {
+            0 => Some(Records::empty()),
+            n if n - 1 <= CELL => {
+                // SAFETY: inside the cell, which is 8-aligned; written by
+                // `src` before a barrier we passed and unchanged while the
+                // view is used (caller's contract).
+                Some(unsafe { Records::new(self.cell(src, q), n - 1) })
+            }
+            _ => None,
+        }
+    }
+
+    /// Process `me` publishes channel `q`: `common` is the stream every
+    /// destination it writes no stream of its own for receives (`None`:
+    /// an empty one). False if it does not fit its cell: every
+    /// destination then needs a stream of its own.
+    ///
+    /// # Safety
+    ///
+    /// As for [`writer`](Self::writer): only `me`, while nobody reads
+    /// channel `q`.
+    pub(crate) unsafe fn set_common(&self, me: usize, q: usize, common: Option<&[u8]>) -> bool {
+        let len = &self.slot(me).common[q];
+        match common {
+            Some(bytes) if bytes.len() <= CELL => {
+                // SAFETY: the cell is `CELL` bytes of the index mapping,
+                // written only by `me`, and read by nobody now (caller's
+                // contract); `bytes` is a live slice elsewhere.
+                unsafe { mem::copy(bytes.as_ptr(), self.cell(me, q), bytes.len()) };
+                len.store(bytes.len() as u32 + 1, Ordering::Relaxed);
+                true
+            }
+            Some(_) => {
+                len.store(0, Ordering::Relaxed);
+                false
+            }
+            None => {
+                if len.load(Ordering::Relaxed) != 0 {
+                    len.store(0, Ordering::Relaxed);
+                }
+                true
+            }
+        }
+    }
+
+    /// Process `me` publishes channel `q`: marks, in the index, which
+    /// destinations it writes a stream of its own for (see [`Marker`]).
+    pub(crate) fn marker(&self, me: usize, q: usize) -> Marker<'_> {
+        let mut marked = self.marked.lock().unwrap_or_else(|p| p.into_inner());
+        if marked[q].len() != self.nprocs {
+            marked[q] = vec![false; self.nprocs];
+        }
+        Marker {
+            shared: self,
+            me,
+            q,
+            marked,
+        }
+    }
+
+    /// The processes that wrote a stream of their own for `me` on channel
+    /// `q`, in pid order. Only after barrier A of the sync that reads
+    /// channel `q`, and within it.
+    pub(crate) fn senders(&self, me: usize, q: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nprocs).filter(move |&src| self.mark(q, me, src))
     }
 
     /// Records `bytes` (an encoded error) as the run's failure unless one
@@ -420,6 +557,29 @@ impl Shared {
         // SAFETY: written by `pid` before its done flag (acquired above);
         // `n <= capacity` was checked by `set_done`.
         Some(unsafe { std::slice::from_raw_parts(self.channel(pid, RESULT), n) })
+    }
+}
+
+/// The marks of one process's publish of channel `q` (from
+/// [`Shared::marker`]): its column of the index, written only where it
+/// changed since its last publish of that channel.
+pub(crate) struct Marker<'a> {
+    shared: &'a Shared,
+    me: usize,
+    q: usize,
+    marked: std::sync::MutexGuard<'a, [Vec<bool>; 2]>,
+}
+
+impl Marker<'_> {
+    /// Whether `me` writes a stream of its own for `dst` in this publish.
+    pub(crate) fn set(&mut self, dst: usize, own: bool) {
+        let was = &mut self.marked[self.q][dst];
+        if *was != own {
+            *was = own;
+            self.shared
+                .mark_cell(self.q, dst, self.me)
+                .store(u8::from(own), Ordering::Relaxed);
+        }
     }
 }
 
