@@ -108,7 +108,8 @@ impl Process {
     /// registration or tag-size calls, written once into the engine's
     /// cell, or nothing), and the engine's index says which destinations
     /// have a stream of their own, so that a receiver reads only the
-    /// channels of the processes that sent it data.
+    /// channels of the processes that sent it data. Only the destinations
+    /// written in this superstep are looked at (`World::note_sender`).
     fn compose(&self, w: &mut StreamWriter<'_>, q: usize) -> Result<(), usize> {
         let out = self.out_ref();
         let collective = if self.flags & REG != 0 {
@@ -116,45 +117,20 @@ impl Process {
         } else {
             Vec::new()
         };
-        let header = |gets: usize, puts: usize, sends: usize| {
-            [self.flags as usize, collective.len(), gets, puts, sends]
-        };
-        let shared = self.world.shared();
-        // Whether destinations without data can do without a stream of
-        // their own (always, but on `processes` with calls too long for
-        // the common stream's cell).
-        let common = shared.is_some_and(|s| {
-            let stream = (self.flags & REG != 0).then(|| {
-                let len = 8 * HEADER + mem::pad8(collective.len());
-                let mut bytes = Vec::with_capacity(len);
-                for word in header(0, 0, 0) {
-                    bytes.extend_from_slice(&(word as u64).to_ne_bytes());
-                }
-                bytes.extend_from_slice(&collective);
-                bytes.resize(len, 0);
-                bytes
-            });
-            // SAFETY: we are `self.pid`, publishing channel `q`, which
-            // nobody reads now (module docs).
-            unsafe { s.set_common(self.pid, q, stream.as_deref()) }
-        });
-        let mut marker = shared.map(|s| s.marker(self.pid, q));
-        for dest in 0..self.nprocs {
+        let stream = |dest: usize, w: &mut StreamWriter<'_>| -> Result<(), usize> {
             let (gets, puts, sends) = match out.for_dest(dest) {
                 Some(to) => (to.gets.bytes(), to.puts.bytes(), to.sends.bytes()),
                 None => (&[][..], &[][..], &[][..]),
             };
-            if let Some(marker) = &mut marker {
-                let data = !(gets.is_empty() && puts.is_empty() && sends.is_empty());
-                let own = self.flags != 0 && (data || !common);
-                marker.set(dest, own);
-                if !own {
-                    continue;
-                }
-            }
             w.begin(dest);
             if self.flags != 0 {
-                for word in header(gets.len(), puts.len(), sends.len()) {
+                for word in [
+                    self.flags as usize,
+                    collective.len(),
+                    gets.len(),
+                    puts.len(),
+                    sends.len(),
+                ] {
                     w.word(word)?;
                 }
                 // SAFETY: each source is a live buffer of that many bytes.
@@ -166,8 +142,55 @@ impl Process {
                 }
             }
             w.end();
+            Ok(())
+        };
+        let Some(shared) = self.world.shared() else {
+            for dest in 0..self.nprocs {
+                stream(dest, w)?;
+            }
+            return Ok(());
+        };
+        // SAFETY: we are `self.pid`, publishing channel `q`, which nobody
+        // reads now (module docs).
+        let mut publish = unsafe { shared.publish(self.pid, q) };
+        let common = (self.flags & REG != 0).then(|| {
+            let mut bytes = Vec::with_capacity(8 * HEADER + mem::pad8(collective.len()));
+            for word in [self.flags as usize, collective.len(), 0, 0, 0] {
+                bytes.extend_from_slice(&(word as u64).to_ne_bytes());
+            }
+            bytes.extend_from_slice(&collective);
+            bytes.resize(8 * HEADER + mem::pad8(collective.len()), 0);
+            bytes
+        });
+        let pending = publish.take_pending();
+        let result = if self.flags == 0 {
+            Ok(())
+        } else if !publish.set_common(common.as_deref()) {
+            // Calls too long for the cell: in every destination's stream.
+            (0..self.nprocs).try_for_each(|dest| {
+                publish.own(dest);
+                stream(dest, w)
+            })
+        } else {
+            pending.iter().try_for_each(|&dest| {
+                let dest = dest as usize;
+                let data = out.for_dest(dest).is_some_and(|to| {
+                    !(to.gets.bytes().is_empty()
+                        && to.puts.bytes().is_empty()
+                        && to.sends.bytes().is_empty())
+                });
+                // (A destination listed twice is written once.)
+                if data && publish.own(dest) {
+                    stream(dest, w)?;
+                }
+                Ok(())
+            })
+        };
+        if self.flags == 0 {
+            publish.set_common(None);
         }
-        Ok(())
+        publish.recycle(pending);
+        result
     }
 }
 

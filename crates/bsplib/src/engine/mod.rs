@@ -411,7 +411,9 @@ impl World {
 
     /// Shared memory, p >= `SPARSE_FROM`: process `from` writes to `to` for
     /// the first time in the superstep of parity `parity` (one atomic add
-    /// on `to`'s line). Otherwise nothing: every stream is read.
+    /// on `to`'s line). `processes`: `from` lists `to` in its own memory,
+    /// for its publish (`exchange.rs`). Otherwise nothing: every stream is
+    /// read.
     #[inline]
     pub(crate) fn note_sender(&self, to: usize, parity: usize, from: usize) {
         if let Some(s) = self.senders.get(to) {
@@ -420,6 +422,9 @@ impl World {
             if let Some(slot) = s.pids[parity].get(at) {
                 slot.store(from as u32, Ordering::Relaxed);
             }
+        } else if let Sync::Processes(s) = &self.sync {
+            // The sender's own list of destinations, for its publish.
+            s.note_dest(parity, to);
         }
     }
 

@@ -158,9 +158,6 @@ struct Slot {
     /// Point-to-point notifications to this process, per channel (see
     /// `Barrier::ring`).
     bells: [super::barrier::Bell; super::BELLS],
-    /// Per channel `q`: 0, or 1 + the length of this process's common
-    /// stream in its cell (see [`CELL`]).
-    common: [AtomicU32; 2],
 }
 
 /// A shared anonymous mapping, unmapped on drop.
@@ -211,17 +208,15 @@ impl Drop for Mapping {
 pub(crate) struct Shared {
     control: Mapping,
     streams: Mapping,
-    /// The *index* of channels `q = 0, 1`: per channel, a byte per pair
-    /// `(dst, src)` (rows by destination) saying whether `src` wrote a
-    /// stream of its own for `dst` (read in `src`'s channel `q`); then,
-    /// per channel and process, the cell of its common stream. A receiver
+    /// The *index* of channels `q = 0, 1` (see [`Index`]): who wrote a
+    /// stream of its own for whom, and the common streams. A receiver
     /// reads its row and the cells, dense, instead of a directory entry in
     /// every sender's channel (a page fault, and page tables, per sender in
     /// every process: most of the cost of a run at p = 1024).
-    index: Mapping,
-    /// This process's own column of the index, as it last wrote it (each
-    /// process has its own copy), so that a publish stores only changes.
-    marked: Mutex<[Vec<bool>; 2]>,
+    index: Index,
+    /// What this process knows of its own publishing (each process has its
+    /// own copy).
+    own: Mutex<Own>,
     capacity: usize,
     nprocs: usize,
     /// Process 0 only: the forked processes and the thread reaping them.
@@ -265,8 +260,7 @@ impl Shared {
             .unwrap_or_else(|| (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY))
             .max(MIN_CAPACITY)
             & !4095;
-        let marks_len = (2 * nprocs * nprocs).next_multiple_of(CELL);
-        let index = Mapping::new(marks_len + 2 * nprocs * CELL, true)?;
+        let index = Index::new(nprocs)?;
         let streams = loop {
             match Mapping::new(capacity * nprocs * CHANNELS, true) {
                 Ok(m) => break m,
@@ -278,7 +272,7 @@ impl Shared {
             control,
             streams,
             index,
-            marked: Mutex::new([Vec::new(), Vec::new()]),
+            own: Mutex::default(),
             capacity,
             nprocs,
             children: Mutex::default(),
@@ -354,9 +348,9 @@ impl Shared {
     /// `src` finished writing the channel before a barrier this process
     /// passed, and will not write it again while the view is used.
     pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Option<Records<'_>> {
-        if ch < 2 && !self.mark(ch, dst, src) {
+        if ch < 2 && !self.index.mark(ch, dst, src) {
             // SAFETY: forwarded (the cell is written with channel `ch`).
-            return unsafe { self.common(src, ch) };
+            return unsafe { self.index.common(src, ch) };
         }
         let base = self.channel(src, ch);
         let dir = base.cast::<u64>();
@@ -377,105 +371,31 @@ impl Shared {
         Some(unsafe { Records::new(base.add(off), len) })
     }
 
-    /// The index byte saying whether `src` wrote a stream of its own for
-    /// `dst` on channel `q` (see `index`).
-    fn mark_cell(&self, q: usize, dst: usize, src: usize) -> &AtomicU8 {
-        assert!(q < 2 && dst < self.nprocs && src < self.nprocs);
-        // SAFETY: in bounds of the index mapping (its first `2 p^2`
-        // bytes), which is zeroed at creation; only accessed atomically.
-        unsafe {
-            &*self
-                .index
-                .ptr
-                .as_ptr()
-                .add((q * self.nprocs + dst) * self.nprocs + src)
-                .cast::<AtomicU8>()
-        }
+    /// Process `me` writes to `dst` for the first time in the superstep of
+    /// parity `q` (`World::note_sender`): its publish of channel `q` looks
+    /// at these destinations only.
+    pub(crate) fn note_dest(&self, q: usize, dst: usize) {
+        let mut own = self.own.lock().unwrap_or_else(|p| p.into_inner());
+        own.pending[q].push(dst as u32);
     }
 
-    fn mark(&self, q: usize, dst: usize, src: usize) -> bool {
-        self.mark_cell(q, dst, src).load(Ordering::Relaxed) != 0
-    }
-
-    /// The start of the common-stream cell of process `pid`, channel `q`.
-    fn cell(&self, pid: usize, q: usize) -> *mut u8 {
-        assert!(q < 2 && pid < self.nprocs);
-        let marks_len = (2 * self.nprocs * self.nprocs).next_multiple_of(CELL);
-        // SAFETY: in bounds of the index mapping (the cells follow the
-        // marks, `CELL`-aligned).
-        unsafe {
-            self.index
-                .ptr
-                .as_ptr()
-                .add(marks_len + (q * self.nprocs + pid) * CELL)
-        }
-    }
-
-    /// The common stream `src` published on channel `q` (empty if none);
-    /// `None` if its length does not fit its cell (another process's
-    /// writing: not trusted).
-    ///
-    /// # Safety
-    ///
-    /// As for [`stream`](Self::stream).
-    unsafe fn common(&self, src: usize, q: usize) -> Option<Records<'_>> {
-        match self.slot(src).common[q].load(Ordering::Relaxed) as usize {
-            0 => Some(Records::empty()),
-            n if n - 1 <= CELL => {
-                // SAFETY: inside the cell, which is 8-aligned; written by
-                // `src` before a barrier we passed and unchanged while the
-                // view is used (caller's contract).
-                Some(unsafe { Records::new(self.cell(src, q), n - 1) })
-            }
-            _ => None,
-        }
-    }
-
-    /// Process `me` publishes channel `q`: `common` is the stream every
-    /// destination it writes no stream of its own for receives (`None`:
-    /// an empty one). False if it does not fit its cell: every
-    /// destination then needs a stream of its own.
+    /// Process `me` publishes channel `q` (see [`Publish`]).
     ///
     /// # Safety
     ///
     /// As for [`writer`](Self::writer): only `me`, while nobody reads
     /// channel `q`.
-    pub(crate) unsafe fn set_common(&self, me: usize, q: usize, common: Option<&[u8]>) -> bool {
-        let len = &self.slot(me).common[q];
-        match common {
-            Some(bytes) if bytes.len() <= CELL => {
-                // SAFETY: the cell is `CELL` bytes of the index mapping,
-                // written only by `me`, and read by nobody now (caller's
-                // contract); `bytes` is a live slice elsewhere.
-                unsafe { mem::copy(bytes.as_ptr(), self.cell(me, q), bytes.len()) };
-                len.store(bytes.len() as u32 + 1, Ordering::Relaxed);
-                true
-            }
-            Some(_) => {
-                len.store(0, Ordering::Relaxed);
-                false
-            }
-            None => {
-                if len.load(Ordering::Relaxed) != 0 {
-                    len.store(0, Ordering::Relaxed);
-                }
-                true
-            }
+    pub(crate) unsafe fn publish(&self, me: usize, q: usize) -> Publish<'_> {
+        let mut own = self.own.lock().unwrap_or_else(|p| p.into_inner());
+        if own.marked[q].len() != self.nprocs {
+            own.marked[q] = vec![0; self.nprocs];
         }
-    }
-
-    /// Process `me` publishes channel `q`: marks, in the index, which
-    /// destinations it writes a stream of its own for (see [`Marker`]).
-    pub(crate) fn marker(&self, me: usize, q: usize) -> Marker<'_> {
-        let mut marked = self.marked.lock().unwrap_or_else(|p| p.into_inner());
-        if marked[q].len() != self.nprocs {
-            marked[q] = vec![false; self.nprocs];
-        }
-        Marker {
+        own.round = own.round.wrapping_add(1).max(1);
+        Publish {
             shared: self,
             me,
             q,
-            marked,
+            own,
         }
     }
 
@@ -483,7 +403,7 @@ impl Shared {
     /// `q`, in pid order. Only after barrier A of the sync that reads
     /// channel `q`, and within it.
     pub(crate) fn senders(&self, me: usize, q: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.nprocs).filter(move |&src| self.mark(q, me, src))
+        (0..self.nprocs).filter(move |&src| self.index.mark(q, me, src))
     }
 
     /// Records `bytes` (an encoded error) as the run's failure unless one
@@ -566,26 +486,208 @@ impl Shared {
     }
 }
 
-/// The marks of one process's publish of channel `q` (from
-/// [`Shared::marker`]): its column of the index, written only where it
-/// changed since its last publish of that channel.
-pub(crate) struct Marker<'a> {
+/// The index of channels `q = 0, 1`, in one shared mapping (reserved, not
+/// committed: pages exist where written), three dense arrays:
+///
+/// - `lens[q][src]` (`u32`): 0, or 1 + the length of `src`'s common stream;
+/// - `marks[q][dst][src]` (`u8`, rows by receiver): 1 when `src` wrote a
+///   stream of its own for `dst` in its channel `q`;
+/// - `cells[q][src]` ([`CELL`] bytes): `src`'s common stream.
+///
+/// Written by each process for itself (its length and cell, its column of
+/// marks) before barrier A, read by the others after it.
+struct Index {
+    map: Mapping,
+    nprocs: usize,
+    marks_at: usize,
+    cells_at: usize,
+}
+
+impl Index {
+    fn new(nprocs: usize) -> Result<Self, String> {
+        let marks_at = (2 * nprocs * 4).next_multiple_of(CELL);
+        let cells_at = marks_at + (2 * nprocs * nprocs).next_multiple_of(CELL);
+        Ok(Index {
+            map: Mapping::new(cells_at + 2 * nprocs * CELL, true)?,
+            nprocs,
+            marks_at,
+            cells_at,
+        })
+    }
+
+    fn len_cell(&self, q: usize, src: usize) -> &AtomicU32 {
+        assert!(q < 2 && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (the first `8 p` bytes), 4-aligned,
+        // zeroed at creation; only accessed atomically.
+        unsafe {
+            &*self
+                .map
+                .ptr
+                .as_ptr()
+                .cast::<AtomicU32>()
+                .add(q * self.nprocs + src)
+        }
+    }
+
+    fn mark_cell(&self, q: usize, dst: usize, src: usize) -> &AtomicU8 {
+        assert!(q < 2 && dst < self.nprocs && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (`2 p^2` bytes from `marks_at`),
+        // zeroed at creation; only accessed atomically.
+        unsafe {
+            &*self
+                .map
+                .ptr
+                .as_ptr()
+                .add(self.marks_at + (q * self.nprocs + dst) * self.nprocs + src)
+                .cast::<AtomicU8>()
+        }
+    }
+
+    /// Whether `src` wrote a stream of its own for `dst` on channel `q`.
+    fn mark(&self, q: usize, dst: usize, src: usize) -> bool {
+        self.mark_cell(q, dst, src).load(Ordering::Relaxed) != 0
+    }
+
+    /// The start of the common-stream cell of process `src`, channel `q`.
+    fn cell(&self, q: usize, src: usize) -> *mut u8 {
+        assert!(q < 2 && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (`2 p CELL` bytes from
+        // `cells_at`, which is `CELL`-aligned).
+        unsafe {
+            self.map
+                .ptr
+                .as_ptr()
+                .add(self.cells_at + (q * self.nprocs + src) * CELL)
+        }
+    }
+
+    /// The common stream `src` published on channel `q` (empty if none);
+    /// `None` if its length does not fit its cell (another process's
+    /// writing: not trusted).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Shared::stream`].
+    unsafe fn common(&self, src: usize, q: usize) -> Option<Records<'_>> {
+        match self.len_cell(q, src).load(Ordering::Relaxed) as usize {
+            0 => Some(Records::empty()),
+            n if n - 1 <= CELL => {
+                // SAFETY: inside the cell, which is 8-aligned; written by
+                // `src` before a barrier we passed and unchanged while the
+                // view is used (caller's contract).
+                Some(unsafe { Records::new(self.cell(q, src), n - 1) })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A process's own bookkeeping of its publishing.
+#[derive(Default)]
+struct Own {
+    /// Per parity: the destinations written in the current superstep of
+    /// that parity, in the order of their first write.
+    pending: [Vec<u32>; 2],
+    /// Per channel `q`: its column of the index as last written (the round
+    /// of the publish that last marked each destination; 0: unmarked) ...
+    marked: [Vec<u32>; 2],
+    /// ... and the destinations marked.
+    listed: [Vec<u32>; 2],
+    /// Publishes so far (from 1).
+    round: u32,
+}
+
+/// One process's publish of channel `q` (from [`Shared::publish`]): its
+/// common stream, and its column of the index, which is written only where
+/// it changed: [`own`](Self::own) marks the destinations given a stream of
+/// their own this time; the others marked last time are unmarked when the
+/// publish ends (on drop).
+pub(crate) struct Publish<'a> {
     shared: &'a Shared,
     me: usize,
     q: usize,
-    marked: std::sync::MutexGuard<'a, [Vec<bool>; 2]>,
+    own: std::sync::MutexGuard<'a, Own>,
 }
 
-impl Marker<'_> {
-    /// Whether `me` writes a stream of its own for `dst` in this publish.
-    pub(crate) fn set(&mut self, dst: usize, own: bool) {
-        let was = &mut self.marked[self.q][dst];
-        if *was != own {
-            *was = own;
-            self.shared
-                .mark_cell(self.q, dst, self.me)
-                .store(u8::from(own), Ordering::Relaxed);
+impl Publish<'_> {
+    /// Stores `common` as the stream every destination not given a stream
+    /// of its own receives (`None`: an empty one). False if it does not fit
+    /// its cell: every destination then needs a stream of its own.
+    pub(crate) fn set_common(&mut self, common: Option<&[u8]>) -> bool {
+        let index = &self.shared.index;
+        let len = index.len_cell(self.q, self.me);
+        match common {
+            Some(bytes) if bytes.len() <= CELL => {
+                // SAFETY: the cell is `CELL` bytes of the index mapping,
+                // written only by `me`, and read by nobody now (contract of
+                // `Shared::publish`); `bytes` is a live slice elsewhere.
+                unsafe { mem::copy(bytes.as_ptr(), index.cell(self.q, self.me), bytes.len()) };
+                len.store(bytes.len() as u32 + 1, Ordering::Relaxed);
+                true
+            }
+            _ => {
+                if len.load(Ordering::Relaxed) != 0 {
+                    len.store(0, Ordering::Relaxed);
+                }
+                common.is_none()
+            }
         }
+    }
+
+    /// The destinations written in this superstep (taken: hand them back
+    /// with [`recycle`](Self::recycle) to keep the allocation).
+    pub(crate) fn take_pending(&mut self) -> Vec<u32> {
+        let q = self.q;
+        std::mem::take(&mut self.own.pending[q])
+    }
+
+    /// Hands back (emptied) what [`take_pending`](Self::take_pending) gave.
+    pub(crate) fn recycle(&mut self, mut pending: Vec<u32>) {
+        pending.clear();
+        let q = self.q;
+        self.own.pending[q] = pending;
+    }
+
+    /// `dst` is given a stream of its own in this publish; false if it
+    /// already was.
+    pub(crate) fn own(&mut self, dst: usize) -> bool {
+        let (q, round) = (self.q, self.own.round);
+        let own = &mut *self.own;
+        match own.marked[q][dst] {
+            r if r == round => return false,
+            0 => {
+                self.shared
+                    .index
+                    .mark_cell(q, dst, self.me)
+                    .store(1, Ordering::Relaxed);
+                own.listed[q].push(dst as u32);
+            }
+            _ => {}
+        }
+        own.marked[q][dst] = round;
+        true
+    }
+}
+
+impl Drop for Publish<'_> {
+    /// Unmarks the destinations marked last time and not this time.
+    fn drop(&mut self) {
+        let (q, round) = (self.q, self.own.round);
+        let own = &mut *self.own;
+        let (marked, listed) = (&mut own.marked[q], &mut own.listed[q]);
+        listed.retain(|&dst| {
+            let dst = dst as usize;
+            if marked[dst] == round {
+                return true;
+            }
+            marked[dst] = 0;
+            self.shared
+                .index
+                .mark_cell(q, dst, self.me)
+                .store(0, Ordering::Relaxed);
+            false
+        });
+        own.pending[q].clear();
     }
 }
 
