@@ -871,29 +871,15 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
         pids.iter().enumerate().map(|(i, &p)| (i + 1, p)).collect();
     let mut nap = Duration::from_micros(100);
     let mut stopped_at = None;
+    let mut rounds = 0u32;
     while !alive.is_empty() {
-        alive.retain(|&(pid, os_pid)| {
-            let mut status = 0;
-            // SAFETY: waits for our own child without blocking; `status`
-            // is a live int.
-            let r = unsafe { libc::waitpid(os_pid, &mut status, libc::WNOHANG) };
-            if r == 0 {
-                return true;
-            }
-            if r == os_pid && !(shared.slot(pid).done.load(Ordering::Acquire) && exited_ok(status))
-            {
-                world.fail(Error::new(
-                    ErrorKind::Died {
-                        detail: death(pid, status),
-                    },
-                    "the SPMD function",
-                    pid,
-                    world.board().get(pid).0,
-                    None,
-                ));
-            }
-            false
-        });
+        rounds = rounds.wrapping_add(1);
+        // One `waitpid` per process is p system calls a round (p = 1024:
+        // 2% of a core): only when a child is waiting to be reaped (and,
+        // for safety, every 64th round).
+        if rounds % 64 == 0 || child_exited() {
+            reap(world, shared, &mut alive);
+        }
         if world.is_stopped() {
             let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
             if since.elapsed() > GRACE {
@@ -914,6 +900,51 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
             libc::_exit(1);
         }
     }
+}
+
+/// True if a child of this OS process has ended and waits to be reaped
+/// (any child: the program's own too), or if that cannot be told; reaps
+/// nothing.
+fn child_exited() -> bool {
+    // SAFETY: an all-zero `siginfo_t` is a valid value, which `waitid`
+    // overwrites (or leaves zero when no child has ended: WNOHANG); with
+    // WNOWAIT the child stays waitable.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        r != 0 || info.si_signo != 0
+    }
+}
+
+/// Reaps the processes of `alive` that ended; one that did not end
+/// normally stops the run with [`ErrorKind::Died`].
+fn reap(world: &World, shared: &Shared, alive: &mut Vec<(usize, libc::pid_t)>) {
+    alive.retain(|&(pid, os_pid)| {
+        let mut status = 0;
+        // SAFETY: waits for our own child without blocking; `status`
+        // is a live int.
+        let r = unsafe { libc::waitpid(os_pid, &mut status, libc::WNOHANG) };
+        if r == 0 {
+            return true;
+        }
+        if r == os_pid && !(shared.slot(pid).done.load(Ordering::Acquire) && exited_ok(status)) {
+            world.fail(Error::new(
+                ErrorKind::Died {
+                    detail: death(pid, status),
+                },
+                "the SPMD function",
+                pid,
+                world.board().get(pid).0,
+                None,
+            ));
+        }
+        false
+    });
 }
 
 /// Gives a forked process `/dev/null` as standard input: input belongs to
