@@ -13,7 +13,9 @@
 //! length, never an address, resolved by the receiver. An hpput is sent
 //! as a put (BSPlib allows it to take effect at the sync). A superstep in
 //! which this process sends nothing writes empty streams, once: a channel
-//! whose streams are all empty stays so.
+//! whose streams are all empty stays so. On `processes` the streams are
+//! sparse (`compose`): only destinations sent data get a stream of their
+//! own, and the collective calls go once into a common stream.
 //!
 //! Stream `q` of superstep `t` is rewritten at the sync of superstep `t+2`,
 //! after barrier A of sync `t+1`: every reader has finished with its

@@ -13,6 +13,11 @@
 //!   `capacity` bytes: the outgoing streams of even and odd supersteps, the
 //!   replies to get requests, and the process's result. A channel starts
 //!   with a directory of `(offset, length)` per destination.
+//! - **Index** (one dense shared mapping, [`Index`]): who wrote a stream of
+//!   its own for whom on channels `q = 0, 1`, and each process's *common
+//!   stream* (its collective calls, written once for every destination it
+//!   sends no data to): a receiver reads the channels of the senders the
+//!   index lists only, so a run touches the pages of its traffic, not p^2.
 //! - **Fork**: process 0 is the caller; it forks the others, which die with
 //!   it (`PR_SET_PDEATHSIG`), and a monitor thread of process 0 reaps them:
 //!   a process that dies without ending normally stops the run with
