@@ -18,7 +18,9 @@
 //! length, never an address, resolved by the receiver. An hpput is sent
 //! as a put (BSPlib allows it to take effect at the sync). A superstep in
 //! which this process sends nothing writes empty streams, once: a channel
-//! whose streams are all empty stays so.
+//! whose streams are all empty stays so. On `processes` the streams are
+//! sparse (`compose`): only destinations sent data get a stream of their
+//! own, and the collective calls go once into a common stream.
 //!
 //! Stream `q` of superstep `t` is rewritten at the sync of superstep `t+2`,
 //! after barrier A of sync `t+1`: every reader has finished with its
@@ -72,6 +74,11 @@ impl<'a> Sections<'a> {
         let sends = s.try_word(32)?;
         let mut at = section_end(8 * HEADER)?;
         let mut take = |len: usize| {
+            if len == 0 {
+                // An empty section needs no room (a stream may end before
+                // the alignment of its empty trailing sections).
+                return Some(s.sub(0, 0));
+            }
             s.try_ptr(at, len)?;
             let r = s.sub(at, len);
             at = section_end(at + len)?;
@@ -98,7 +105,7 @@ impl Process {
             let mut w = unsafe { world.writer(self.pid, q) };
             // The top of the channel holds this superstep's bulk payloads.
             w.limit(world.capacity() - self.bulk[q]);
-            if let Err(needed) = self.compose(&mut w) {
+            if let Err(needed) = self.compose(&mut w, q) {
                 drop(w);
                 return Err(self.fail(
                     crate::error::ErrorKind::Capacity {
@@ -116,20 +123,29 @@ impl Process {
 
     /// Step 1: one stream per destination. `Err(bytes needed)` if the
     /// channel is too small.
-    fn compose(&self, w: &mut StreamWriter<'_>) -> Result<(), usize> {
+    ///
+    /// On `processes` the streams are *sparse*: a destination this process
+    /// sends no data to gets no stream of its own but the common stream
+    /// (the header and the collective calls of a superstep with
+    /// registration or tag-size calls, written once into the engine's
+    /// cell, or nothing), and the engine's index says which destinations
+    /// have a stream of their own, so that a receiver reads only the
+    /// channels of the processes that sent it data. Only the destinations
+    /// written in this superstep are looked at (`World::note_sender`).
+    fn compose(&self, w: &mut StreamWriter<'_>, q: usize) -> Result<(), usize> {
         let out = self.out_ref();
         let collective = if self.flags & REG != 0 {
             encode_collective(&out.tag, &out.reg_ops)
         } else {
             Vec::new()
         };
-        for dest in 0..self.nprocs {
-            w.align(SECTION_ALIGN)?;
-            w.begin(dest);
+        let stream = |dest: usize, w: &mut StreamWriter<'_>| -> Result<(), usize> {
             let (gets, puts, sends) = match out.for_dest(dest) {
                 Some(to) => (to.gets.bytes(), to.puts.bytes(), to.sends.bytes()),
                 None => (&[][..], &[][..], &[][..]),
             };
+            w.align(SECTION_ALIGN)?;
+            w.begin(dest);
             if self.flags != 0 {
                 for word in [
                     self.flags as usize,
@@ -148,8 +164,60 @@ impl Process {
                 }
             }
             w.end();
+            Ok(())
+        };
+        let Some(shared) = self.world.shared() else {
+            for dest in 0..self.nprocs {
+                stream(dest, w)?;
+            }
+            return Ok(());
+        };
+        // SAFETY: we are `self.pid`, publishing channel `q`, which nobody
+        // reads now (module docs).
+        let mut publish = unsafe { shared.publish(self.pid, q) };
+        // A stream of the header and the collective section alone, laid
+        // out as `Sections::of` reads it (the section at `SECTION_ALIGN`).
+        let common = (self.flags & REG != 0).then(|| {
+            let start = SECTION_ALIGN.max(8 * HEADER);
+            let mut bytes =
+                Vec::with_capacity(start + collective.len().next_multiple_of(SECTION_ALIGN));
+            for word in [self.flags as usize, collective.len(), 0, 0, 0] {
+                bytes.extend_from_slice(&(word as u64).to_ne_bytes());
+            }
+            bytes.resize(start, 0);
+            bytes.extend_from_slice(&collective);
+            bytes.resize(start + collective.len().next_multiple_of(SECTION_ALIGN), 0);
+            bytes
+        });
+        let pending = publish.take_pending();
+        let result = if self.flags == 0 {
+            Ok(())
+        } else if !publish.set_common(common.as_deref()) {
+            // Calls too long for the cell: in every destination's stream.
+            (0..self.nprocs).try_for_each(|dest| {
+                publish.own(dest);
+                stream(dest, w)
+            })
+        } else {
+            pending.iter().try_for_each(|&dest| {
+                let dest = dest as usize;
+                let data = out.for_dest(dest).is_some_and(|to| {
+                    !(to.gets.bytes().is_empty()
+                        && to.puts.bytes().is_empty()
+                        && to.sends.bytes().is_empty())
+                });
+                // (A destination listed twice is written once.)
+                if data && publish.own(dest) {
+                    stream(dest, w)?;
+                }
+                Ok(())
+            })
+        };
+        if self.flags == 0 {
+            publish.set_common(None);
         }
-        Ok(())
+        publish.recycle(pending);
+        result
     }
 }
 

@@ -91,7 +91,7 @@ struct Patience {
 }
 
 impl Patience {
-    fn for_procs(nprocs: usize) -> Self {
+    fn for_procs(nprocs: usize, oversubscribed_spins: u32) -> Self {
         if cfg!(loom) {
             return Patience {
                 spins: 0,
@@ -109,10 +109,10 @@ impl Patience {
         } else {
             // Oversubscribed: the process we wait for may need our core.
             Patience {
-                spins: 1 << 6,
+                spins: oversubscribed_spins,
                 yields: 1 << 6,
             }
-            // (Both spin limits are multiples of 64: see `await_count`.)
+            // (Every spin limit is a multiple of 64: see `await_count`.)
         }
     }
 }
@@ -150,6 +150,9 @@ pub(crate) trait Wake {
     /// sleep and after each wake-up; sleeps at most until `until` (then
     /// checks again).
     fn park(&self, check: impl FnMut() -> Check, until: Option<std::time::Instant>);
+    /// How long a waiter busy-waits before yielding when the processes
+    /// outnumber the cores (a multiple of 64).
+    const OVERSUBSCRIBED_SPINS: u32 = 1 << 6;
     /// Wakes every parked waiter.
     fn notify(&self);
 }
@@ -207,7 +210,7 @@ impl<W: Wake> Barrier<W> {
             arrivals: CachePadded::new(AtomicU64::new(0)),
             acc: CachePadded::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]),
             nprocs: nprocs as u64,
-            patience: Patience::for_procs(nprocs),
+            patience: Patience::for_procs(nprocs, W::OVERSUBSCRIBED_SPINS),
             stopped: AtomicBool::new(false),
             ended: AtomicUsize::new(NONE),
             deadline_ms: AtomicU64::new(0),

@@ -507,7 +507,9 @@ impl World {
 
     /// Shared memory, p >= `SPARSE_FROM`: process `from` writes to `to` for
     /// the first time in the superstep of parity `parity` (one atomic add
-    /// on `to`'s line). Otherwise nothing: every stream is read.
+    /// on `to`'s line). `processes`: `from` lists `to` in its own memory,
+    /// for its publish (`exchange.rs`). Otherwise nothing: every stream is
+    /// read.
     #[inline]
     pub(crate) fn note_sender(&self, to: usize, parity: usize, from: usize) {
         if let Some(s) = self.senders.get(to) {
@@ -516,26 +518,41 @@ impl World {
             if let Some(slot) = s.pids[parity].get(at) {
                 slot.store(from as u32, Ordering::Relaxed);
             }
+        } else if let Sync::Processes(s) = &self.sync {
+            // The sender's own list of destinations, for its publish.
+            s.note_dest(parity, to);
         }
     }
 
     /// True when the run keeps senders lists (shared memory, p >=
-    /// `SPARSE_FROM`): a receiver reads only the mailboxes listed.
+    /// `SPARSE_FROM`; `processes`: the index of its channels): a receiver
+    /// reads only the mailboxes or channels listed.
     #[inline]
     pub(crate) fn tracks_senders(&self) -> bool {
-        !self.senders.is_empty()
+        !self.senders.is_empty() || matches!(self.sync, Sync::Processes(_))
     }
 
     /// Shared memory: the processes that wrote to `me` in the superstep of
     /// parity `parity`, in no set order. Only between barrier A of the sync
     /// ending that superstep and [`reset_senders`](Self::reset_senders)
     /// (the barrier orders the writers' notes before the reads).
+    ///
+    /// `processes`: the senders the index of channel `parity` lists (see
+    /// `processes::Shared::senders`), in pid order.
     pub(crate) fn senders(&self, me: usize, parity: usize) -> impl Iterator<Item = usize> + '_ {
-        let s = &self.senders[me];
-        let n = s.count[parity].load(Ordering::Relaxed) as usize;
-        s.pids[parity][..n.min(s.pids[parity].len())]
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed) as usize)
+        let (listed, indexed) = match &self.sync {
+            Sync::Processes(s) => (None, Some(s.senders(me, parity))),
+            _ => {
+                let s = &self.senders[me];
+                let n = s.count[parity].load(Ordering::Relaxed) as usize;
+                (Some(&s.pids[parity][..n.min(s.pids[parity].len())]), None)
+            }
+        };
+        let listed = listed
+            .into_iter()
+            .flatten()
+            .map(|p| p.load(Ordering::Relaxed) as usize);
+        listed.chain(indexed.into_iter().flatten())
     }
 
     /// Shared memory: `me` has read its senders of parity `parity`. Within

@@ -13,6 +13,11 @@
 //!   `capacity` bytes: the outgoing streams of even and odd supersteps, the
 //!   replies to get requests, and the process's result. A channel starts
 //!   with a directory of `(offset, length)` per destination.
+//! - **Index** (one dense shared mapping, [`Index`]): who wrote a stream of
+//!   its own for whom on channels `q = 0, 1`, and each process's *common
+//!   stream* (its collective calls, written once for every destination it
+//!   sends no data to): a receiver reads the channels of the senders the
+//!   index lists only, so a run touches the pages of its traffic, not p^2.
 //! - **Fork**: process 0 is the caller; it forks the others, which die with
 //!   it (`PR_SET_PDEATHSIG`), and a monitor thread of process 0 reaps them:
 //!   a process that dies without ending normally stops the run with
@@ -23,7 +28,7 @@
 //!   caller vouched for its threads; C's `bsp_begin` forks regardless.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -38,6 +43,12 @@ use crate::stream::StreamWriter;
 /// of `stream.rs`).
 const RESULT: usize = 3;
 const CHANNELS: usize = 4;
+
+/// Bytes of a process's *common stream* cell (per channel `q`): the stream
+/// of a superstep with registration or tag-size calls that every
+/// destination it sends no data to receives alike (header and collective
+/// calls), written once instead of once per destination.
+const CELL: usize = 1024;
 
 /// Bytes reserved for the encoded first error of a run.
 pub(crate) const FAILURE_BYTES: usize = 1 << 16;
@@ -71,6 +82,12 @@ pub(crate) struct Futex {
 }
 
 impl Wake for Futex {
+    /// None: with more processes than cores, the one we wait for most
+    /// likely waits for our core, and each spin (`pause`) costs ~100
+    /// cycles: at p = 32 on 2 cores, spinning 64 times took half of the
+    /// CPU time of an empty sync (40 us a sync; 17 us without).
+    const OVERSUBSCRIBED_SPINS: u32 = 0;
+
     fn park(&self, mut check: impl FnMut() -> Check, until: Option<std::time::Instant>) {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
@@ -196,6 +213,15 @@ impl Drop for Mapping {
 pub(crate) struct Shared {
     control: Mapping,
     streams: Mapping,
+    /// The *index* of channels `q = 0, 1` (see [`Index`]): who wrote a
+    /// stream of its own for whom, and the common streams. A receiver
+    /// reads its row and the cells, dense, instead of a directory entry in
+    /// every sender's channel (a page fault, and page tables, per sender in
+    /// every process: most of the cost of a run at p = 1024).
+    index: Index,
+    /// What this process knows of its own publishing (each process has its
+    /// own copy).
+    own: Mutex<Own>,
     capacity: usize,
     nprocs: usize,
     /// Process 0 only: the forked processes and the thread reaping them.
@@ -239,6 +265,7 @@ impl Shared {
             .unwrap_or_else(|| (ADDRESS_BUDGET / (nprocs * CHANNELS)).min(MAX_CAPACITY))
             .max(MIN_CAPACITY)
             & !4095;
+        let index = Index::new(nprocs)?;
         let streams = loop {
             match Mapping::new(capacity * nprocs * CHANNELS, true) {
                 Ok(m) => break m,
@@ -249,6 +276,8 @@ impl Shared {
         Ok(Shared {
             control,
             streams,
+            index,
+            own: Mutex::default(),
             capacity,
             nprocs,
             children: Mutex::default(),
@@ -324,6 +353,10 @@ impl Shared {
     /// `src` finished writing the channel before a barrier this process
     /// passed, and will not write it again while the view is used.
     pub(crate) unsafe fn stream(&self, src: usize, ch: usize, dst: usize) -> Option<Records<'_>> {
+        if ch < 2 && !self.index.mark(ch, dst, src) {
+            // SAFETY: forwarded (the cell is written with channel `ch`).
+            return unsafe { self.index.common(src, ch) };
+        }
         let base = self.channel(src, ch);
         let dir = base.cast::<u64>();
         // SAFETY: the directory of `nprocs` (offset, length) pairs starts
@@ -341,6 +374,41 @@ impl Shared {
         // SAFETY: inside the channel and 8-aligned (both checked), unchanged
         // while used (caller's contract).
         Some(unsafe { Records::new(base.add(off), len) })
+    }
+
+    /// Process `me` writes to `dst` for the first time in the superstep of
+    /// parity `q` (`World::note_sender`): its publish of channel `q` looks
+    /// at these destinations only.
+    pub(crate) fn note_dest(&self, q: usize, dst: usize) {
+        let mut own = self.own.lock().unwrap_or_else(|p| p.into_inner());
+        own.pending[q].push(dst as u32);
+    }
+
+    /// Process `me` publishes channel `q` (see [`Publish`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`writer`](Self::writer): only `me`, while nobody reads
+    /// channel `q`.
+    pub(crate) unsafe fn publish(&self, me: usize, q: usize) -> Publish<'_> {
+        let mut own = self.own.lock().unwrap_or_else(|p| p.into_inner());
+        if own.marked[q].len() != self.nprocs {
+            own.marked[q] = vec![0; self.nprocs];
+        }
+        own.round = own.round.wrapping_add(1).max(1);
+        Publish {
+            shared: self,
+            me,
+            q,
+            own,
+        }
+    }
+
+    /// The processes that wrote a stream of their own for `me` on channel
+    /// `q`, in pid order. Only after barrier A of the sync that reads
+    /// channel `q`, and within it.
+    pub(crate) fn senders(&self, me: usize, q: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.nprocs).filter(move |&src| self.index.mark(q, me, src))
     }
 
     /// Records `bytes` (an encoded error) as the run's failure unless one
@@ -420,6 +488,211 @@ impl Shared {
         // SAFETY: written by `pid` before its done flag (acquired above);
         // `n <= capacity` was checked by `set_done`.
         Some(unsafe { std::slice::from_raw_parts(self.channel(pid, RESULT), n) })
+    }
+}
+
+/// The index of channels `q = 0, 1`, in one shared mapping (reserved, not
+/// committed: pages exist where written), three dense arrays:
+///
+/// - `lens[q][src]` (`u32`): 0, or 1 + the length of `src`'s common stream;
+/// - `marks[q][dst][src]` (`u8`, rows by receiver): 1 when `src` wrote a
+///   stream of its own for `dst` in its channel `q`;
+/// - `cells[q][src]` ([`CELL`] bytes): `src`'s common stream.
+///
+/// Written by each process for itself (its length and cell, its column of
+/// marks) before barrier A, read by the others after it.
+struct Index {
+    map: Mapping,
+    nprocs: usize,
+    marks_at: usize,
+    cells_at: usize,
+}
+
+impl Index {
+    fn new(nprocs: usize) -> Result<Self, String> {
+        let marks_at = (2 * nprocs * 4).next_multiple_of(CELL);
+        let cells_at = marks_at + (2 * nprocs * nprocs).next_multiple_of(CELL);
+        Ok(Index {
+            map: Mapping::new(cells_at + 2 * nprocs * CELL, true)?,
+            nprocs,
+            marks_at,
+            cells_at,
+        })
+    }
+
+    fn len_cell(&self, q: usize, src: usize) -> &AtomicU32 {
+        assert!(q < 2 && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (the first `8 p` bytes), 4-aligned,
+        // zeroed at creation; only accessed atomically.
+        unsafe {
+            &*self
+                .map
+                .ptr
+                .as_ptr()
+                .cast::<AtomicU32>()
+                .add(q * self.nprocs + src)
+        }
+    }
+
+    fn mark_cell(&self, q: usize, dst: usize, src: usize) -> &AtomicU8 {
+        assert!(q < 2 && dst < self.nprocs && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (`2 p^2` bytes from `marks_at`),
+        // zeroed at creation; only accessed atomically.
+        unsafe {
+            &*self
+                .map
+                .ptr
+                .as_ptr()
+                .add(self.marks_at + (q * self.nprocs + dst) * self.nprocs + src)
+                .cast::<AtomicU8>()
+        }
+    }
+
+    /// Whether `src` wrote a stream of its own for `dst` on channel `q`.
+    fn mark(&self, q: usize, dst: usize, src: usize) -> bool {
+        self.mark_cell(q, dst, src).load(Ordering::Relaxed) != 0
+    }
+
+    /// The start of the common-stream cell of process `src`, channel `q`.
+    fn cell(&self, q: usize, src: usize) -> *mut u8 {
+        assert!(q < 2 && src < self.nprocs);
+        // SAFETY: in bounds of the mapping (`2 p CELL` bytes from
+        // `cells_at`, which is `CELL`-aligned).
+        unsafe {
+            self.map
+                .ptr
+                .as_ptr()
+                .add(self.cells_at + (q * self.nprocs + src) * CELL)
+        }
+    }
+
+    /// The common stream `src` published on channel `q` (empty if none);
+    /// `None` if its length does not fit its cell (another process's
+    /// writing: not trusted).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Shared::stream`].
+    unsafe fn common(&self, src: usize, q: usize) -> Option<Records<'_>> {
+        match self.len_cell(q, src).load(Ordering::Relaxed) as usize {
+            0 => Some(Records::empty()),
+            n if n - 1 <= CELL => {
+                // SAFETY: inside the cell, which is 8-aligned; written by
+                // `src` before a barrier we passed and unchanged while the
+                // view is used (caller's contract).
+                Some(unsafe { Records::new(self.cell(q, src), n - 1) })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A process's own bookkeeping of its publishing.
+#[derive(Default)]
+struct Own {
+    /// Per parity: the destinations written in the current superstep of
+    /// that parity, in the order of their first write.
+    pending: [Vec<u32>; 2],
+    /// Per channel `q`: its column of the index as last written (the round
+    /// of the publish that last marked each destination; 0: unmarked) ...
+    marked: [Vec<u32>; 2],
+    /// ... and the destinations marked.
+    listed: [Vec<u32>; 2],
+    /// Publishes so far (from 1).
+    round: u32,
+}
+
+/// One process's publish of channel `q` (from [`Shared::publish`]): its
+/// common stream, and its column of the index, which is written only where
+/// it changed: [`own`](Self::own) marks the destinations given a stream of
+/// their own this time; the others marked last time are unmarked when the
+/// publish ends (on drop).
+pub(crate) struct Publish<'a> {
+    shared: &'a Shared,
+    me: usize,
+    q: usize,
+    own: std::sync::MutexGuard<'a, Own>,
+}
+
+impl Publish<'_> {
+    /// Stores `common` as the stream every destination not given a stream
+    /// of its own receives (`None`: an empty one). False if it does not fit
+    /// its cell: every destination then needs a stream of its own.
+    pub(crate) fn set_common(&mut self, common: Option<&[u8]>) -> bool {
+        let index = &self.shared.index;
+        let len = index.len_cell(self.q, self.me);
+        match common {
+            Some(bytes) if bytes.len() <= CELL => {
+                // SAFETY: the cell is `CELL` bytes of the index mapping,
+                // written only by `me`, and read by nobody now (contract of
+                // `Shared::publish`); `bytes` is a live slice elsewhere.
+                unsafe { mem::copy(bytes.as_ptr(), index.cell(self.q, self.me), bytes.len()) };
+                len.store(bytes.len() as u32 + 1, Ordering::Relaxed);
+                true
+            }
+            _ => {
+                if len.load(Ordering::Relaxed) != 0 {
+                    len.store(0, Ordering::Relaxed);
+                }
+                common.is_none()
+            }
+        }
+    }
+
+    /// The destinations written in this superstep (taken: hand them back
+    /// with [`recycle`](Self::recycle) to keep the allocation).
+    pub(crate) fn take_pending(&mut self) -> Vec<u32> {
+        let q = self.q;
+        std::mem::take(&mut self.own.pending[q])
+    }
+
+    /// Hands back (emptied) what [`take_pending`](Self::take_pending) gave.
+    pub(crate) fn recycle(&mut self, mut pending: Vec<u32>) {
+        pending.clear();
+        let q = self.q;
+        self.own.pending[q] = pending;
+    }
+
+    /// `dst` is given a stream of its own in this publish; false if it
+    /// already was.
+    pub(crate) fn own(&mut self, dst: usize) -> bool {
+        let (q, round) = (self.q, self.own.round);
+        let own = &mut *self.own;
+        match own.marked[q][dst] {
+            r if r == round => return false,
+            0 => {
+                self.shared
+                    .index
+                    .mark_cell(q, dst, self.me)
+                    .store(1, Ordering::Relaxed);
+                own.listed[q].push(dst as u32);
+            }
+            _ => {}
+        }
+        own.marked[q][dst] = round;
+        true
+    }
+}
+
+impl Drop for Publish<'_> {
+    /// Unmarks the destinations marked last time and not this time.
+    fn drop(&mut self) {
+        let (q, round) = (self.q, self.own.round);
+        let own = &mut *self.own;
+        let (marked, listed) = (&mut own.marked[q], &mut own.listed[q]);
+        listed.retain(|&dst| {
+            let dst = dst as usize;
+            if marked[dst] == round {
+                return true;
+            }
+            marked[dst] = 0;
+            self.shared
+                .index
+                .mark_cell(q, dst, self.me)
+                .store(0, Ordering::Relaxed);
+            false
+        });
+        own.pending[q].clear();
     }
 }
 
@@ -603,29 +876,15 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
         pids.iter().enumerate().map(|(i, &p)| (i + 1, p)).collect();
     let mut nap = Duration::from_micros(100);
     let mut stopped_at = None;
+    let mut rounds = 0u32;
     while !alive.is_empty() {
-        alive.retain(|&(pid, os_pid)| {
-            let mut status = 0;
-            // SAFETY: waits for our own child without blocking; `status`
-            // is a live int.
-            let r = unsafe { libc::waitpid(os_pid, &mut status, libc::WNOHANG) };
-            if r == 0 {
-                return true;
-            }
-            if r == os_pid && !(shared.slot(pid).done.load(Ordering::Acquire) && exited_ok(status))
-            {
-                world.fail(Error::new(
-                    ErrorKind::Died {
-                        detail: death(pid, status),
-                    },
-                    "the SPMD function",
-                    pid,
-                    world.board().get(pid).0,
-                    None,
-                ));
-            }
-            false
-        });
+        rounds = rounds.wrapping_add(1);
+        // One `waitpid` per process is p system calls a round (p = 1024:
+        // 2% of a core): only when a child is waiting to be reaped (and,
+        // for safety, every 64th round).
+        if rounds % 64 == 0 || child_exited() {
+            reap(world, shared, &mut alive);
+        }
         if world.is_stopped() {
             let since = *stopped_at.get_or_insert_with(std::time::Instant::now);
             if since.elapsed() > GRACE {
@@ -646,6 +905,51 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
             libc::_exit(1);
         }
     }
+}
+
+/// True if a child of this OS process has ended and waits to be reaped
+/// (any child: the program's own too), or if that cannot be told; reaps
+/// nothing.
+fn child_exited() -> bool {
+    // SAFETY: an all-zero `siginfo_t` is a valid value, which `waitid`
+    // overwrites (or leaves zero when no child has ended: WNOHANG); with
+    // WNOWAIT the child stays waitable.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        r != 0 || info.si_signo != 0
+    }
+}
+
+/// Reaps the processes of `alive` that ended; one that did not end
+/// normally stops the run with [`ErrorKind::Died`].
+fn reap(world: &World, shared: &Shared, alive: &mut Vec<(usize, libc::pid_t)>) {
+    alive.retain(|&(pid, os_pid)| {
+        let mut status = 0;
+        // SAFETY: waits for our own child without blocking; `status`
+        // is a live int.
+        let r = unsafe { libc::waitpid(os_pid, &mut status, libc::WNOHANG) };
+        if r == 0 {
+            return true;
+        }
+        if r == os_pid && !(shared.slot(pid).done.load(Ordering::Acquire) && exited_ok(status)) {
+            world.fail(Error::new(
+                ErrorKind::Died {
+                    detail: death(pid, status),
+                },
+                "the SPMD function",
+                pid,
+                world.board().get(pid).0,
+                None,
+            ));
+        }
+        false
+    });
 }
 
 /// Gives a forked process `/dev/null` as standard input: input belongs to
