@@ -155,7 +155,7 @@ impl Process {
             q,
             me: self.pid,
         };
-        if let Err(err) = self.check_streams(world, q, loc) {
+        if let Err(err) = self.check_streams(world, q, all, loc) {
             self.drain_replies(world, all);
             return Err(err);
         }
@@ -206,11 +206,20 @@ impl Process {
 
     /// Exchange engines: checks that every stream addressed to us splits
     /// into its sections (a corrupted header is refused here, once).
-    fn check_streams(&self, world: &World, q: usize, loc: Loc) -> Result<(), Error> {
+    fn check_streams(&self, world: &World, q: usize, all: u32, loc: Loc) -> Result<(), Error> {
         if !world.distributed() {
             return Ok(());
         }
-        for src in 0..self.nprocs {
+        // Without registration calls only the senders' streams are read
+        // (where the engine lists them: `processes`); with them, every
+        // process's.
+        let listed = all & REG == 0 && world.tracks_senders();
+        let mut every = 0..if listed { 0 } else { self.nprocs };
+        let mut senders = listed
+            .then(|| world.senders(self.pid, q))
+            .into_iter()
+            .flatten();
+        for src in std::iter::from_fn(|| every.next().or_else(|| senders.next())) {
             // SAFETY: every process wrote its channel `q` before barrier A
             // and rewrites it only two syncs from now (`exchange.rs`).
             let s = unsafe { world.stream(src, q, self.pid) };
