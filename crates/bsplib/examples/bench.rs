@@ -574,17 +574,24 @@ fn bench_futex(n: usize, iters: usize, rounds: usize) -> Vec<f64> {
     })
 }
 
-/// This process's peak resident memory and that of its largest waited
-/// child, in KiB.
+/// This process's peak resident memory (`VmHWM`: of its address space,
+/// which `exec` replaced, unlike `getrusage`'s figure, which keeps the
+/// parent's from before the `exec`) and that of its largest waited child
+/// (forked, not exec'd: the `processes` engine's), in KiB.
 fn peak_kib() -> (u64, u64) {
-    let peak = |who| {
-        // SAFETY: `getrusage` fills the zeroed struct it is given.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        unsafe { libc::getrusage(who, &mut u) };
-        u.ru_maxrss as u64
-    };
-    (peak(libc::RUSAGE_SELF), peak(libc::RUSAGE_CHILDREN))
+    let me = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0);
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    (me, u.ru_maxrss as u64)
 }
 
 /// Child mode (`bench --child-scale ENGINE P ITERS ROUNDS`): runs

@@ -11,6 +11,11 @@ const BULK_FROM: usize = 64 << 10;
 
 /// Bytes at the bottom of a channel that bulk payloads leave to the streams.
 const BULK_FLOOR: usize = 1 << 20;
+
+/// Gets and hpputs of at least this many bytes are read across address
+/// spaces by cross-memory attach (`processes`, `engine/cma.rs`): one
+/// system call each, which smaller transfers do not repay.
+const CROSS_FROM: usize = 64 << 10;
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
@@ -261,7 +266,9 @@ impl Process {
     /// our registered memory cannot be read by anyone during the sync, so
     /// writing it early is unobservable. `src` is the source resolved in
     /// the owner's entry of our table (0 where we cannot read the owner's
-    /// memory: `mpi`, or `processes` without cross-memory attach).
+    /// memory: `mpi`, or `processes` without cross-memory attach). On
+    /// `processes` only gets of [`CROSS_FROM`] bytes or more are read
+    /// across address spaces (a system call each).
     pub(crate) fn push_get(
         &mut self,
         pid: usize,
@@ -280,7 +287,8 @@ impl Process {
             src,
         };
         if !self.gets_sent {
-            if src != 0 && !self.reg.covers(dst.addr(), nbytes) {
+            let readable = src != 0 && (!self.world.distributed() || nbytes >= CROSS_FROM);
+            if readable && !self.reg.covers(dst.addr(), nbytes) {
                 self.gets.push(req);
                 self.flags |= GET;
                 return;
@@ -324,7 +332,7 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
-        if self.world.cross_memory() {
+        if nbytes >= CROSS_FROM && self.world.cross_memory() {
             // `processes` with cross-memory attach: the receiver reads the
             // source from our address space at the sync, which closes with
             // barrier C (the record names our address; the kernel checks

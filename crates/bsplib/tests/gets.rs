@@ -30,6 +30,24 @@ fn unregistered_destinations(bsp: &mut Bsp) -> Result<u64, Error> {
     let right = (me + 1) % p;
     let big = Area::<u64>::new(bsp, n);
     let small = Area::<u64>::new(bsp, 3);
+
+    // A superstep of large gets only (read across address spaces on
+    // `processes` where the kernel allows it), the source overwritten by
+    // a put in the same superstep.
+    bsp.get(left, &src, 0, &big, 0, n / 2)?;
+    bsp.get(left, &src, n / 2, &big, n / 2, n / 2)?;
+    bsp.put(right, &vec![7u64; n], &src, 0)?;
+    bsp.sync()?;
+    let want: Vec<u64> = (0..n).map(|i| (left * n + i) as u64).collect();
+    check_eq!(bsp, big.as_slice(bsp), &want[..]);
+    check!(bsp, src.as_slice(bsp).iter().all(|&x| x == 7));
+    src.as_mut_slice(bsp)
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, x)| *x = (me * n + i) as u64);
+    bsp.sync()?;
+
+    // Large and small gets in one superstep.
     bsp.get(left, &src, 0, &big, 0, n)?;
     bsp.get(left, &src, 7, &small, 0, 3)?;
     // Overwrite the right neighbour's words in the same superstep: its
@@ -37,7 +55,6 @@ fn unregistered_destinations(bsp: &mut Bsp) -> Result<u64, Error> {
     bsp.put(right, &vec![u64::MAX; n], &src, 0)?;
     bsp.sync()?;
 
-    let want: Vec<u64> = (0..n).map(|i| (left * n + i) as u64).collect();
     check_eq!(bsp, big.as_slice(bsp), &want[..]);
     check_eq!(bsp, small.as_slice(bsp), &want[7..10]);
     check!(bsp, src.as_slice(bsp).iter().all(|&x| x == u64::MAX));
