@@ -167,6 +167,8 @@ pub(crate) struct Local {
 }
 
 impl Wake for Local {
+    const OVERSUBSCRIBED_SPINS: u32 = 0;
+
     fn park(&self, mut check: impl FnMut() -> Check, until: Option<std::time::Instant>) {
         let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
