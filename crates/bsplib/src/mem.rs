@@ -134,13 +134,21 @@ struct Line([u64; 8]);
 /// out as an aligned pointer (`bsp_hpmove`). Cleared buffers keep their
 /// capacity: steady-state supersteps allocate nothing. Growth does not
 /// zero the new memory: each record writes all of its bytes, padding
-/// included, so the bytes in use are always initialised.
+/// included, so the bytes in use are always initialised. After a spike
+/// (a superstep that sent much more than the recent ones) a buffer of more
+/// than [`KEEP`] bytes gives memory back: see [`clear`](Self::clear).
 #[derive(Default)]
 pub(crate) struct AlignedBuf {
     /// Allocated lines; bytes `0..len` are initialised.
     lines: Vec<MaybeUninit<Line>>,
     len: usize,
+    /// A high-water mark of the bytes used per superstep that decays by
+    /// an eighth at each clear.
+    recent: usize,
 }
+
+/// Buffers up to this many bytes keep their capacity whatever their use.
+const KEEP: usize = 1 << 20;
 
 /// The most header words a record has (a put: slot, offset, length).
 pub(crate) const MAX_HEADER: usize = 3;
@@ -217,10 +225,26 @@ impl AlignedBuf {
         self.len == 0
     }
 
-    /// Forgets the contents, keeps the capacity.
+    /// Forgets the contents. The capacity stays, unless it is more than
+    /// [`KEEP`] bytes and more than twice the recent use (a high-water
+    /// mark that decays by an eighth per clear): then the buffer shrinks to
+    /// that use. Steady traffic therefore allocates nothing, and a spike's
+    /// memory is given back within a few supersteps.
     #[inline]
     pub(crate) fn clear(&mut self) {
+        self.recent = self.len.max(self.recent - self.recent / 8);
         self.len = 0;
+        if self.lines.len() * 64 > KEEP.max(2 * self.recent) {
+            self.shrink();
+        }
+    }
+
+    /// Gives back the memory above the recent use (at least `KEEP / 2`).
+    #[cold]
+    fn shrink(&mut self) {
+        let keep = self.recent.max(KEEP / 2).div_ceil(64);
+        self.lines.truncate(keep);
+        self.lines.shrink_to_fit();
     }
 
     /// Makes the buffer hold at least `bytes` bytes; `Err(bytes)` if the
@@ -506,6 +530,38 @@ impl<'a> Records<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spike_is_given_back_and_steady_use_is_not() {
+        let mut b = AlignedBuf::default();
+        let big = vec![7u8; 8 << 20];
+        // SAFETY: `big` is readable for its length.
+        unsafe { b.push_raw(big.as_ptr(), big.len()) };
+        assert!(b.lines.capacity() * 64 >= 8 << 20);
+        for _ in 0..40 {
+            b.clear();
+            // SAFETY: as above.
+            unsafe { b.push_raw(big.as_ptr(), 1000) };
+        }
+        assert!(
+            b.lines.capacity() * 64 <= KEEP,
+            "{}",
+            b.lines.capacity() * 64
+        );
+        // Steady use of 3 MiB: no shrinking once grown.
+        for _ in 0..4 {
+            b.clear();
+            // SAFETY: as above.
+            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
+        }
+        let steady = b.lines.capacity();
+        for _ in 0..40 {
+            b.clear();
+            // SAFETY: as above.
+            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
+            assert_eq!(b.lines.capacity(), steady);
+        }
+    }
 
     #[test]
     fn records_are_padded_and_aligned() {
