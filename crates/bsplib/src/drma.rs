@@ -3,7 +3,10 @@
 
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
+use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::{self, PUT_BULK, PUT_REMOTE};
+use crate::process::{GetReq, Keepalive, Loc, Process};
+use crate::registration::{RegOp, RegOpKind};
 
 /// Puts of at least this many bytes write their payload straight into the
 /// sender's channel on `processes` (`Process::push_bulk`).
@@ -16,9 +19,6 @@ const BULK_FLOOR: usize = 1 << 20;
 /// spaces by cross-memory attach (`processes`, `engine/cma.rs`): one
 /// system call each, which smaller transfers do not repay.
 const CROSS_FROM: usize = 64 << 10;
-use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
-use crate::process::{GetReq, Keepalive, Loc, Process};
-use crate::registration::{RegOp, RegOpKind};
 
 impl Process {
     /// `bsp_push_reg(addr, size)`; `addr == 0` registers `NULL`.
@@ -133,7 +133,10 @@ impl Process {
         unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) }
     }
 
-    /// Appends a put record `[slot][offset][len][payload]` for `pid`.
+    /// Appends a put for `pid`: a descriptor of a rendezvous (`mpi`, 32 KiB
+    /// and more), a record whose payload is in our channel (`processes`,
+    /// 64 KiB and more), or a record `[slot][offset][len][payload]` with
+    /// the payload copied into the mailbox.
     ///
     /// # Safety
     ///
