@@ -89,6 +89,7 @@ mod registration;
 mod runtime;
 mod stream;
 mod superstep;
+mod vector;
 
 pub use area::Area;
 pub use bsp::{Bsp, Message, Owned};
