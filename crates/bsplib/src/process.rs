@@ -29,10 +29,11 @@ pub(crate) type Loc = Option<SourceLocation>;
 /// mailbox, addressed to the owner, which resolves and checks it; replies
 /// come back in request order.
 ///
-/// On engines sharing one address space, a get whose destination lies
-/// outside this process's registered memory is not sent: the requester
-/// copies it itself during the sync, once, from `src` (see
-/// `Process::get` and `superstep.rs`, step 4).
+/// Where the requester can read the owner's memory (one address space;
+/// `processes` with cross-memory attach, from 64 KiB), a superstep's gets
+/// whose destinations all lie outside this process's registered memory
+/// are not sent: the requester copies them itself during the sync, once,
+/// from `src` (see `Process::push_get` and `superstep.rs`, step 4).
 #[derive(Clone, Copy)]
 pub(crate) struct GetReq {
     /// The process that owns the source.
@@ -74,7 +75,7 @@ pub(crate) struct Process {
     /// would only write cache lines other processes read).
     pub(crate) dirty: [bool; 2],
     /// `processes`: bytes at the top of our channel `q` that hold large put
-    /// payloads of the superstep of parity `q` (`Process::push_put`).
+    /// payloads of the superstep of parity `q` (`Process::push_bulk`).
     pub(crate) bulk: [usize; 2],
     /// Flags (see `mailbox`) for the barrier that ends this superstep.
     pub(crate) flags: u32,

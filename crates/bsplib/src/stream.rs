@@ -101,7 +101,7 @@ impl<'a> StreamWriter<'a> {
     }
 
     /// Lowers the end of a fixed region to `end` bytes from its start (the
-    /// rest holds payloads written there already: `Process::push_put`).
+    /// rest holds payloads written there already: `Process::push_bulk`).
     pub(crate) fn limit(&mut self, end: usize) {
         if let Target::Fixed { capacity, .. } = &mut self.target {
             *capacity = (*capacity).min(end);
