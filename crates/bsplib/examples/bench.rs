@@ -980,7 +980,9 @@ fn parse_args() -> Result<Option<Config>, String> {
     Ok(Some(Config { reps, quick, only }))
 }
 
-fn run_all(cfg: &Config) -> Result<(), Error> {
+/// Runs the sections asked for; the error of a run, or why a child run
+/// failed.
+fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let cores = bsplib::available_processes();
     println!(
@@ -1172,10 +1174,7 @@ fn run_all(cfg: &Config) -> Result<(), Error> {
             let name = engine.name();
             eprintln!("[bench] scaling, {name}, p = {p}: empty superstep and one put each");
             let iters = if p >= 256 { 20 } else { 200 };
-            let (empty, put, kib) = scale_in_child(engine, p, iters, cfg.reps).map_err(|why| {
-                eprintln!("bench: {why}");
-                Error::new(bsplib::ErrorKind::Stopped, "bench", 0, 0, None)
-            })?;
+            let (empty, put, kib) = scale_in_child(engine, p, iters, cfg.reps)?;
             let short = if engine == Engine::Threads {
                 ""
             } else {

@@ -403,9 +403,11 @@ impl Bsp {
     /// A put of data the library takes over: like [`put`](Bsp::put), but
     /// without the copy at the call. The library holds `data` until the
     /// end of the next sync, and the receiver copies straight from it
-    /// during that sync (on the engines sharing one address space, and on
-    /// `processes` where the kernel allows cross-memory attach; `mpi` copies
-    /// it at the call, as `put` does). One copy instead of
+    /// during that sync, or sends it from there (it is an `hpput` whose
+    /// source the library owns: one copy on the engines sharing one address
+    /// space, on `processes` from 64 KiB where the kernel allows
+    /// cross-memory attach, and on `mpi` from 32 KiB, by rendezvous; a copy
+    /// at the call otherwise, as `put` does). One copy instead of
     /// two, with no `unsafe`: nobody can change `data` meanwhile, since the
     /// library owns it (an `Arc<[T]>` is shared but immutable). Sending one
     /// `Arc<[T]>` to many processes copies it once per receiver.
@@ -458,14 +460,9 @@ impl Bsp {
         let src = data.elements();
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
         let ptr = src.as_ptr().cast::<u8>();
-        // Copied now where no receiver can read our memory at the sync
-        // (`mpi`, or `processes` without cross-memory attach).
-        if p.world.distributed() && !p.world.cross_memory() {
-            // SAFETY: `src` is a live slice of `nbytes` bytes; `put`
-            // copies it before returning.
-            return unsafe { p.put(pid_arg(pid), ptr, dst.addr(), offset, nbytes, loc) };
-        }
-        // SAFETY: `data` owns the `nbytes` bytes at `ptr` (a heap block,
+        // An hpput whose source the library owns: each engine reads it when
+        // it can (at the sync, or by rendezvous on `mpi`) and copies it now
+        // otherwise. SAFETY: `data` owns the `nbytes` bytes at `ptr` (a heap block,
         // which does not move when `data` does); the process keeps `data`
         // until the end of the next sync (or forever if that sync fails),
         // and nobody can change the bytes meanwhile: the library owns

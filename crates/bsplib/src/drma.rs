@@ -290,8 +290,7 @@ impl Process {
             src,
         };
         if !self.gets_sent {
-            let readable = src != 0 && (!self.world.distributed() || nbytes >= CROSS_FROM);
-            if readable && !self.reg.covers(dst.addr(), nbytes) {
+            if src != 0 && !self.reg.covers(dst.addr(), nbytes) {
                 self.gets.push(req);
                 self.flags |= GET;
                 return;
@@ -399,14 +398,17 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
-        let from = if self.world.distributed() && !self.world.cross_memory() {
-            0
-        } else {
+        // Whether we may read the owner's memory ourselves: in this one
+        // address space, or by cross-memory attach from `CROSS_FROM` bytes.
+        let readable =
+            !self.world.distributed() || (nbytes >= CROSS_FROM && self.world.cross_memory());
+        let from = if readable {
             // The owner's entry (`resolve` checked the range): an address
-            // the owner registered, in this address space or (cross-memory
-            // attach) in the owner's.
+            // the owner registered, in this address space or in the owner's.
             let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
             base.wrapping_add(offset)
+        } else {
+            0
         };
         self.push_get(pid, slot, offset, from, dst, nbytes);
         if let Some(k) = keep {

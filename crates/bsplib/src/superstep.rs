@@ -214,12 +214,9 @@ impl Process {
         // (where the engine lists them: `processes`); with them, every
         // process's.
         let listed = all & REG == 0 && world.tracks_senders();
-        let mut every = 0..if listed { 0 } else { self.nprocs };
-        let mut senders = listed
-            .then(|| world.senders(self.pid, q))
-            .into_iter()
-            .flatten();
-        for src in std::iter::from_fn(|| every.next().or_else(|| senders.next())) {
+        let every = 0..if listed { 0 } else { self.nprocs };
+        let senders = listed.then(|| world.senders(self.pid, q));
+        for src in every.chain(senders.into_iter().flatten()) {
             // SAFETY: every process wrote its channel `q` before barrier A
             // and rewrites it only two syncs from now (`exchange.rs`).
             let s = unsafe { world.stream(src, q, self.pid) };

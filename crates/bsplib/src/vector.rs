@@ -125,12 +125,14 @@ pub(crate) fn check_origin<'a>(vec: Option<Raw<'a>>) -> Result<Vector<'a>, Origi
             count: n,
         });
     }
+    // No blocks, or only empty ones without addresses: nothing to move.
+    let nothing = Vector::Blocks {
+        kind,
+        addrs: &[],
+        lens: &[],
+    };
     if n == 0 {
-        return Ok(Vector::Blocks {
-            kind,
-            addrs: &[],
-            lens: &[],
-        });
+        return Ok(nothing);
     }
     let lens = match v.len {
         Some(l) if l.len() >= n => &l[..n],
@@ -138,17 +140,9 @@ pub(crate) fn check_origin<'a>(vec: Option<Raw<'a>>) -> Result<Vector<'a>, Origi
     };
     let addrs = match v.info {
         Some(a) if a.len() >= n => &a[..n],
-        _ if lens.iter().all(|&l| l == 0) => &[][..],
+        _ if lens.iter().all(|&l| l == 0) => return Ok(nothing),
         _ => return Err(OriginError::VecAddr),
     };
-    if addrs.is_empty() {
-        // Only empty blocks, and no addresses: nothing to move.
-        return Ok(Vector::Blocks {
-            kind,
-            addrs: &[],
-            lens: &[],
-        });
-    }
     if addrs.iter().zip(lens).any(|(&a, &l)| a == 0 && l != 0) {
         return Err(OriginError::VecAddr);
     }

@@ -406,10 +406,7 @@ impl World {
     /// elsewhere.
     #[inline]
     pub(crate) fn os_pid(&self, pid: usize) -> Option<libc::pid_t> {
-        match &self.sync {
-            Sync::Processes(_) if cma::available() => Some(self.board().os_pid(pid)),
-            _ => None,
-        }
+        self.cross_memory().then(|| self.board().os_pid(pid))
     }
 
     /// `processes` with cross-memory attach: whether process memory can
