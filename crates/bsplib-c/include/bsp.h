@@ -11,6 +11,8 @@
 #ifndef BSP_H
 #define BSP_H
 
+#include <stddef.h> /* size_t, in the strided and io-vector calls */
+
 /* BSPedupack 2.0's names for the int arguments of the 1998 interface. */
 typedef int bsp_pid_t;
 typedef int bsp_nprocs_t;
@@ -35,6 +37,26 @@ void bsplib_end_at(const char *file, int line);
 }
 #endif
 
+
+/**
+ * One piece of an io-vector transfer (`bsp_put_vec`, `bsp_get_vec`):
+ * `nbytes` bytes between local memory at `local` (the source of a put,
+ * the destination of a get) and byte `offset` of the remote area.
+ */
+typedef struct {
+  /**
+   * Local memory: read by `bsp_put_vec`, written by `bsp_get_vec`.
+   */
+  void *local;
+  /**
+   * Byte offset in the remote area.
+   */
+  size_t offset;
+  /**
+   * Bytes.
+   */
+  size_t nbytes;
+} bsp_iovec_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,6 +121,64 @@ void bsp_put(int pid, const void *src, void *dst, int offset, int nbytes);
  * `bsp_put` with the caller's location.
  */
 void bsplib_put_at(int pid, const void *src, void *dst, int offset, int nbytes, const char *file, int line);
+
+/**
+ * `void bsp_put_strided(int pid, const void *src, size_t src_stride,
+ * void *dst, size_t offset, size_t dst_stride, size_t block, size_t
+ * count)`: `count` blocks of `block` bytes, block k read now from `src +
+ * k*src_stride` and written at the sync at byte `offset + k*dst_stride`
+ * of the area registered on `pid` in the slot of `dst` (a matrix column
+ * in one call and one record). The destination's blocks must not
+ * overlap (`dst_stride >= block`, or one block); the owner checks the
+ * whole span against its extent. Sizes and strides are in bytes.
+ */
+void bsp_put_strided(int pid, const void *src, size_t src_stride, void *dst, size_t offset, size_t dst_stride, size_t block, size_t count);
+
+/**
+ * `bsp_put_strided` with the caller's location.
+ */
+void bsplib_put_strided_at(int pid, const void *src, size_t src_stride, void *dst, size_t offset, size_t dst_stride, size_t block, size_t count, const char *file, int line);
+
+/**
+ * `void bsp_get_strided(int pid, const void *src, size_t offset, size_t
+ * src_stride, void *dst, size_t dst_stride, size_t block, size_t count)`:
+ * at the sync, `count` blocks of `block` bytes, block k read from byte
+ * `offset + k*src_stride` of the area registered on `pid` in the slot of
+ * `src` (its value at the end of the superstep) and written at `dst +
+ * k*dst_stride`. The destination's blocks must not overlap.
+ */
+void bsp_get_strided(int pid, const void *src, size_t offset, size_t src_stride, void *dst, size_t dst_stride, size_t block, size_t count);
+
+/**
+ * `bsp_get_strided` with the caller's location.
+ */
+void bsplib_get_strided_at(int pid, const void *src, size_t offset, size_t src_stride, void *dst, size_t dst_stride, size_t block, size_t count, const char *file, int line);
+
+/**
+ * `void bsp_put_vec(int pid, const bsp_iovec_t *v, size_t n, void *dst)`:
+ * for each of the `n` pieces, in order, a put of `v[i].nbytes` bytes read
+ * now from `v[i].local`, written at the sync at byte `v[i].offset` of the
+ * area registered on `pid` in the slot of `dst`.
+ */
+void bsp_put_vec(int pid, const bsp_iovec_t *v, size_t n, void *dst);
+
+/**
+ * `bsp_put_vec` with the caller's location.
+ */
+void bsplib_put_vec_at(int pid, const bsp_iovec_t *v, size_t n, void *dst, const char *file, int line);
+
+/**
+ * `void bsp_get_vec(int pid, const void *src, const bsp_iovec_t *v, size_t
+ * n)`: for each of the `n` pieces, in order, a get at the sync of
+ * `v[i].nbytes` bytes from byte `v[i].offset` of the area registered on
+ * `pid` in the slot of `src` into `v[i].local`.
+ */
+void bsp_get_vec(int pid, const void *src, const bsp_iovec_t *v, size_t n);
+
+/**
+ * `bsp_get_vec` with the caller's location.
+ */
+void bsplib_get_vec_at(int pid, const void *src, const bsp_iovec_t *v, size_t n, const char *file, int line);
 
 /**
  * `void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes)`.
@@ -270,6 +350,14 @@ void bsplib_pop_reg_at(const void *ident, const char *file, int line)
     bsplib_get_at((pid), (src), (offset), (dst), (nbytes), __FILE__, __LINE__)
 #define bsp_hpget(pid, src, offset, dst, nbytes) \
     bsplib_hpget_at((pid), (src), (offset), (dst), (nbytes), __FILE__, __LINE__)
+#define bsp_put_strided(pid, src, src_stride, dst, offset, dst_stride, block, count) \
+    bsplib_put_strided_at((pid), (src), (src_stride), (dst), (offset), (dst_stride), (block), \
+                          (count), __FILE__, __LINE__)
+#define bsp_get_strided(pid, src, offset, src_stride, dst, dst_stride, block, count) \
+    bsplib_get_strided_at((pid), (src), (offset), (src_stride), (dst), (dst_stride), (block), \
+                          (count), __FILE__, __LINE__)
+#define bsp_put_vec(pid, v, n, dst) bsplib_put_vec_at((pid), (v), (n), (dst), __FILE__, __LINE__)
+#define bsp_get_vec(pid, src, v, n) bsplib_get_vec_at((pid), (src), (v), (n), __FILE__, __LINE__)
 #define bsp_set_tagsize(tag_nbytes) bsplib_set_tagsize_at((tag_nbytes), __FILE__, __LINE__)
 #define bsp_send(pid, tag, payload, payload_nbytes) \
     bsplib_send_at((pid), (tag), (payload), (payload_nbytes), __FILE__, __LINE__)

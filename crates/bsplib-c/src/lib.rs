@@ -401,6 +401,234 @@ pub unsafe extern "C" fn bsplib_put_at(
     })
 }
 
+/// One piece of an io-vector transfer (`bsp_put_vec`, `bsp_get_vec`):
+/// `nbytes` bytes between local memory at `local` (the source of a put,
+/// the destination of a get) and byte `offset` of the remote area.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct bsp_iovec_t {
+    /// Local memory: read by `bsp_put_vec`, written by `bsp_get_vec`.
+    pub local: *mut c_void,
+    /// Byte offset in the remote area.
+    pub offset: usize,
+    /// Bytes.
+    pub nbytes: usize,
+}
+
+/// `void bsp_put_strided(int pid, const void *src, size_t src_stride,
+/// void *dst, size_t offset, size_t dst_stride, size_t block, size_t
+/// count)`: `count` blocks of `block` bytes, block k read now from `src +
+/// k*src_stride` and written at the sync at byte `offset + k*dst_stride`
+/// of the area registered on `pid` in the slot of `dst` (a matrix column
+/// in one call and one record). The destination's blocks must not
+/// overlap (`dst_stride >= block`, or one block); the owner checks the
+/// whole span against its extent. Sizes and strides are in bytes.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_put_strided(
+    pid: c_int,
+    src: *const c_void,
+    src_stride: usize,
+    dst: *mut c_void,
+    offset: usize,
+    dst_stride: usize,
+    block: usize,
+    count: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        bsplib_put_strided_at(
+            pid,
+            src,
+            src_stride,
+            dst,
+            offset,
+            dst_stride,
+            block,
+            count,
+            std::ptr::null(),
+            0,
+        )
+    }
+}
+
+/// `bsp_put_strided` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_put_strided_at(
+    pid: c_int,
+    src: *const c_void,
+    src_stride: usize,
+    dst: *mut c_void,
+    offset: usize,
+    dst_stride: usize,
+    block: usize,
+    count: usize,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_put_strided", file, line, |raw| unsafe {
+        raw.put_strided(
+            pid.into(),
+            src,
+            src_stride,
+            dst,
+            offset,
+            dst_stride,
+            block,
+            count,
+        )
+    })
+}
+
+/// `void bsp_get_strided(int pid, const void *src, size_t offset, size_t
+/// src_stride, void *dst, size_t dst_stride, size_t block, size_t count)`:
+/// at the sync, `count` blocks of `block` bytes, block k read from byte
+/// `offset + k*src_stride` of the area registered on `pid` in the slot of
+/// `src` (its value at the end of the superstep) and written at `dst +
+/// k*dst_stride`. The destination's blocks must not overlap.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_get_strided(
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    src_stride: usize,
+    dst: *mut c_void,
+    dst_stride: usize,
+    block: usize,
+    count: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        bsplib_get_strided_at(
+            pid,
+            src,
+            offset,
+            src_stride,
+            dst,
+            dst_stride,
+            block,
+            count,
+            std::ptr::null(),
+            0,
+        )
+    }
+}
+
+/// `bsp_get_strided` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_get_strided_at(
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    src_stride: usize,
+    dst: *mut c_void,
+    dst_stride: usize,
+    block: usize,
+    count: usize,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`.
+    with_raw("bsp_get_strided", file, line, |raw| unsafe {
+        raw.get_strided(
+            pid.into(),
+            src,
+            offset,
+            src_stride,
+            dst,
+            dst_stride,
+            block,
+            count,
+        )
+    })
+}
+
+/// The pieces of an io-vector call: `n` of them at `v` (`v` may be NULL
+/// when `n` is 0).
+///
+/// # Safety
+///
+/// `v` must point to `n` readable pieces.
+unsafe fn pieces<'a>(v: *const bsp_iovec_t, n: usize) -> &'a [bsp_iovec_t] {
+    if n == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's promise (a NULL `v` with `n > 0` is
+        // refused: the callers pass no pieces then).
+        unsafe { std::slice::from_raw_parts(v, n) }
+    }
+}
+
+/// `void bsp_put_vec(int pid, const bsp_iovec_t *v, size_t n, void *dst)`:
+/// for each of the `n` pieces, in order, a put of `v[i].nbytes` bytes read
+/// now from `v[i].local`, written at the sync at byte `v[i].offset` of the
+/// area registered on `pid` in the slot of `dst`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_put_vec(
+    pid: c_int,
+    v: *const bsp_iovec_t,
+    n: usize,
+    dst: *mut c_void,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_put_vec_at(pid, v, n, dst, std::ptr::null(), 0) }
+}
+
+/// `bsp_put_vec` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_put_vec_at(
+    pid: c_int,
+    v: *const bsp_iovec_t,
+    n: usize,
+    dst: *mut c_void,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_push_reg_at`; `v` holds `n` pieces (checked
+    // for NULL first).
+    with_raw("bsp_put_vec", file, line, |raw| unsafe {
+        let all = (!v.is_null() || n == 0).then(|| {
+            pieces(v, n)
+                .iter()
+                .map(|p| (p.local.cast_const(), p.offset, p.nbytes))
+        });
+        raw.put_vec(pid.into(), all, dst)
+    })
+}
+
+/// `void bsp_get_vec(int pid, const void *src, const bsp_iovec_t *v, size_t
+/// n)`: for each of the `n` pieces, in order, a get at the sync of
+/// `v[i].nbytes` bytes from byte `v[i].offset` of the area registered on
+/// `pid` in the slot of `src` into `v[i].local`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_get_vec(
+    pid: c_int,
+    src: *const c_void,
+    v: *const bsp_iovec_t,
+    n: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_get_vec_at(pid, src, v, n, std::ptr::null(), 0) }
+}
+
+/// `bsp_get_vec` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_get_vec_at(
+    pid: c_int,
+    src: *const c_void,
+    v: *const bsp_iovec_t,
+    n: usize,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: as for `bsplib_put_vec_at`.
+    with_raw("bsp_get_vec", file, line, |raw| unsafe {
+        let all = (!v.is_null() || n == 0)
+            .then(|| pieces(v, n).iter().map(|p| (p.local, p.offset, p.nbytes)));
+        raw.get_vec(pid.into(), src, all)
+    })
+}
+
 /// `void bsp_hpput(int pid, const void *src, void *dst, int offset, int nbytes)`.
 #[no_mangle]
 pub unsafe extern "C" fn bsp_hpput(

@@ -51,7 +51,7 @@ impl Bsp {
     /// (kept in a `thread_local`, say) names no registration of this one,
     /// and its views were never guarded by this run's syncs.
     #[inline]
-    fn own<T: Pod>(
+    pub(crate) fn own<T: Pod>(
         &self,
         p: &Process,
         area: &Area<T>,
@@ -847,7 +847,7 @@ fn typed_range<T>(
 
 /// A `usize` pid for the core's signed check (huge values stay out of range).
 #[inline]
-fn pid_arg(pid: usize) -> i64 {
+pub(crate) fn pid_arg(pid: usize) -> i64 {
     i64::try_from(pid).unwrap_or(i64::MAX)
 }
 

@@ -261,6 +261,16 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *created_pid);
             w.u64(*run);
         }
+        K::OverlappingBlocks { block, stride } => {
+            w.u64(29);
+            word(&mut w, *block);
+            word(&mut w, *stride);
+        }
+        K::ShapeMismatch { src, dst } => {
+            w.u64(30);
+            word(&mut w, *src);
+            word(&mut w, *dst);
+        }
     }
     w.0
 }
@@ -404,6 +414,14 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             created_run: r.u64()?,
             created_pid: r.usize()?,
             run: r.u64()?,
+        },
+        29 => K::OverlappingBlocks {
+            block: r.usize()?,
+            stride: r.usize()?,
+        },
+        30 => K::ShapeMismatch {
+            src: r.usize()?,
+            dst: r.usize()?,
         },
         _ => return None,
     };
@@ -694,6 +712,11 @@ mod tests {
                 created_pid: 1,
                 run: 5,
             },
+            ErrorKind::OverlappingBlocks {
+                block: 16,
+                stride: 8,
+            },
+            ErrorKind::ShapeMismatch { src: 24, dst: 32 },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));

@@ -4,7 +4,7 @@
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
-use crate::mem::{self, PUT_BULK, PUT_REMOTE};
+use crate::mem::{self, Shape, PUT_BULK, PUT_REMOTE, VECTOR};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 
@@ -281,16 +281,37 @@ impl Process {
         dst: *mut u8,
         nbytes: usize,
     ) {
+        let whole = Shape::contiguous(nbytes);
+        self.push_get_shaped(pid, slot, offset, src, dst, whole, whole);
+    }
+
+    /// [`push_get`](Self::push_get) of `from` (the blocks on the owner,
+    /// from `offset`) into `to` (the blocks from `dst`), which hold the
+    /// same bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_get_shaped(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: usize,
+        dst: *mut u8,
+        from: Shape,
+        to: Shape,
+    ) {
         let req = GetReq {
             pid,
             dst,
-            len: nbytes,
+            len: to.block * to.count,
             slot,
             offset,
             src,
+            from,
+            to,
         };
         if !self.gets_sent {
-            if src != 0 && !self.reg.covers(dst.addr(), nbytes) {
+            let span = to.span().unwrap_or(usize::MAX);
+            if src != 0 && !self.reg.covers(dst.addr(), span) {
                 self.gets.push(req);
                 self.flags |= GET;
                 return;
@@ -300,16 +321,141 @@ impl Process {
             self.gets_sent = true;
             for i in 0..self.gets.len() {
                 let g = self.gets[i];
-                self.dest(g.pid)
-                    .gets
-                    .push_words([g.slot as usize, g.offset, g.len]);
+                g.request(&mut self.dest(g.pid).gets);
             }
         }
-        self.dest(pid)
-            .gets
-            .push_words([slot as usize, offset, nbytes]);
+        req.request(&mut self.dest(pid).gets);
         self.gets.push(req);
         self.flags |= GET;
+    }
+
+    /// Checks the shapes of a strided transfer: the lengths agree and do
+    /// not overflow, the destination's blocks (`to`) are disjoint. `None`
+    /// for a transfer of zero bytes, else `(bytes, source span,
+    /// destination span)`.
+    fn check_shapes(
+        &self,
+        from: Shape,
+        to: Shape,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<Option<(usize, usize, usize)>, Error> {
+        let overflow = |what| self.fail(ErrorKind::Overflow { what }, call, loc);
+        let len = to.len().ok_or_else(|| overflow("destination length"))?;
+        let src = from.len().ok_or_else(|| overflow("source length"))?;
+        if src != len {
+            return Err(self.fail(ErrorKind::ShapeMismatch { src, dst: len }, call, loc));
+        }
+        if len == 0 {
+            return Ok(None);
+        }
+        if !to.disjoint() {
+            let (block, stride) = (to.block, to.stride);
+            return Err(self.fail(ErrorKind::OverlappingBlocks { block, stride }, call, loc));
+        }
+        let from_span = from.span().ok_or_else(|| overflow("source extent"))?;
+        let to_span = to.span().ok_or_else(|| overflow("destination extent"))?;
+        Ok(Some((len, from_span, to_span)))
+    }
+
+    /// A strided put (`bsp_put_strided`, `bsp_put_vec`, `Bsp::put_strided`):
+    /// the blocks of `from` read from `src` now, written at the sync into
+    /// the blocks of `to` from byte `offset` of the area registered on
+    /// `pid` in the slot of `dst`. One record `[slot | VECTOR][offset][len]
+    /// [block][stride][payload]`, whose shape the owner checks against its
+    /// own extent; a contiguous transfer is an ordinary put.
+    ///
+    /// # Safety
+    ///
+    /// Every block of `from` from `src` must be readable.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn put_strided(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        from: Shape,
+        dst: usize,
+        offset: usize,
+        to: Shape,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        let pid = self.check_pid(pid, call, loc)?;
+        let Some((len, from_span, to_span)) = self.check_shapes(from, to, call, loc)? else {
+            return Ok(());
+        };
+        self.check_pointer(src, from_span, "src", call, loc)?;
+        let slot = self.resolve(pid, dst, offset, to_span, call, loc)?;
+        if from.is_contiguous() && to.is_contiguous() {
+            // SAFETY: the caller vouches for the one block of `len` bytes.
+            return unsafe { self.push_put(pid, slot, offset, src, len, call, loc) };
+        }
+        let room = self.dest(pid).puts.try_reserve_record(len + 16);
+        room.map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
+        let header = [(slot | VECTOR) as usize, offset, len, to.block, to.stride];
+        // SAFETY: the caller vouches for the blocks of `from`; `len` did
+        // not overflow.
+        unsafe { self.dest(pid).puts.push_strided(header, src, from) };
+        self.flags |= DATA;
+        Ok(())
+    }
+
+    /// A strided get (`bsp_get_strided`, `bsp_get_vec`, `Bsp::get_strided`):
+    /// at the sync, the blocks of `from` from byte `offset` of the area
+    /// registered on `pid` in the slot of `src` are written into the
+    /// blocks of `to` from `dst`. The request `[slot | VECTOR][offset][len]
+    /// [block][stride]` is checked by the owner, which replies packed; we
+    /// scatter. On shared memory we copy it ourselves when we may (as
+    /// [`push_get`](Self::push_get) says).
+    ///
+    /// # Safety
+    ///
+    /// Every block of `to` from `dst` must stay writable until the end of
+    /// the next sync, and not be accessed by this process while it runs.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn get_strided(
+        &mut self,
+        pid: i64,
+        src: usize,
+        offset: usize,
+        from: Shape,
+        dst: *mut u8,
+        to: Shape,
+        keep: Option<Keepalive>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        let pid = self.check_pid(pid, call, loc)?;
+        let Some((len, from_span, to_span)) = self.check_shapes(from, to, call, loc)? else {
+            return Ok(());
+        };
+        self.check_pointer(dst, to_span, "dst", call, loc)?;
+        let slot = self.resolve(pid, src, offset, from_span, call, loc)?;
+        // As in `get`; cross-memory attach reads contiguous sources only.
+        let readable = !self.world.distributed()
+            || (len >= CROSS_FROM
+                && from.is_contiguous()
+                && to.is_contiguous()
+                && self.world.cross_memory());
+        let at = if readable {
+            let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
+            base.wrapping_add(offset)
+        } else {
+            0
+        };
+        let whole = Shape::contiguous(len);
+        let (from, to) = if from.is_contiguous() && to.is_contiguous() {
+            (whole, whole)
+        } else {
+            (from, to)
+        };
+        self.push_get_shaped(pid, slot, offset, at, dst, from, to);
+        if let Some(k) = keep {
+            self.get_keep.push(k);
+        }
+        Ok(())
     }
 
     /// `bsp_hpput`: the receiver copies from `src` during the sync.

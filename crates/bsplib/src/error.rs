@@ -352,6 +352,26 @@ pub enum ErrorKind {
         /// error's).
         run: u64,
     },
+    /// The blocks of a strided destination overlap (a stride shorter than
+    /// the block), so the result would depend on the order of the copies.
+    #[error("the destination's blocks overlap: its stride of {stride} bytes is less than the block of {block} bytes")]
+    OverlappingBlocks {
+        /// The block, in bytes.
+        block: usize,
+        /// The destination's stride, in bytes.
+        stride: usize,
+    },
+    /// The source and the destination of a strided transfer hold different
+    /// numbers of bytes.
+    #[error(
+        "the source's blocks hold {src} bytes and the destination's {dst}: they must hold the same"
+    )]
+    ShapeMismatch {
+        /// Bytes in the source's blocks.
+        src: usize,
+        /// Bytes in the destination's blocks.
+        dst: usize,
+    },
 }
 
 fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {

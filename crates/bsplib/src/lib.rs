@@ -88,6 +88,7 @@ pub mod raw;
 mod registration;
 mod runtime;
 mod stream;
+mod strided;
 mod superstep;
 mod vector;
 
@@ -96,3 +97,4 @@ pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};
+pub use strided::{Piece, Strided};

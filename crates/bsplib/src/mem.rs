@@ -123,6 +123,152 @@ pub(crate) unsafe fn copy_streaming(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// The byte layout of one side of a strided transfer: `count` blocks of
+/// `block` bytes, block `k` starting `k * stride` bytes after the first.
+/// A contiguous range of `n` bytes is `{ block: n, stride: n, count: 1 }`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub(crate) block: usize,
+    pub(crate) stride: usize,
+    pub(crate) count: usize,
+}
+
+impl Shape {
+    /// A contiguous range of `len` bytes.
+    #[inline]
+    pub(crate) const fn contiguous(len: usize) -> Shape {
+        Shape {
+            block: len,
+            stride: len,
+            count: 1,
+        }
+    }
+
+    /// The bytes the blocks hold (`None` on overflow).
+    #[inline]
+    pub(crate) fn len(&self) -> Option<usize> {
+        self.block.checked_mul(self.count)
+    }
+
+    /// The bytes from the first block's start to the last block's end (0
+    /// without blocks; `None` on overflow).
+    #[inline]
+    pub(crate) fn span(&self) -> Option<usize> {
+        match self.count {
+            0 => Some(0),
+            n => (n - 1).checked_mul(self.stride)?.checked_add(self.block),
+        }
+    }
+
+    /// Whether the blocks are disjoint (a stride of at least the block,
+    /// or fewer than two blocks): a destination's blocks must be.
+    #[inline]
+    pub(crate) fn disjoint(&self) -> bool {
+        self.count <= 1 || self.stride >= self.block
+    }
+
+    /// Whether it is one contiguous range.
+    #[inline]
+    pub(crate) fn is_contiguous(&self) -> bool {
+        self.count <= 1 || self.stride == self.block
+    }
+}
+
+/// Copies `count` blocks of `block` bytes, block `k` from `src + k *
+/// src_stride` to `dst + k * dst_stride`. Blocks of 1, 2, 4, 8 and 16
+/// bytes (one element: a matrix column) are moved by loads and stores of
+/// that width, not by a call to the C library per block.
+///
+/// # Safety
+///
+/// Every source block must be valid for reads and every destination block
+/// for writes, no other thread may write either during the copy, and no
+/// destination block may overlap a source block.
+#[inline]
+pub(crate) unsafe fn copy_blocks(
+    src: *const u8,
+    src_stride: usize,
+    dst: *mut u8,
+    dst_stride: usize,
+    block: usize,
+    count: usize,
+) {
+    /// One block of `W` bytes per step, unaligned.
+    ///
+    /// # Safety
+    ///
+    /// As for `copy_blocks`, with `block == size_of::<W>()`.
+    #[inline(always)]
+    unsafe fn each<W: Copy>(s: *const u8, ss: usize, d: *mut u8, ds: usize, count: usize) {
+        for k in 0..count {
+            // SAFETY: block `k` of each side, valid by the caller's promise.
+            unsafe {
+                let v = s.add(k * ss).cast::<W>().read_unaligned();
+                d.add(k * ds).cast::<W>().write_unaligned(v);
+            }
+        }
+    }
+    if count == 1 || (src_stride == block && dst_stride == block) {
+        // SAFETY: one contiguous range on each side (the blocks abut).
+        return unsafe { copy(src, dst, block * count) };
+    }
+    // SAFETY: forwarded; each arm moves exactly `block` bytes per block.
+    unsafe {
+        match block {
+            1 => each::<u8>(src, src_stride, dst, dst_stride, count),
+            2 => each::<u16>(src, src_stride, dst, dst_stride, count),
+            4 => each::<u32>(src, src_stride, dst, dst_stride, count),
+            8 => each::<u64>(src, src_stride, dst, dst_stride, count),
+            16 => each::<u128>(src, src_stride, dst, dst_stride, count),
+            _ => {
+                for k in 0..count {
+                    copy(src.add(k * src_stride), dst.add(k * dst_stride), block);
+                }
+            }
+        }
+    }
+}
+
+/// Copies the blocks of `from` (starting at `src`) to the blocks of `to`
+/// (starting at `dst`), bytes flowing in order: both shapes hold the same
+/// number of bytes, in blocks of any sizes.
+///
+/// # Safety
+///
+/// As for [`copy_blocks`], for the blocks of both shapes, and
+/// `from.len() == to.len()`.
+pub(crate) unsafe fn copy_shaped(src: *const u8, from: Shape, dst: *mut u8, to: Shape) {
+    debug_assert_eq!(from.len(), to.len());
+    if from.block == to.block {
+        // SAFETY: forwarded: the same blocks on both sides.
+        return unsafe { copy_blocks(src, from.stride, dst, to.stride, to.block, to.count) };
+    }
+    if from.is_contiguous() {
+        // SAFETY: forwarded: a scatter of packed bytes.
+        return unsafe { copy_blocks(src, to.block, dst, to.stride, to.block, to.count) };
+    }
+    if to.is_contiguous() {
+        // SAFETY: forwarded: a gather into packed bytes.
+        return unsafe { copy_blocks(src, from.stride, dst, from.block, from.block, from.count) };
+    }
+    // Different blocks on both sides: walk them together.
+    let (mut i, mut j, mut a, mut b) = (0, 0, 0, 0);
+    while i < from.count && j < to.count {
+        let n = (from.block - a).min(to.block - b);
+        // SAFETY: `a + n <= from.block`, `b + n <= to.block`: inside block
+        // `i` of `from` and block `j` of `to`.
+        unsafe { copy(src.add(i * from.stride + a), dst.add(j * to.stride + b), n) };
+        a += n;
+        b += n;
+        if a == from.block {
+            (i, a) = (i + 1, 0);
+        }
+        if b == to.block {
+            (j, b) = (j + 1, 0);
+        }
+    }
+}
+
 /// A cache line of a buffer: the unit [`AlignedBuf`] allocates in, so its
 /// start is 64-byte aligned.
 #[derive(Clone, Copy)]
@@ -176,6 +322,12 @@ pub(crate) const PUT_BULK: usize = 1 << 62;
 pub(crate) const PUT_REMOTE: usize = 1 << 63;
 
 const _: () = assert!((63 << PUT_PAD_SHIFT) & (PUT_BULK | PUT_REMOTE) == 0);
+
+/// Flag of a put record's or get request's slot word: a strided transfer
+/// (`[slot | VECTOR][offset][len][block][stride]`, the owner's side of the
+/// shape; a put's payload follows, packed). No registration slot has this
+/// bit, nor [`DESCRIPTOR`](crate::engine::DESCRIPTOR)'s.
+pub(crate) const VECTOR: u64 = 1 << 62;
 
 /// Where a put record's payload is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -363,6 +515,35 @@ impl AlignedBuf {
             let payload = self.as_mut_ptr().add(at + 24);
             ptr::write_bytes(payload, 0, pad);
             copy(src, payload.add(pad), len);
+        }
+    }
+
+    /// Appends a strided put record `[slot | VECTOR][offset][len][block]
+    /// [stride]` (the destination's shape) followed by the payload: the
+    /// blocks of `from`, read from `src`, packed (and padded to 8).
+    ///
+    /// # Safety
+    ///
+    /// Every block of `from` from `src` must be valid for reads;
+    /// `from.len()` must not overflow.
+    pub(crate) unsafe fn push_strided(&mut self, header: [usize; 5], src: *const u8, from: Shape) {
+        let len = from.block * from.count;
+        let at = self.reserve_record(40 + len);
+        for (i, h) in header.into_iter().enumerate() {
+            self.set_word(at, i, h);
+        }
+        // SAFETY: `reserve_record` made bytes `at+40..at+40+len` part of
+        // the buffer; the caller vouches for the source blocks, which
+        // cannot alias the buffer (`&mut self` owns it).
+        unsafe {
+            copy_blocks(
+                src,
+                from.stride,
+                self.as_mut_ptr().add(at + 40),
+                from.block,
+                from.block,
+                from.count,
+            )
         }
     }
 

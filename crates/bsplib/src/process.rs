@@ -15,6 +15,7 @@ use crate::bsmp::Inbox;
 use crate::engine::{Interrupt, World};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::Outgoing;
+use crate::mem::{AlignedBuf, Shape, VECTOR};
 use crate::registration::{Pending, Registry};
 
 /// Keeps the memory behind a registration or a pending get alive while the
@@ -48,6 +49,29 @@ pub(crate) struct GetReq {
     /// entry in our slot table, when we may read it ourselves (one
     /// address space, or cross-memory attach); 0 otherwise.
     pub(crate) src: usize,
+    /// The source's shape on the owner (from `offset`) and the
+    /// destination's (from `dst`): both [`Shape::contiguous`]`(len)` for
+    /// a plain get.
+    pub(crate) from: Shape,
+    pub(crate) to: Shape,
+}
+
+impl GetReq {
+    /// Sends the request to its owner: `[slot][offset][len]`, or for a
+    /// strided source `[slot | VECTOR][offset][len][block][stride]`.
+    pub(crate) fn request(&self, to: &mut AlignedBuf) {
+        if self.from.is_contiguous() {
+            to.push_words([self.slot as usize, self.offset, self.len]);
+        } else {
+            to.push_words([
+                (self.slot | VECTOR) as usize,
+                self.offset,
+                self.len,
+                self.from.block,
+                self.from.stride,
+            ]);
+        }
+    }
 }
 
 /// Tag sizes of the paper's BSMP rule `(A, B, C)`: B for messages sent now

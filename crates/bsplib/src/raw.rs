@@ -7,6 +7,7 @@
 use std::ffi::c_void;
 
 use crate::error::{Error, SourceLocation};
+use crate::mem::Shape;
 use crate::Bsp;
 
 /// BSPlib's pointer API; see [`Bsp::raw`].
@@ -153,6 +154,204 @@ impl<'a> Raw<'a> {
                 .process()
                 .put(pid, src.cast(), dst.addr(), offset, nbytes, loc)
         }
+    }
+
+    /// `bsp_put_strided(pid, src, src_stride, dst, offset, dst_stride,
+    /// block, count)`: `count` blocks of `block` bytes, block `k` read now
+    /// from `src + k * src_stride` and written at the sync at byte `offset
+    /// + k * dst_stride` of the area registered on `pid` in the slot of
+    /// `dst`. One record for the whole transfer (see [`Bsp::put_strided`]).
+    ///
+    /// # Safety
+    ///
+    /// Every source block must be readable during the call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::put_strided`].
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_strided(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        src_stride: usize,
+        dst: *mut c_void,
+        offset: usize,
+        dst_stride: usize,
+        block: usize,
+        count: usize,
+    ) -> Res {
+        let loc = self.loc();
+        let from = Shape {
+            block,
+            stride: src_stride,
+            count,
+        };
+        let to = Shape {
+            stride: dst_stride,
+            ..from
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().put_strided(
+                pid,
+                src.cast(),
+                from,
+                dst.addr(),
+                offset,
+                to,
+                "bsp_put_strided",
+                loc,
+            )
+        }
+    }
+
+    /// The error of a NULL array argument `what` of `call`.
+    fn null(&self, what: &'static str, call: &'static str, loc: Option<SourceLocation>) -> Error {
+        let p = self.bsp.process();
+        p.fail(crate::ErrorKind::NullPointer { what }, call, loc)
+    }
+
+    /// `bsp_get_strided(pid, src, offset, src_stride, dst, dst_stride,
+    /// block, count)`: at the sync, `count` blocks of `block` bytes, block
+    /// `k` read from byte `offset + k * src_stride` of the area registered
+    /// on `pid` in the slot of `src` and written at `dst + k * dst_stride`
+    /// (see [`Bsp::get_strided`]).
+    ///
+    /// # Safety
+    ///
+    /// Every destination block must stay writable until the end of the
+    /// next sync and not be accessed by this process while it runs.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::get_strided`].
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn get_strided(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        offset: usize,
+        src_stride: usize,
+        dst: *mut c_void,
+        dst_stride: usize,
+        block: usize,
+        count: usize,
+    ) -> Res {
+        let loc = self.loc();
+        let from = Shape {
+            block,
+            stride: src_stride,
+            count,
+        };
+        let to = Shape {
+            stride: dst_stride,
+            ..from
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().get_strided(
+                pid,
+                src.addr(),
+                offset,
+                from,
+                dst.cast(),
+                to,
+                None,
+                "bsp_get_strided",
+                loc,
+            )
+        }
+    }
+
+    /// `bsp_put_vec(pid, v, n, dst)`: for each piece `(src, offset,
+    /// nbytes)` (`None`: a NULL array of pieces, an error), in order, a put of `nbytes` bytes read now from `src`,
+    /// written at the sync at byte `offset` of the area registered on
+    /// `pid` in the slot of `dst` (see [`Bsp::put_vec`]).
+    ///
+    /// # Safety
+    ///
+    /// Every piece's source must be readable during the call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::put_vec`]; the pieces before a failing one are sent.
+    #[track_caller]
+    pub unsafe fn put_vec(
+        &self,
+        pid: i64,
+        pieces: Option<impl IntoIterator<Item = (*const c_void, usize, usize)>>,
+        dst: *mut c_void,
+    ) -> Res {
+        let loc = self.loc();
+        let Some(pieces) = pieces else {
+            return Err(self.null("v", "bsp_put_vec", loc));
+        };
+        // The handle is borrowed per piece: `pieces` may be any iterator.
+        for (src, offset, nbytes) in pieces {
+            let whole = Shape::contiguous(nbytes);
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                self.bsp.process().put_strided(
+                    pid,
+                    src.cast(),
+                    whole,
+                    dst.addr(),
+                    offset,
+                    whole,
+                    "bsp_put_vec",
+                    loc,
+                )?
+            };
+        }
+        Ok(())
+    }
+
+    /// `bsp_get_vec(pid, src, v, n)`: for each piece `(dst, offset,
+    /// nbytes)` (`None`: a NULL array of pieces, an error), in order, a get of `nbytes` bytes from byte `offset` of
+    /// the area registered on `pid` in the slot of `src` into `dst` (see
+    /// [`Bsp::get_vec`]).
+    ///
+    /// # Safety
+    ///
+    /// Every piece's destination must stay writable until the end of the
+    /// next sync and not be accessed by this process while it runs.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::get_vec`]; the pieces before a failing one are
+    /// requested.
+    #[track_caller]
+    pub unsafe fn get_vec(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        pieces: Option<impl IntoIterator<Item = (*mut c_void, usize, usize)>>,
+    ) -> Res {
+        let loc = self.loc();
+        let Some(pieces) = pieces else {
+            return Err(self.null("v", "bsp_get_vec", loc));
+        };
+        for (dst, offset, nbytes) in pieces {
+            let whole = Shape::contiguous(nbytes);
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                self.bsp.process().get_strided(
+                    pid,
+                    src.addr(),
+                    offset,
+                    whole,
+                    dst.cast(),
+                    whole,
+                    None,
+                    "bsp_get_vec",
+                    loc,
+                )?
+            };
+        }
+        Ok(())
     }
 
     /// `bsp_hpput(pid, src, dst, offset, nbytes)`.
@@ -461,6 +660,97 @@ impl<'a> Raw<'a> {
         let dst = unsafe { (*sink.get()).as_mut_ptr() };
         // No source address: always a request, which the owner checks.
         p.push_get(pid, slot, offset, 0, dst, len);
+        p.get_keep.push(sink);
+        Ok(())
+    }
+
+    /// Test hook for the owner's checks, not part of the API: sends `pid`
+    /// the strided put record `[slot | VECTOR][offset][len][block][stride]`
+    /// followed by `data` (which need not hold `len` bytes), with none of
+    /// the sender's checks. The owner refuses a shape whose blocks do not
+    /// divide `len` or overlap, a span beyond its area, or a record cut
+    /// short, with [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub fn forge_put_strided(
+        &self,
+        pid: i64,
+        slot: u64,
+        offset: usize,
+        len: usize,
+        block: usize,
+        stride: usize,
+        data: &[u8],
+    ) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_put_strided", loc)?;
+        let pid = p.check_pid(pid, "bsp_put_strided", loc)?;
+        let out = &mut p.dest(pid).puts;
+        out.push_words([
+            (slot | crate::mem::VECTOR) as usize,
+            offset,
+            len,
+            block,
+            stride,
+        ]);
+        // SAFETY: `data` is readable for its length.
+        unsafe { out.push_raw(data.as_ptr(), data.len()) };
+        p.flags |= crate::mailbox::DATA;
+        Ok(())
+    }
+
+    /// Test hook for the owner's checks, not part of the API: asks `pid`
+    /// for `count` blocks of `block` bytes at a stride of `stride` from
+    /// `offset` of registration slot `slot` (`stride != block`), with none
+    /// of the requester's checks, into a buffer of the library's. See
+    /// [`forge_put_strided`](Raw::forge_put_strided).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_get_strided(
+        &self,
+        pid: i64,
+        slot: u64,
+        offset: usize,
+        block: usize,
+        stride: usize,
+        count: usize,
+    ) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_get_strided", loc)?;
+        let pid = p.check_pid(pid, "bsp_get_strided", loc)?;
+        let len = block.saturating_mul(count);
+        let sink = std::rc::Rc::new(std::cell::UnsafeCell::new(
+            vec![0u8; len].into_boxed_slice(),
+        ));
+        // SAFETY: no reference to the buffer exists; the pointer is used
+        // by this sync only, while the keepalive below holds the buffer.
+        let dst = unsafe { (*sink.get()).as_mut_ptr() };
+        let from = crate::mem::Shape {
+            block,
+            stride,
+            count,
+        };
+        // No source address: always a request, which the owner checks.
+        p.push_get_shaped(
+            pid,
+            slot,
+            offset,
+            0,
+            dst,
+            from,
+            crate::mem::Shape::contiguous(len),
+        );
         p.get_keep.push(sink);
         Ok(())
     }

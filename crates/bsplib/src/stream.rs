@@ -190,6 +190,22 @@ impl<'a> StreamWriter<'a> {
         self.at = end;
         Ok(())
     }
+
+    /// Appends the blocks of `shape` read from `src`, packed, padded to 8.
+    ///
+    /// # Safety
+    ///
+    /// Every block of `shape` from `src` must be readable and not inside
+    /// the target; `shape.len()` must not overflow.
+    pub(crate) unsafe fn gather(&mut self, src: *const u8, shape: mem::Shape) -> Result<(), usize> {
+        let len = shape.block * shape.count;
+        let (at, end) = self.reserve(len)?;
+        // SAFETY: `reserve` gave `len` writable bytes; the caller vouches
+        // for the source blocks.
+        unsafe { mem::copy_blocks(src, shape.stride, at, shape.block, shape.block, shape.count) };
+        self.at = end;
+        Ok(())
+    }
 }
 
 /// Grows `outbox` to hold at least `end` bytes; where byte `at` goes.

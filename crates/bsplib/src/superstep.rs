@@ -63,7 +63,7 @@ use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
 use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::Payload;
-use crate::mem::{self, pad8, Records};
+use crate::mem::{self, pad8, Records, Shape, VECTOR};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp, Registry};
 use crate::stream::REPLIES;
@@ -327,8 +327,10 @@ impl Process {
                         })?;
                     } else {
                         let src = std::ptr::with_exposed_provenance::<u8>(g.src);
-                        // SAFETY: as above, in this address space.
-                        unsafe { mem::copy(src, g.dst, g.len) };
+                        // SAFETY: as above, in this address space, for
+                        // every block of the two shapes (checked against
+                        // the owner's entry and promised by the caller).
+                        unsafe { mem::copy_shaped(src, g.from, g.dst, g.to) };
                     }
                 }
             }
@@ -347,12 +349,13 @@ impl Process {
                         w.end();
                         continue;
                     };
-                    let served = serve_gets(&self.reg, requester, from.gets, |src, len| {
+                    let served = serve_gets(&self.reg, requester, from.gets, |src, shape| {
                         // SAFETY: `serve_gets` resolved `src` in our own
-                        // table: `len` bytes of memory we registered,
-                        // alive until this sync settles registrations,
-                        // and nobody writes it before barrier B.
-                        unsafe { w.bytes(src, len) }
+                        // table: the blocks of `shape` are memory we
+                        // registered, alive until this sync settles
+                        // registrations, and nobody writes it before
+                        // barrier B.
+                        unsafe { w.gather(src, shape) }
                     });
                     refusal = served.err().map(|refused| match refused {
                         Refused::Record(kind) => self.fail(kind, CALL, loc),
@@ -590,11 +593,12 @@ impl Process {
                 self.cursors = cursor;
                 return Err(owner);
             };
-            // SAFETY: `dst` is writable for `len` bytes until the end of
-            // this sync (the caller of `get` promised it, or the keepalive
-            // of the safe API holds it); `src` is in view, and nobody
-            // writes the replies before the end of this sync.
-            unsafe { mem::copy(src, g.dst, g.len) };
+            // SAFETY: the blocks of `g.to` from `dst` are writable until
+            // the end of this sync (the caller of `get` promised it, or
+            // the keepalive of the safe API holds it); `src` is in view
+            // (`g.len` packed bytes), and nobody writes the replies before
+            // the end of this sync.
+            unsafe { mem::copy_shaped(src, Shape::contiguous(g.len), g.dst, g.to) };
             cursor[g.pid] = at + pad8(g.len);
         }
         self.cursors = cursor;
@@ -810,6 +814,24 @@ pub(crate) fn apply_puts(
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
+        if slot & VECTOR != 0 {
+            // A strided put: `[..][block][stride]`, then the payload packed.
+            let (dst, to) = strided_range(reg, "put", sender, puts, at, slot, offset, word, true)?;
+            let src = puts
+                .try_ptr(at + 40, word)
+                .ok_or_else(|| cut_short("put", sender))?;
+            if let Some(r) = rendezvous {
+                let span = (to.count - 1) * to.stride + to.block;
+                r.before_write(dst, span).map_err(stopped)?;
+            }
+            // SAFETY: the blocks of `to` from `dst` are memory we
+            // registered (resolved and checked in our own table), alive
+            // until this sync settles registrations, and written by nobody
+            // else now; `src` is `word` bytes in the view.
+            unsafe { mem::copy_shaped(src, Shape::contiguous(word), dst, to) };
+            at += 40 + pad8(word);
+            continue;
+        }
         if let Some(r) = rendezvous.filter(|_| slot & DESCRIPTOR != 0) {
             let dst = own_range(reg, "put", sender, slot & !DESCRIPTOR, offset, word)?;
             r.receive(sender, dst, word).map_err(stopped)?;
@@ -916,15 +938,74 @@ pub(crate) fn serve_gets(
     reg: &Registry,
     requester: usize,
     reqs: Records<'_>,
-    mut emit: impl FnMut(*const u8, usize) -> Result<(), usize>,
+    mut emit: impl FnMut(*const u8, Shape) -> Result<(), usize>,
 ) -> Result<(), Refused> {
     let mut at = 0;
     while at < reqs.len() {
         let (slot, offset, len) =
             range_at(reqs, at).ok_or_else(|| Refused::Record(cut_short("get", requester)))?;
+        if slot & VECTOR != 0 {
+            let (src, shape) =
+                strided_range(reg, "get", requester, reqs, at, slot, offset, len, false)
+                    .map_err(Refused::Record)?;
+            emit(src, shape).map_err(Refused::Full)?;
+            at += 40;
+            continue;
+        }
         let src = own_range(reg, "get", requester, slot, offset, len).map_err(Refused::Record)?;
-        emit(src, len).map_err(Refused::Full)?;
+        emit(src, Shape::contiguous(len)).map_err(Refused::Full)?;
         at += 24;
     }
     Ok(())
+}
+
+/// Resolves the strided record `[slot | VECTOR][offset][len][block]
+/// [stride]` at byte `at` in the owner's own table: the address of the
+/// first block and the shape, or the error that refuses the record. The
+/// blocks must divide `len`, and be disjoint when they are written
+/// (`disjoint`: a put's destination); the span of all blocks must lie in
+/// the area.
+#[allow(clippy::too_many_arguments)]
+fn strided_range(
+    reg: &Registry,
+    what: &'static str,
+    sender: usize,
+    records: Records<'_>,
+    at: usize,
+    slot: u64,
+    offset: usize,
+    len: usize,
+    disjoint: bool,
+) -> Result<(*mut u8, Shape), ErrorKind> {
+    let (Some(block), Some(stride)) = (records.try_word(at + 24), records.try_word(at + 32)) else {
+        return Err(cut_short(what, sender));
+    };
+    let invalid = |detail: String| ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail,
+    };
+    if block == 0 || len % block != 0 {
+        return Err(invalid(format!(
+            "has {len} bytes in blocks of {block}, which do not divide them"
+        )));
+    }
+    let shape = Shape {
+        block,
+        stride,
+        count: len / block,
+    };
+    if disjoint && !shape.disjoint() {
+        return Err(invalid(format!(
+            "writes blocks of {block} bytes at a stride of {stride}, which overlap"
+        )));
+    }
+    let span = shape.span().ok_or_else(|| {
+        invalid(format!(
+            "spans {} blocks of {block} bytes at a stride of {stride}, which overflows",
+            shape.count
+        ))
+    })?;
+    let first = own_range(reg, what, sender, slot & !VECTOR, offset, span)?;
+    Ok((first, shape))
 }
