@@ -271,7 +271,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if ch < crate::engine::BELLS {
+        if ch < crate::engine::AM_BELL {
             Ok(())
         } else {
             Err(self.fail(

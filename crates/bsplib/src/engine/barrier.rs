@@ -266,10 +266,68 @@ impl<W: Wake> Barrier<W> {
         Ok(self.acc[(e % 3) as usize].load(Ordering::Acquire))
     }
 
+    /// [`wait`](Self::wait) that, while it waits, calls `poll` once at
+    /// the start and then whenever `bell` (a notification counter of the
+    /// caller's) has been rung since it last looked: the dispatching barrier of active messages
+    /// (`ACTIVE_MESSAGES.md`, section 2). A parked waiter also sets the
+    /// bell's sleep bit, so that a ring wakes it (the same compare-exchange
+    /// discipline as the barrier's own flag and [`await_bell`](Self::await_bell)).
+    pub(crate) fn wait_polling(
+        &self,
+        episode: &mut u64,
+        flags: u32,
+        bell: &AtomicU64,
+        poll: &mut dyn FnMut(),
+    ) -> Result<u32, Interrupt> {
+        if self.stopped.load(Ordering::Relaxed) {
+            return Err(Interrupt::Stopped);
+        }
+        let e = *episode;
+        let stale = &self.acc[((e + 1) % 3) as usize];
+        if stale.load(Ordering::Relaxed) != 0 {
+            stale.store(0, Ordering::Relaxed);
+        }
+        if flags != 0 {
+            self.acc[(e % 3) as usize].fetch_or(flags, Ordering::Relaxed);
+        }
+        let target = (e + 1) * self.nprocs * ONE;
+        let old = self.arrivals.fetch_add(ONE, Ordering::AcqRel);
+        if count(old) + ONE == target {
+            if old & parked(e) != 0 {
+                self.arrivals.fetch_and(!parked(e), Ordering::Relaxed);
+                self.notify();
+            }
+        } else {
+            self.await_count_with(e, target, Some((bell, poll)))?;
+        }
+        *episode = e + 1;
+        Ok(self.acc[(e % 3) as usize].load(Ordering::Acquire))
+    }
+
     /// Returns once the count reached `target`, or with the reason it never
     /// will.
     fn await_count(&self, e: u64, target: u64) -> Result<(), Interrupt> {
+        self.await_count_with(e, target, None)
+    }
+
+    /// [`await_count`](Self::await_count), calling `poll` whenever `bell`
+    /// moved (if given).
+    fn await_count_with(
+        &self,
+        e: u64,
+        target: u64,
+        mut polling: Option<(&AtomicU64, &mut dyn FnMut())>,
+    ) -> Result<(), Interrupt> {
         let done = || count(self.arrivals.load(Ordering::Acquire)) >= target;
+        // The bell's count (in units of 2) when we last polled.
+        let mut seen = polling
+            .as_ref()
+            .map_or(0, |(b, _)| b.load(Ordering::Acquire) >> 1);
+        // What arrived before the bell was read (it may have been rung
+        // before we came) is polled for once, now.
+        if let Some((_, poll)) = polling.as_mut() {
+            poll();
+        }
         let mut spins = 0u32;
         let mut yields = 0u32;
         // Set once spinning is over (no clock is read on the fast path).
@@ -291,6 +349,14 @@ impl<W: Wake> Barrier<W> {
                     return if done() { Ok(()) } else { Err(why) };
                 }
             }
+            if let Some((bell, poll)) = polling.as_mut() {
+                let rung = bell.load(Ordering::Acquire) >> 1;
+                if rung != seen {
+                    seen = rung;
+                    poll();
+                    continue;
+                }
+            }
             if spins < self.patience.spins {
                 spins += 1;
                 std::hint::spin_loop();
@@ -307,7 +373,8 @@ impl<W: Wake> Barrier<W> {
                     yields += 1;
                     yield_now();
                 } else {
-                    self.park(e, target, until);
+                    let bell = polling.as_ref().map(|(b, _)| (*b, seen));
+                    self.park(e, target, until, bell);
                 }
             }
         }
@@ -328,8 +395,15 @@ impl<W: Wake> Barrier<W> {
         (ended != NONE).then_some(Interrupt::Ended(ended))
     }
 
-    /// Sleeps until the count reaches `target` or the wait is interrupted.
-    fn park(&self, e: u64, target: u64, until: Option<std::time::Instant>) {
+    /// Sleeps until the count reaches `target` or the wait is interrupted,
+    /// or (with `bell = Some((bell, seen))`) the bell is rung past `seen`.
+    fn park(
+        &self,
+        e: u64,
+        target: u64,
+        until: Option<std::time::Instant>,
+        bell: Option<(&AtomicU64, u64)>,
+    ) {
         self.wake.park(
             || {
                 let word = self.arrivals.load(Ordering::Acquire);
@@ -339,6 +413,21 @@ impl<W: Wake> Barrier<W> {
                     || until.is_some_and(|t| std::time::Instant::now() >= t)
                 {
                     return Check::Done;
+                }
+                if let Some((bell, seen)) = bell {
+                    // The bell's sleep bit first: a ring after this makes
+                    // its ringer notify, one before it shows in the count.
+                    let b = bell.load(Ordering::Acquire);
+                    if b >> 1 != seen {
+                        return Check::Done;
+                    }
+                    if b & 1 == 0
+                        && bell
+                            .compare_exchange(b, b | 1, Ordering::AcqRel, Ordering::Acquire)
+                            .is_err()
+                    {
+                        return Check::Retry;
+                    }
                 }
                 if word & parked(e) == 0
                     && self

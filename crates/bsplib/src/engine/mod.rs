@@ -24,6 +24,7 @@
 //! Dispatch is a closed enum, not a trait object: the barrier is on the hot
 //! path of every sync.
 
+pub(crate) mod am_ring;
 pub(crate) mod barrier;
 pub(crate) mod board;
 pub(crate) mod cma;
@@ -202,8 +203,19 @@ impl Senders {
 }
 
 /// Channels of point-to-point notifications (`World::notify`): each
-/// process counts the notifications it received on each.
-pub(crate) const BELLS: usize = 4;
+/// process counts the notifications it received on each. The last one is
+/// the active-message path's ([`AM_BELL`]); the others are for the
+/// extension layers (and the test hooks).
+pub(crate) const BELLS: usize = 5;
+
+/// The notification channel of the active-message path on the
+/// shared-memory engines: rung after every record posted to a process
+/// (`World::am_post`).
+pub(crate) const AM_BELL: usize = 4;
+
+/// Bytes of data of each process's active-message inbox on the
+/// shared-memory engines (`am_ring.rs`): the largest record.
+pub(crate) const AM_RING: usize = 1 << 20;
 
 /// Why a barrier did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,6 +256,9 @@ pub(crate) struct World {
     /// `serial`, `threads`: per process, who wrote to it in the superstep
     /// of each parity ([`World::note_sender`]).
     senders: Box<[CachePadded<Senders>]>,
+    /// `serial`, `threads`: each process's active-message inbox, made on
+    /// first use (by its owner or its first sender).
+    am: Box<[std::sync::OnceLock<am_ring::OwnedRing>]>,
     failure: Mutex<Option<Error>>,
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
@@ -451,6 +466,9 @@ impl World {
         let bells = (0..if shared_memory { nprocs } else { 0 })
             .map(|_| CachePadded::new(Default::default()))
             .collect();
+        let am = (0..if shared_memory { nprocs } else { 0 })
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         let sparse = shared_memory && nprocs >= SPARSE_FROM;
         let senders = (0..if sparse { nprocs } else { 0 })
             .map(|_| CachePadded::new(Senders::new(nprocs)))
@@ -460,6 +478,7 @@ impl World {
             mailboxes: mailboxes.into_boxed_slice(),
             bells,
             senders,
+            am,
             failure: Mutex::new(None),
             board,
             sync,
@@ -589,6 +608,131 @@ impl World {
             Sync::Processes(s) => s.barrier().await_bell(s.bell(me, ch), target),
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => m.wait_notified(ch, target),
+        }
+    }
+
+    // ----- the active-message path (ACTIVE_MESSAGES.md, section 6) -----
+
+    /// Process `pid`'s inbox on the shared-memory engines.
+    fn am_ring(&self, pid: usize) -> Option<AmRing<'_>> {
+        match &self.sync {
+            Sync::Processes(s) => Some(AmRing::Shared(s.am_ring(pid))),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => None,
+            _ => Some(AmRing::Local(
+                self.am[pid]
+                    .get_or_init(|| am_ring::OwnedRing::new(AM_RING))
+                    .ring(),
+            )),
+        }
+    }
+
+    /// The largest active-message record this engine carries.
+    pub(crate) fn am_max_record(&self) -> usize {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.am_max_record(),
+            _ => AM_RING,
+        }
+    }
+
+    /// Posts the record made of `parts` (whole 8-byte words, at most
+    /// [`am_max_record`](Self::am_max_record) bytes) to process `to`, and
+    /// rings its [`AM_BELL`]. Never waits for the receiver: `Ok(false)`
+    /// (nothing posted) when its inbox has no room now; the caller keeps
+    /// the record and posts it again later, in order.
+    pub(crate) fn am_post(&self, me: usize, to: usize, parts: &[&[u8]]) -> Result<bool, Interrupt> {
+        let _ = me;
+        match self.am_ring(to) {
+            Some(ring) => {
+                let stopped = || self.is_stopped();
+                if !ring
+                    .get()
+                    .push(parts, &stopped)
+                    .map_err(|_| Interrupt::Stopped)?
+                {
+                    return Ok(false);
+                }
+                self.notify(to, AM_BELL);
+                Ok(true)
+            }
+            #[cfg(feature = "mpi")]
+            None => match &self.sync {
+                Sync::Mpi(m) => m.am_post(me, to, parts),
+                _ => unreachable!("only mpi has no ring"),
+            },
+            #[cfg(not(feature = "mpi"))]
+            None => unreachable!("only mpi has no ring"),
+        }
+    }
+
+    /// Appends every record that arrived for process `me` to `out`, whole
+    /// and in the order each sender posted them.
+    pub(crate) fn am_take(&self, me: usize, out: &mut Vec<u8>) -> Result<(), Interrupt> {
+        match self.am_ring(me) {
+            Some(ring) => {
+                let stopped = || self.is_stopped();
+                ring.get()
+                    .take(out, &stopped)
+                    .map_err(|_| Interrupt::Stopped)
+            }
+            #[cfg(feature = "mpi")]
+            None => match &self.sync {
+                Sync::Mpi(m) => m.am_take(me, out),
+                _ => unreachable!("only mpi has no ring"),
+            },
+            #[cfg(not(feature = "mpi"))]
+            None => unreachable!("only mpi has no ring"),
+        }
+    }
+
+    /// A mark of what arrived for `me` so far: read it before an
+    /// [`am_take`](Self::am_take), then [`am_wait`](Self::am_wait) for
+    /// more with it, and nothing posted in between is missed.
+    pub(crate) fn am_mark(&self, me: usize) -> u64 {
+        match &self.sync {
+            Sync::Processes(s) => s.bell(me, AM_BELL).load(Ordering::Acquire) >> 1,
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.am_mark(),
+            _ => self.bells[me][AM_BELL].load(Ordering::Acquire) >> 1,
+        }
+    }
+
+    /// Waits until something may have arrived for `me` since `mark` was
+    /// read (or the run stops, or its deadline passes).
+    pub(crate) fn am_wait(&self, me: usize, mark: u64) -> Result<(), Interrupt> {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.am_wait(mark),
+            _ => self.wait_notified(me, AM_BELL, mark + 1),
+        }
+    }
+
+    /// [`barrier`](Self::barrier) that runs `poll` whenever an active
+    /// message may have arrived for `me` while it waits (the dispatching
+    /// barrier A of a run in LAPI mode).
+    pub(crate) fn barrier_polling(
+        &self,
+        episode: &mut u64,
+        flags: u32,
+        me: usize,
+        poll: &mut dyn FnMut(),
+    ) -> Result<u32, Interrupt> {
+        match &self.sync {
+            Sync::Serial(s) => {
+                poll();
+                s.barrier(flags)
+            }
+            Sync::Threads(b) => b.wait_polling(episode, flags, &self.bells[me][AM_BELL], poll),
+            Sync::Processes(s) => {
+                s.barrier()
+                    .wait_polling(episode, flags, s.bell(me, AM_BELL), poll)
+            }
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => {
+                *episode += 1;
+                m.barrier_polling(flags, poll)
+            }
         }
     }
 
@@ -732,5 +876,20 @@ impl World {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+}
+
+/// An active-message inbox on a shared-memory engine.
+enum AmRing<'a> {
+    Local(&'a am_ring::Ring),
+    Shared(am_ring::Ring),
+}
+
+impl AmRing<'_> {
+    fn get(&self) -> &am_ring::Ring {
+        match self {
+            AmRing::Local(r) => r,
+            AmRing::Shared(r) => r,
+        }
     }
 }

@@ -44,6 +44,10 @@ use crate::stream::StreamWriter;
 const RESULT: usize = 3;
 const CHANNELS: usize = 4;
 
+/// Bytes of each process's active-message region: the ring's header, its
+/// data, rounded to pages.
+const AM_REGION: usize = super::AM_RING + 4096;
+
 /// Bytes of a process's *common stream* cell (per channel `q`): the stream
 /// of a superstep with registration or tag-size calls that every
 /// destination it sends no data to receives alike (header and collective
@@ -224,6 +228,10 @@ pub(crate) struct Shared {
     own: Mutex<Own>,
     capacity: usize,
     nprocs: usize,
+    /// Each process's active-message inbox (`../am_ring.rs`), mapped before
+    /// the fork without reserving memory: pages are touched only where
+    /// messages are written.
+    am: Mapping,
     /// Process 0 only: the forked processes and the thread reaping them.
     children: Mutex<Children>,
     /// Process 0 only: exit once the run is stopped (see `Launch::fork`).
@@ -273,10 +281,12 @@ impl Shared {
                 Err(_) => capacity /= 2,
             }
         };
+        let am = Mapping::new(nprocs * AM_REGION, true)?;
         Ok(Shared {
             control,
             streams,
             index,
+            am,
             own: Mutex::default(),
             capacity,
             nprocs,
@@ -304,6 +314,15 @@ impl Shared {
                 .cast::<Slot>()
                 .add(pid)
         }
+    }
+
+    /// Process `pid`'s active-message inbox.
+    pub(crate) fn am_ring(&self, pid: usize) -> super::am_ring::Ring {
+        assert!(pid < self.nprocs);
+        // SAFETY: region `pid` of the inbox mapping: page-aligned, zeroed
+        // when mapped, shared by every process of the run at this address
+        // for as long as `self` lives, and used only through `Ring` views.
+        unsafe { super::am_ring::Ring::at(self.am.ptr.as_ptr().add(pid * AM_REGION), AM_REGION) }
     }
 
     /// Process `pid`'s notification counter of channel `ch`.
