@@ -163,7 +163,9 @@ impl<T: Pod> Area<T> {
         self.assert_owner(bsp, "as_mut_slice");
         // SAFETY: as in `as_slice` (the same owner check); `&mut self` excludes other local views
         // of this area (clones of the storage `Rc` are held only by the
-        // library, which touches it only inside `Bsp::sync`).
+        // library, which touches it only inside `Bsp::sync`, and by
+        // `AreaRef`s, which make views only inside active-message
+        // handlers, which run only inside the `&mut Bsp` calls).
         unsafe {
             std::slice::from_raw_parts_mut(
                 UnsafeCell::raw_get(self.storage.cells.as_ptr()),
@@ -227,6 +229,72 @@ impl<T: Pod> Area<T> {
 
     /// A keepalive for the storage.
     #[inline]
+    pub(crate) fn keepalive(&self) -> Rc<dyn std::any::Any> {
+        self.storage.clone()
+    }
+
+    /// A handle on this area for active-message handlers
+    /// ([`crate::am`]), which are `'static` closures: it names the area
+    /// in a [`Landing`](crate::am::Landing) and gives its elements to a
+    /// completion handler ([`Done::area_mut`](crate::am::Done::area_mut)),
+    /// and makes no view by itself.
+    pub fn am_ref(&self) -> AreaRef<T> {
+        AreaRef {
+            storage: self.storage.clone(),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+/// A handle on an [`Area`] for active-message handlers ([`Area::am_ref`]).
+/// It keeps the storage alive and belongs to the area's process and run;
+/// views of the elements exist only inside handlers
+/// ([`Arrival::area`](crate::am::Arrival::area),
+/// [`Done::area_mut`](crate::am::Done::area_mut)), which run inside the
+/// `&mut Bsp` calls, when no other view can be alive.
+pub struct AreaRef<T: Pod> {
+    storage: Rc<Storage<T>>,
+    _not_send: PhantomData<*mut T>,
+}
+
+impl<T: Pod> Clone for AreaRef<T> {
+    fn clone(&self) -> Self {
+        AreaRef {
+            storage: self.storage.clone(),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl<T: Pod> fmt::Debug for AreaRef<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AreaRef").field("len", &self.len()).finish()
+    }
+}
+
+impl<T: Pod> AreaRef<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.storage.cells.len()
+    }
+
+    /// True when the area has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.storage.cells.is_empty()
+    }
+
+    pub(crate) fn owner(&self) -> (u64, usize) {
+        self.storage.owner
+    }
+
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        UnsafeCell::raw_get(self.storage.cells.as_ptr()).cast()
+    }
+
+    pub(crate) fn size_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.storage.cells)
+    }
+
     pub(crate) fn keepalive(&self) -> Rc<dyn std::any::Any> {
         self.storage.clone()
     }

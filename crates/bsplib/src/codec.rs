@@ -271,6 +271,25 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *src);
             word(&mut w, *dst);
         }
+        K::AmArgument { code, detail } => {
+            w.u64(31);
+            w.str(code);
+            w.str(detail);
+        }
+        K::AmTarget {
+            origin,
+            seq,
+            reason,
+        } => {
+            w.u64(32);
+            word(&mut w, *origin);
+            w.u64(*seq);
+            w.str(reason);
+        }
+        K::AmMismatch { detail } => {
+            w.u64(33);
+            w.str(detail);
+        }
     }
     w.0
 }
@@ -309,6 +328,15 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
         },
         K::Panicked { message } => K::Panicked {
             message: cut(message),
+        },
+        K::AmTarget {
+            origin,
+            seq,
+            reason,
+        } => K::AmTarget {
+            origin: *origin,
+            seq: *seq,
+            reason: cut(reason),
         },
         K::Deadline { limit_ms, laggards } => K::Deadline {
             limit_ms: *limit_ms,
@@ -422,6 +450,18 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         30 => K::ShapeMismatch {
             src: r.usize()?,
             dst: r.usize()?,
+        },
+        31 => K::AmArgument {
+            code: r.static_str()?,
+            detail: r.string()?,
+        },
+        32 => K::AmTarget {
+            origin: r.usize()?,
+            seq: r.u64()?,
+            reason: r.string()?,
+        },
+        33 => K::AmMismatch {
+            detail: r.string()?,
         },
         _ => return None,
     };
@@ -717,6 +757,18 @@ mod tests {
                 stride: 8,
             },
             ErrorKind::ShapeMismatch { src: 24, dst: 32 },
+            ErrorKind::AmArgument {
+                code: "LAPI_ERR_UHDR_LEN",
+                detail: "too long".into(),
+            },
+            ErrorKind::AmTarget {
+                origin: 1,
+                seq: 7,
+                reason: "no such counter".into(),
+            },
+            ErrorKind::AmMismatch {
+                detail: "some only".into(),
+            },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);
             assert_eq!(decode_error(&encode_error(&e)), Some(e));

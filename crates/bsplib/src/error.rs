@@ -361,6 +361,34 @@ pub enum ErrorKind {
         /// The destination's stride, in bytes.
         stride: usize,
     },
+    /// An active message refused at the send ([`crate::am`]), with the LAPI
+    /// return code a C caller would get.
+    #[error("{code}: {detail}")]
+    AmArgument {
+        /// The LAPI code (`LAPI_ERR_TGT`, `LAPI_ERR_UHDR_LEN`, ...).
+        code: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// An active message that broke a rule on its target (the target
+    /// finds it while handling the message: its handler's landing does not
+    /// fit the data, it names an unknown handler or counter).
+    #[error("active message {seq} from process {origin}: {reason}")]
+    AmTarget {
+        /// The origin.
+        origin: usize,
+        /// Its sequence number from that origin (from 1).
+        seq: u64,
+        /// The rule broken.
+        reason: String,
+    },
+    /// Active-message mode misused: `am_init` or `am_term` called by some
+    /// processes only, twice, or an active-message call outside the mode.
+    #[error("active messages: {detail}")]
+    AmMismatch {
+        /// What happened.
+        detail: String,
+    },
     /// The source and the destination of a strided transfer hold different
     /// numbers of bytes.
     #[error(

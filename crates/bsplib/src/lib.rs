@@ -71,6 +71,7 @@
 
 #![warn(missing_docs)]
 
+pub mod am;
 mod area;
 mod bsmp;
 mod bsp;
@@ -92,7 +93,7 @@ mod strided;
 mod superstep;
 mod vector;
 
-pub use area::Area;
+pub use area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use error::{Error, ErrorKind, SourceLocation};

@@ -30,6 +30,13 @@ pub(crate) const HPPUT: u32 = 8;
 /// Flag: some process staged a put payload for the rendezvous (`mpi`,
 /// `engine/mpi/rendezvous.rs`): step 5 of the sync moves them.
 pub(crate) const LARGE: u32 = 16;
+/// A process in active-message mode before or after this sync (`am.rs`)
+/// will be in it after the sync: a process that will not be fails the
+/// run (some called `am_init` and others a plain sync, say).
+pub(crate) const AM_ON: u32 = 32;
+/// A process in active-message mode before this sync will not be after it
+/// (`am_term`): a process that will be fails the run.
+pub(crate) const AM_OFF: u32 = 64;
 
 /// An unbuffered put on an engine sharing one address space: the receiver
 /// copies straight from the sender's source (an address in that one

@@ -131,6 +131,10 @@ pub(crate) struct Process {
     pub(crate) cursors: Vec<usize>,
     /// Exchange engines: channel `q` holds only empty streams.
     pub(crate) quiet: [bool; 2],
+    /// Active-message mode (`am.rs`): the context, and the change that
+    /// the next sync makes (`Some(Some(_))`: enter, `Some(None)`: leave).
+    pub(crate) am: Option<Box<crate::am::Context>>,
+    pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
 }
 
 impl Process {
@@ -171,6 +175,8 @@ impl Process {
             sources: Vec::new(),
             cursors: Vec::new(),
             quiet: [false; 2],
+            am: None,
+            am_switch: None,
         }
     }
 

@@ -62,6 +62,7 @@ use crate::engine::{Rendezvous, RendezvousStopped, World, DESCRIPTOR};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
 use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, LARGE, REG};
+use crate::mailbox::{AM_OFF, AM_ON};
 use crate::mem::Payload;
 use crate::mem::{self, pad8, Records, Shape, VECTOR};
 use crate::process::{Loc, Process};
@@ -95,7 +96,8 @@ impl Process {
             .set(self.pid, self.superstep, State::Syncing);
         let result = self
             .check_running(CALL, loc)
-            .and_then(|()| self.sync_steps(loc));
+            .and_then(|()| self.sync_steps(loc))
+            .and_then(|()| self.am_release_held(CALL, loc));
         if result.is_err() {
             self.poisoned = true;
             self.inbox.clear();
@@ -115,6 +117,12 @@ impl Process {
         let q = self.parity;
         let exchange = self.world.distributed();
 
+        // Active-message mode: every message we sent is handled first
+        // (`am.rs`), and barrier A dispatches while it waits.
+        if self.am.is_some() {
+            self.am_fence(CALL, loc)?;
+        }
+
         // Step 1.
         if exchange {
             self.publish(q, loc)?;
@@ -122,10 +130,51 @@ impl Process {
 
         // Step 2. (No `Arc` clone before we know there is work: its count
         // is one cache line every process would write at every sync.)
-        let all = self
-            .world
-            .barrier(&mut self.episode, self.flags)
-            .map_err(|why| self.interrupted(why, CALL, loc))?;
+        // A process in active-message mode before or after this sync says
+        // which it will be in; others say nothing (a run without active
+        // messages pays nothing). Any process that sees the other bit
+        // than its own fails the run: some switched, others did not.
+        let after = match &self.am_switch {
+            Some(next) => next.is_some(),
+            None => self.am.is_some(),
+        };
+        let flags = match (self.am.is_some() || after, after) {
+            (false, _) => self.flags,
+            (true, true) => self.flags | AM_ON,
+            (true, false) => self.flags | AM_OFF,
+        };
+        let all = if self.am.is_some() {
+            self.am_barrier(flags, CALL, loc)?
+        } else {
+            self.world
+                .barrier(&mut self.episode, flags)
+                .map_err(|why| self.interrupted(why, CALL, loc))?
+        };
+        if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
+            self.am_switch = None;
+            return Err(self.fail(
+                ErrorKind::AmMismatch {
+                    detail: "some processes entered or left active-message mode (am_init, \
+                             am_term) and others made a plain sync"
+                        .into(),
+                },
+                CALL,
+                loc,
+            ));
+        }
+        if let Some(next) = self.am_switch.take() {
+            let held = self.am.as_ref().is_some_and(|c| c.holds_sends());
+            self.am = next;
+            if held {
+                return Err(self.fail(
+                    ErrorKind::AmMismatch {
+                        detail: "a completion handler sent an active message during am_term".into(),
+                    },
+                    CALL,
+                    loc,
+                ));
+            }
+        }
         if !exchange && self.dirty[q ^ 1] {
             // SAFETY: after barrier A nobody reads half `1 - q` any more (it
             // was read from barrier A of the previous sync until now), and
