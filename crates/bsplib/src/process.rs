@@ -131,6 +131,9 @@ pub(crate) struct Process {
     pub(crate) cursors: Vec<usize>,
     /// Exchange engines: channel `q` holds only empty streams.
     pub(crate) quiet: [bool; 2],
+    /// How errors name the calls (`Bsp::set_call_names`): the core's own
+    /// names (C's, `bsp_put`) if `None`.
+    pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
 }
 
 impl Process {
@@ -171,7 +174,14 @@ impl Process {
             sources: Vec::new(),
             cursors: Vec::new(),
             quiet: [false; 2],
+            call_names: None,
         }
+    }
+
+    /// The name errors give to the call the core knows as `call`.
+    #[cold]
+    pub(crate) fn call_name(&self, call: &'static str) -> &'static str {
+        self.call_names.map_or(call, |name| name(call))
     }
 
     /// This process's outgoing half for the current superstep. Callers
@@ -221,7 +231,7 @@ impl Process {
     /// (unless one is recorded already) and stops every process.
     #[cold]
     pub(crate) fn fail(&self, kind: ErrorKind, call: &'static str, loc: Loc) -> Error {
-        let err = Error::new(kind, call, self.pid, self.superstep, loc);
+        let err = Error::new(kind, self.call_name(call), self.pid, self.superstep, loc);
         self.world.fail(err.clone());
         err
     }
@@ -334,7 +344,13 @@ impl Process {
     /// (not recorded: the run already has its error).
     #[cold]
     pub(crate) fn stopped(&self, call: &'static str, loc: Loc) -> Error {
-        Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
+        Error::new(
+            ErrorKind::Stopped,
+            self.call_name(call),
+            self.pid,
+            self.superstep,
+            loc,
+        )
     }
 
     /// `bsp_time`: seconds since the start of the run, this process's clock.
