@@ -38,8 +38,9 @@ Usage: bspf90 [--bsp-static] [--bsp-show] [compiler arguments...] file...
        (bspf77 is the same program)
 
 Compiles and links BSPlib programs in Fortran: runs gfortran with fbsp.h
-on the include path and -fallow-argument-mismatch (BSPlib's <TYPE>
-arguments take any type) and, unless only compiling (-c, -E, -S, -M, -MM,
+on the include path, -fallow-argument-mismatch (BSPlib's <TYPE> arguments
+take any type) and -fno-tree-pta (bspsync may change registered
+variables and get destinations) and, unless only compiling (-c, -E, -S, -M, -MM,
 -fsyntax-only), links against libbsp (libbsp.so by its absolute path).
 C files of a mixed program may be given too (bsp.h is on the path).
 
@@ -55,6 +56,17 @@ Environment:
 
 Run the program with bsprun, e.g. bsprun -np 4 ./prog.
 ";
+
+/// What every compilation needs: the paper's `<TYPE>` arguments take any
+/// type (a `REAL*8` array in one call, an `INTEGER` in the next), and
+/// registered variables and get destinations live in memory across
+/// `bspsync`. gfortran tells the optimiser that a procedure never keeps
+/// the address of an argument (the Fortran rule for dummies without
+/// `TARGET`), so at `-O2` it assumes that `bspsync` cannot change a
+/// variable that was only passed to `bsppushreg` or `bspget`, and reuses
+/// its value from before the sync; `-fno-tree-pta` turns that escape
+/// reasoning off.
+const FORTRAN_FLAGS: [&str; 2] = ["-fallow-argument-mismatch", "-fno-tree-pta"];
 
 /// Arguments after which the compiler does not link.
 const COMPILE_ONLY: [&str; 6] = ["-c", "-E", "-S", "-M", "-MM", "-fsyntax-only"];
@@ -131,7 +143,7 @@ fn prefixed(prefix: &str, path: &Path) -> OsString {
 fn command_line(compiler: &[String], incdir: &Path, libdir: &Path, options: &Options) -> Vec<OsString> {
     let mut line: Vec<OsString> = compiler.iter().map(OsString::from).collect();
     line.push(prefixed("-I", incdir));
-    line.push("-fallow-argument-mismatch".into());
+    line.extend(FORTRAN_FLAGS.map(OsString::from));
     line.extend(options.compiler_args.iter().cloned());
     match options.library() {
         None => {}
@@ -266,17 +278,17 @@ mod tests {
     fn links_libbsp_and_allows_argument_mismatch() {
         assert_eq!(
             line("hello.f90 -o hello"),
-            "gfortran -I/inc -fallow-argument-mismatch hello.f90 -o hello -L/lib \
+            "gfortran -I/inc -fallow-argument-mismatch -fno-tree-pta hello.f90 -o hello -L/lib \
              -Wl,--disable-new-dtags -Wl,-rpath,/lib -lbsp -lpthread -ldl -lm"
         );
         assert_eq!(
             line("--bsp-static a.o -o a"),
-            "gfortran -I/inc -fallow-argument-mismatch a.o -o a /lib/libbsp.a \
+            "gfortran -I/inc -fallow-argument-mismatch -fno-tree-pta a.o -o a /lib/libbsp.a \
              -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
         );
         assert_eq!(
             line("-O2 -c a.f90"),
-            "gfortran -I/inc -fallow-argument-mismatch -O2 -c a.f90"
+            "gfortran -I/inc -fallow-argument-mismatch -fno-tree-pta -O2 -c a.f90"
         );
     }
 
