@@ -75,7 +75,12 @@ fn with_fortran<T>(call: &'static str, f: impl FnOnce(&mut Bsp) -> Result<T, Err
 ///
 /// `p` is null or points to an `INTEGER` (gfortran passes the address of
 /// the actual argument, or of a temporary holding an expression's value).
-unsafe fn int(p: *const c_int, what: &'static str, call: &'static str, bsp: &Bsp) -> Result<i64, Error> {
+unsafe fn int(
+    p: *const c_int,
+    what: &'static str,
+    call: &'static str,
+    bsp: &Bsp,
+) -> Result<i64, Error> {
     let p = non_null(p.cast_mut(), what, call, bsp, None)?;
     // SAFETY: not null, and the caller's promise.
     Ok(i64::from(unsafe { p.read() }))

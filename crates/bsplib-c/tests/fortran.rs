@@ -167,7 +167,9 @@ fn have_gfortran() -> bool {
             std::env::var("CI").as_deref() != Ok("true"),
             "gfortran is missing under CI: .ci/run installs it (apt-get install gfortran)"
         );
-        eprintln!("SKIPPED: gfortran is not installed (apt-get install gfortran): Fortran tests not run");
+        eprintln!(
+            "SKIPPED: gfortran is not installed (apt-get install gfortran): Fortran tests not run"
+        );
     }
     found
 }
@@ -216,7 +218,10 @@ fn marker_line(file: &str) -> Result<usize, String> {
         .collect();
     match lines[..] {
         [line] => Ok(line),
-        _ => Err(format!("{file} must have one ! ERROR marker, has {}", lines.len())),
+        _ => Err(format!(
+            "{file} must have one ! ERROR marker, has {}",
+            lines.len()
+        )),
     }
 }
 
@@ -373,8 +378,7 @@ fn bspf90_compiles_paper_style_programs_that_gfortran_alone_refuses() {
         .output()
         .expect("gfortran runs");
     assert!(
-        !plain.status.success()
-            && String::from_utf8_lossy(&plain.stderr).contains("Type mismatch"),
+        !plain.status.success() && String::from_utf8_lossy(&plain.stderr).contains("Type mismatch"),
         "gfortran alone was expected to refuse put.f90's mixed argument types"
     );
     build(BSPF90, "put.f90", &[]).unwrap_or_else(|e| panic!("{e}"));

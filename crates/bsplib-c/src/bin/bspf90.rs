@@ -140,7 +140,12 @@ fn prefixed(prefix: &str, path: &Path) -> OsString {
 }
 
 /// The full command line.
-fn command_line(compiler: &[String], incdir: &Path, libdir: &Path, options: &Options) -> Vec<OsString> {
+fn command_line(
+    compiler: &[String],
+    incdir: &Path,
+    libdir: &Path,
+    options: &Options,
+) -> Vec<OsString> {
     let mut line: Vec<OsString> = compiler.iter().map(OsString::from).collect();
     line.push(prefixed("-I", incdir));
     line.extend(FORTRAN_FLAGS.map(OsString::from));
@@ -213,7 +218,11 @@ fn shell_line(line: &[OsString]) -> String {
 pub(crate) fn run() -> ExitCode {
     let name = std::env::args()
         .next()
-        .and_then(|a| Path::new(&a).file_name().map(|n| n.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "bspf90".to_owned());
     let options = Options::parse(std::env::args_os().skip(1));
     if options.help {
@@ -225,7 +234,9 @@ pub(crate) fn run() -> ExitCode {
         return ExitCode::from(2);
     }
     let exe_dir = match std::env::current_exe().and_then(|e| e.canonicalize()) {
-        Ok(exe) => exe.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf),
+        Ok(exe) => exe
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf),
         Err(error) => {
             eprintln!("{name}: cannot locate the {name} executable: {error}");
             return ExitCode::from(2);
@@ -253,7 +264,12 @@ pub(crate) fn run() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     match Command::new(&line[0]).args(&line[1..]).status() {
-        Ok(status) => ExitCode::from(status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(1)),
+        Ok(status) => ExitCode::from(
+            status
+                .code()
+                .and_then(|c| u8::try_from(c).ok())
+                .unwrap_or(1),
+        ),
         Err(error) => {
             eprintln!("{name}: cannot run {}: {error}", compiler[0]);
             ExitCode::from(127)
@@ -271,7 +287,12 @@ mod tests {
 
     fn line(args: &str) -> String {
         let fc = ["gfortran".to_owned()];
-        shell_line(&command_line(&fc, Path::new("/inc"), Path::new("/lib"), &options(args)))
+        shell_line(&command_line(
+            &fc,
+            Path::new("/inc"),
+            Path::new("/lib"),
+            &options(args),
+        ))
     }
 
     #[test]
@@ -299,7 +320,10 @@ mod tests {
         assert_eq!(o.compiler_args, ["a.f"]);
         let some = |s: &str| Some(s.to_owned());
         assert_eq!(compiler(None, None), ["gfortran"]);
-        assert_eq!(compiler(some(" "), some("gfortran-12 -g")), ["gfortran-12", "-g"]);
+        assert_eq!(
+            compiler(some(" "), some("gfortran-12 -g")),
+            ["gfortran-12", "-g"]
+        );
         assert_eq!(compiler(some("f95"), some("gfortran")), ["f95"]);
     }
 }
