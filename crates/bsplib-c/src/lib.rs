@@ -9,12 +9,14 @@
 //! `__FILE__:__LINE__`, and the end of every process with a non-zero exit
 //! status. `guard` is the one panic boundary.
 //!
-//! Start-up (`bsp_init`, `bsp_begin`, `bsp_end`) is in `startup.rs`; the C
+//! Start-up (`bsp_init`, `bsp_begin`, `bsp_end`) is in `startup.rs`; the
+//! Fortran binding (`bspbegin` ... `bspmove`) in `fortran.rs`; the C
 //! part (variadic `bsp_abort`, `longjmp` out of a thread's SPMD code) in
 //! `shim.c`, reached through the trampolines of `trampoline.rs`.
 
 #![allow(clippy::missing_safety_doc)] // the C contract is documented in bsp.h
 
+mod fortran;
 mod startup;
 mod trampoline;
 
@@ -238,9 +240,10 @@ fn fail(err: Error) -> ! {
     terminate(1)
 }
 
-/// Flushes C and Rust output and ends the OS process.
+/// Flushes C, Fortran and Rust output and ends the OS process.
 fn terminate(status: c_int) -> ! {
     let _ = std::io::Write::flush(&mut std::io::stdout());
+    fortran::flush_units();
     // SAFETY: flushing C stdio has no preconditions; `_exit` ends the
     // process without running handlers that could touch a stopped run.
     unsafe {

@@ -1,8 +1,9 @@
 /* The C part of libbsp: the variadic bsp_abort, and the way a thread of the
  * threads engine leaves its SPMD code at bsp_end (longjmp back to where the
- * thread started it, over C frames only). Everything else is Rust
- * (src/lib.rs); the exported names bsp_abort, bsplib_abort_at, bsp_end and
- * bsplib_end_at are Rust trampolines that jump to the functions below. */
+ * thread started it, over C and Fortran frames only). Everything else is
+ * Rust (src/lib.rs); the exported names bsp_abort, bsplib_abort_at,
+ * bsp_end, bsplib_end_at and Fortran's bspend_ are Rust trampolines that
+ * jump to the functions below. */
 
 #include <setjmp.h>
 #include <signal.h>
@@ -64,6 +65,15 @@ void bsplib_c_end_at(const char *file, int line)
 void bsplib_c_end(void)
 {
     bsplib_c_end_at(NULL, 0);
+}
+
+/* Fortran's bspend (src/fortran.rs): the same, its errors named bspend. */
+int bsplib_fortran_end_process(void);
+
+void bsplib_c_fortran_end(void)
+{
+    if (bsplib_fortran_end_process() && exit_point)
+        longjmp(*exit_point, 1);
 }
 
 static void vabort(const char *file, int line, const char *format, va_list ap)

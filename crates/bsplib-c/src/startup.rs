@@ -25,6 +25,40 @@ use bsplib::{Engine, Error, ErrorKind};
 
 use crate::{attach, attached_place, detach, fail, guard, location, terminate};
 
+/// How errors name the calls of one front door: the identity for C,
+/// `fortran::fortran_name` for Fortran (`bsp_begin` is `bspbegin`).
+pub(crate) type Names = fn(&'static str) -> &'static str;
+
+/// C's names: the core's own.
+pub(crate) fn c_names(call: &'static str) -> &'static str {
+    call
+}
+
+/// `err` named by `names`.
+pub(crate) fn renamed(err: Error, names: Names) -> Error {
+    let call = names(err.call());
+    if call == err.call() {
+        return err;
+    }
+    Error::new(
+        err.kind().clone(),
+        call,
+        err.pid(),
+        err.superstep(),
+        err.location(),
+    )
+}
+
+/// The names of the front door that started the run (its `bsp_begin` or
+/// `bsp_init`), for errors no call names (a process returning without
+/// `bsp_end`).
+static RUN_NAMES: OnceLock<Names> = OnceLock::new();
+
+/// The names of the run's front door (C's before the run).
+fn run_names() -> Names {
+    RUN_NAMES.get().copied().unwrap_or(c_names)
+}
+
 /// The SPMD function given to `bsp_init`.
 type Spmd = extern "C" fn();
 
@@ -134,6 +168,11 @@ pub extern "C" fn bsplib_init_at(
 ) {
     // `shim.c` keeps the arguments `main` was called with.
     let _ = (argc, argv);
+    init(spmd, c_names, location(file, line))
+}
+
+/// `bsp_init` of the front door whose names are `names`.
+pub(crate) fn init(spmd: Option<Spmd>, names: Names, loc: Option<bsplib::SourceLocation>) {
     if LAUNCH.get().is_some() || SPMD.get().is_some() {
         let what = if LAUNCH.get().is_some() {
             "bsp_init after bsp_begin: bsp_init names the SPMD function before the run starts"
@@ -145,16 +184,17 @@ pub extern "C" fn bsplib_init_at(
             ErrorKind::Startup {
                 detail: what.into(),
             },
-            "bsp_init",
+            names("bsp_init"),
             pid,
             superstep,
-            location(file, line),
+            loc,
         ));
     }
+    let _ = RUN_NAMES.set(names);
     if let Some(f) = spmd {
         let _ = SPMD.set(f);
         if engine() == Ok(Engine::Mpi) {
-            mpi_init_mode(f);
+            mpi_init_mode(f, names);
         }
     }
 }
@@ -182,10 +222,10 @@ extern "C" fn exit_before_begin(status: c_int, _: *mut std::ffi::c_void) {
 
 /// `bsp_init` on `mpi`, where every rank runs `main`: ranks other than 0
 /// go straight to the SPMD function, and end in its `bsp_end`.
-fn mpi_init_mode(spmd: Spmd) {
+fn mpi_init_mode(spmd: Spmd, names: Names) {
     // SAFETY: `bsp_init`, before the run: the library has no thread of
     // its own, and a BSPlib program makes no MPI calls of its own.
-    let rank = guard("bsp_init", || unsafe { bsplib::launch::mpi_rank() });
+    let rank = guard(names("bsp_init"), || unsafe { bsplib::launch::mpi_rank() });
     match rank {
         Ok(0) => {
             // The other ranks now wait in `bsp_begin` for this one: if the
@@ -202,16 +242,17 @@ fn mpi_init_mode(spmd: Spmd) {
             fail(Error::new(
                 ErrorKind::Died {
                     detail: format!(
-                        "process {pid} returned from the SPMD function without calling bsp_end"
+                        "process {pid} returned from the SPMD function without calling {}",
+                        names("bsp_end")
                     ),
                 },
-                "bsp_end",
+                names("bsp_end"),
                 pid,
                 superstep,
                 None,
             ))
         }
-        Err(e) => fail(e),
+        Err(e) => fail(renamed(e, names)),
     }
 }
 
@@ -225,14 +266,18 @@ pub extern "C" fn bsp_nprocs() -> c_int {
 /// `bsp_nprocs` with the caller's location.
 #[no_mangle]
 pub extern "C" fn bsplib_nprocs_at(file: *const c_char, line: c_int) -> c_int {
-    guard("bsp_nprocs", || {
+    nprocs(c_names, location(file, line))
+}
+
+/// `bsp_nprocs` of the front door whose names are `names`.
+pub(crate) fn nprocs(names: Names, loc: Option<bsplib::SourceLocation>) -> c_int {
+    guard(names("bsp_nprocs"), || {
         let n = match attached_place().and(launch()) {
             Some(l) => l.nprocs(),
             None => available().unwrap_or_else(|detail| {
-                let loc = location(file, line);
                 fail(Error::new(
                     ErrorKind::Startup { detail },
-                    "bsp_nprocs",
+                    names("bsp_nprocs"),
                     0,
                     0,
                     loc,
@@ -252,8 +297,13 @@ pub extern "C" fn bsp_begin(maxprocs: c_int) {
 /// `bsp_begin` with the caller's location.
 #[no_mangle]
 pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_int) {
-    let loc = location(file, line);
-    let started = guard("bsp_begin", || {
+    begin(maxprocs, c_names, location(file, line))
+}
+
+/// `bsp_begin` of the front door whose names are `names`.
+pub(crate) fn begin(maxprocs: c_int, names: Names, loc: Option<bsplib::SourceLocation>) {
+    let call = names("bsp_begin");
+    let started = guard(call, || {
         if let Some(pid) = PENDING.with(Cell::take) {
             let launch = launch().expect("a spawned process has a run");
             note(pid, 0);
@@ -263,15 +313,14 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
             attach(unsafe { launch.attach(pid) }?);
             return Ok(());
         }
-        let startup =
-            |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, loc);
+        let startup = |detail: String| Error::new(ErrorKind::Startup { detail }, call, 0, 0, loc);
         // Rank 0 of an mpi run in bsp_init mode is here: exiting is no
         // longer leaving the others waiting for it.
         BEGIN_PENDING.store(false, std::sync::atomic::Ordering::Relaxed);
         let engine = engine().map_err(startup)?;
         if let Some(launch) = LAUNCH.get() {
             if attached_place().is_some() || this_process_ended() {
-                return Err(Error::new(ErrorKind::Nested, "bsp_begin", 0, 0, loc));
+                return Err(Error::new(ErrorKind::Nested, call, 0, 0, loc));
             }
             // A thread the program made calls bsp_begin during the run.
             let pid = os_process_pid();
@@ -279,7 +328,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
                 ErrorKind::NotABspProcess {
                     what: "a thread the program created",
                 },
-                "bsp_begin",
+                call,
                 pid,
                 launch.superstep_of(pid),
                 loc,
@@ -302,6 +351,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         // in its `bsp_end`, then `leave` or `join`, and `fail` records the
         // error before it stops the run.
         let launch = unsafe { Launch::new(engine, p, loc) }?;
+        let _ = RUN_NAMES.set(names);
         let _ = LAUNCH.set(Arc::clone(&launch));
         // SAFETY: registers a handler with no captured state (glibc's
         // `on_exit` passes the exit status).
@@ -339,7 +389,7 @@ pub extern "C" fn bsplib_begin_at(maxprocs: c_int, file: *const c_char, line: c_
         Ok(())
     });
     if let Err(e) = started {
-        fail(e)
+        fail(renamed(e, names))
     }
 }
 
@@ -363,14 +413,15 @@ fn spawn(launch: &Arc<Launch>) -> Result<(), String> {
                     } else {
                         "main"
                     };
+                    let end = run_names()("bsp_end");
                     let superstep = crate::startup::launch().map_or(0, |l| l.superstep_of(pid));
                     fail(Error::new(
                         ErrorKind::Died {
                             detail: format!(
-                                "process {pid} returned from {what} without calling bsp_end"
+                                "process {pid} returned from {what} without calling {end}"
                             ),
                         },
-                        "bsp_end",
+                        end,
                         pid,
                         superstep,
                         None,
@@ -404,13 +455,20 @@ fn stack_size() -> usize {
 /// must leave its SPMD code.
 #[no_mangle]
 pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int {
-    let loc = location(file, line);
-    let ended = guard("bsp_end", || {
+    end_process(c_names, location(file, line))
+}
+
+/// `bsp_end` of the front door whose names are `names`: 1 if the calling
+/// thread must leave its SPMD code.
+pub(crate) fn end_process(names: Names, loc: Option<bsplib::SourceLocation>) -> c_int {
+    let call = names("bsp_end");
+    let ended = guard(call, || {
         let Some(attached) = detach() else {
-            return Err(crate::outside("bsp_end", loc));
+            return Err(crate::outside(call, loc));
         };
         let launch = launch().expect("an attached process has a run");
         let mut attached = attached;
+        attached.bsp().set_call_names(Some(names));
         let pid = attached.bsp().pid();
         // SAFETY: `attached` came from this thread's slot, where its
         // `bsp_begin` put the handle it attached on `launch`, the program's
@@ -444,7 +502,7 @@ pub extern "C" fn bsplib_end_process(file: *const c_char, line: c_int) -> c_int 
         }
         Ok(0)
     });
-    ended.unwrap_or_else(|e| fail(e))
+    ended.unwrap_or_else(|e| fail(renamed(e, names)))
 }
 
 /// Process 0 of a failed `processes` run: lets the other processes end by
@@ -471,7 +529,10 @@ extern "C" fn exit_without_end(status: c_int, _: *mut std::ffi::c_void) {
     if let Some((pid, superstep)) = attached_place() {
         fail(Error::new(
             ErrorKind::Died {
-                detail: format!("process {pid} exited (status {status}) without calling bsp_end"),
+                detail: format!(
+                    "process {pid} exited (status {status}) without calling {}",
+                    run_names()("bsp_end")
+                ),
             },
             "exit",
             pid,

@@ -13,6 +13,7 @@ extern "C" {
     fn bsplib_c_abort_at();
     fn bsplib_c_end();
     fn bsplib_c_end_at();
+    fn bsplib_c_fortran_end();
 }
 
 macro_rules! trampoline {
@@ -46,4 +47,8 @@ trampoline!(
     /// `bsp_end` with the caller's location:
     /// `void bsplib_end_at(const char *file, int line)`.
     bsplib_end_at => bsplib_c_end_at
+);
+trampoline!(
+    /// Fortran's `SUBROUTINE bspend()`.
+    bspend_ => bsplib_c_fortran_end
 );

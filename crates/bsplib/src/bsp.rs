@@ -103,6 +103,34 @@ impl Bsp {
         self.process.borrow().nprocs
     }
 
+    /// Sets how this process's errors name BSPlib's calls, for front doors
+    /// in other languages: `names` maps the core's name of a call (C's:
+    /// `bsp_put`, `bsp_push_reg`) to the one the caller knows (Fortran's
+    /// `bspput`, `bsppushreg`); `None` keeps the core's names. It applies
+    /// to the errors this process finds from now on, also those that a
+    /// sync finds about earlier calls. Returns the previous setting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let err = bsplib::run(2, |bsp| {
+    ///     bsp.set_call_names(Some(|call| if call == "bsp_get" { "bspget" } else { call }));
+    ///     let x = bsplib::Area::from_vec(bsp, vec![0u32; 1]);
+    ///     bsp.push_reg(&x)?;
+    ///     bsp.sync()?;
+    ///     bsp.get(0, &x, 1, &x, 0, 1)?; // past the end of x on process 0
+    ///     bsp.sync()
+    /// })
+    /// .unwrap_err();
+    /// assert_eq!(err.call(), "bspget");
+    /// ```
+    pub fn set_call_names(
+        &mut self,
+        names: Option<fn(&'static str) -> &'static str>,
+    ) -> Option<fn(&'static str) -> &'static str> {
+        std::mem::replace(&mut self.process().call_names, names)
+    }
+
     /// The current superstep number (0 before the first [`sync`](Bsp::sync)).
     #[inline]
     pub fn superstep(&self) -> u64 {

@@ -135,6 +135,9 @@ pub(crate) struct Process {
     /// the next sync makes (`Some(Some(_))`: enter, `Some(None)`: leave).
     pub(crate) am: Option<Box<crate::am::Context>>,
     pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
+    /// How errors name the calls (`Bsp::set_call_names`): the core's own
+    /// names (C's, `bsp_put`) if `None`.
+    pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
 }
 
 impl Process {
@@ -177,7 +180,14 @@ impl Process {
             quiet: [false; 2],
             am: None,
             am_switch: None,
+            call_names: None,
         }
+    }
+
+    /// The name errors give to the call the core knows as `call`.
+    #[cold]
+    pub(crate) fn call_name(&self, call: &'static str) -> &'static str {
+        self.call_names.map_or(call, |name| name(call))
     }
 
     /// This process's outgoing half for the current superstep. Callers
@@ -227,7 +237,7 @@ impl Process {
     /// (unless one is recorded already) and stops every process.
     #[cold]
     pub(crate) fn fail(&self, kind: ErrorKind, call: &'static str, loc: Loc) -> Error {
-        let err = Error::new(kind, call, self.pid, self.superstep, loc);
+        let err = Error::new(kind, self.call_name(call), self.pid, self.superstep, loc);
         self.world.fail(err.clone());
         err
     }
@@ -340,7 +350,13 @@ impl Process {
     /// (not recorded: the run already has its error).
     #[cold]
     pub(crate) fn stopped(&self, call: &'static str, loc: Loc) -> Error {
-        Error::new(ErrorKind::Stopped, call, self.pid, self.superstep, loc)
+        Error::new(
+            ErrorKind::Stopped,
+            self.call_name(call),
+            self.pid,
+            self.superstep,
+            loc,
+        )
     }
 
     /// `bsp_time`: seconds since the start of the run, this process's clock.

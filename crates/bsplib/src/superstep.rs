@@ -602,7 +602,7 @@ impl Process {
                 );
                 let err = Error::new(
                     ErrorKind::TagSizeMismatch { detail },
-                    "bsp_set_tagsize",
+                    self.call_name("bsp_set_tagsize"),
                     pid,
                     self.superstep,
                     t.location.or(t0.location).or(loc),
@@ -612,7 +612,13 @@ impl Process {
             }
         }
         self.reg.apply(ops).map_err(|e| {
-            let err = Error::new(e.kind, e.call, e.pid, self.superstep, e.location);
+            let err = Error::new(
+                e.kind,
+                self.call_name(e.call),
+                e.pid,
+                self.superstep,
+                e.location,
+            );
             self.world.fail_collective(err.clone(), self.pid);
             err
         })

@@ -1,0 +1,20 @@
+!     fbsp.h: bsplib's Fortran declarations, for INCLUDE 'fbsp.h' in
+!     free-form and fixed-form source alike (columns 7 to 72, comments
+!     in column 1). It gives the BSPlib functions their types, byte
+!     sizes of the intrinsic types for offsets and lengths, and the
+!     common block bspunregistered. A program includes it or declares
+!     the functions itself (INTEGER, EXTERNAL :: bsppid), not both.
+!     Pids and offsets count from 0; lengths are in bytes.
+      INTEGER bspnprocs, bsppid
+      DOUBLE PRECISION bsptime
+      EXTERNAL bspnprocs, bsppid, bsptime
+!     Bytes of one INTEGER, REAL, DOUBLE PRECISION, LOGICAL, COMPLEX,
+!     DOUBLE COMPLEX and CHARACTER of the default kinds (gfortran).
+      INTEGER BSPINT, BSPREAL, BSPDOUBLE, BSPLOGICAL
+      INTEGER BSPCOMPLEX, BSPDCOMPLEX, BSPCHAR
+      PARAMETER (BSPINT=4, BSPREAL=4, BSPDOUBLE=8, BSPLOGICAL=4)
+      PARAMETER (BSPCOMPLEX=8, BSPDCOMPLEX=16, BSPCHAR=1)
+!     Passed to bsppushreg as the area of a process that registers
+!     nothing in a slot (C's NULL): CALL bsppushreg(bspunregistered,0)
+      INTEGER bspunregistered(1)
+      COMMON /bspunregistered/ bspunregistered
