@@ -744,4 +744,39 @@ mod loom_tests {
             t.join().unwrap();
         });
     }
+
+    /// The dispatching barrier: a waiter in `wait_polling` sees a record
+    /// posted (data, then a ring) by a process that waits for the answer
+    /// before it arrives; it answers from inside its poll, and both leave.
+    /// However the ring and the waiter's parking interleave, no wake-up is
+    /// lost (the waiter sets the bell's sleep bit as well as the
+    /// barrier's).
+    #[test]
+    fn loom_polling_barrier_answers_and_wakes() {
+        loom::model(|| {
+            let b = Arc::new(Barrier::new(2));
+            // The waiter's bell and the asker's (for the answer).
+            let bells = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+            let question = Arc::new(AtomicUsize::new(0));
+            let (b2, bells2, q2) = (b.clone(), bells.clone(), question.clone());
+            let t = thread::spawn(move || {
+                q2.store(7, Ordering::Relaxed);
+                b2.ring(&bells2[0]);
+                // Wait for the answer, then arrive.
+                b2.await_bell(&bells2[1], 1).unwrap();
+                b2.wait(&mut 0, 0).unwrap();
+            });
+            let mut answered = false;
+            let mut k = 0;
+            b.wait_polling(&mut k, 0, &bells[0], &mut || {
+                if !answered && question.load(Ordering::Relaxed) == 7 {
+                    answered = true;
+                    b.ring(&bells[1]);
+                }
+            })
+            .unwrap();
+            assert!(answered);
+            t.join().unwrap();
+        });
+    }
 }
