@@ -731,3 +731,78 @@ fn sending_outside_active_message_mode_is_an_error() {
         },
     );
 }
+
+#[test]
+fn am_term_on_some_processes_only_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            bsp.am_init(Handlers::new())?;
+            if bsp.pid() == 0 {
+                bsp.am_term()
+            } else {
+                bsp.sync()
+            }
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::AmMismatch { .. }), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_target_counter_dropped_by_its_process_fails_on_the_target() {
+    expect_error(
+        1,
+        |bsp| {
+            let mut hs = Handlers::new();
+            let h = hs.add("h", |_| Landing::none());
+            bsp.am_init(hs)?;
+            let c = bsp.counter()?;
+            let ids = exchange_ids(bsp, c.id())?;
+            drop(c);
+            bsp.sync()?;
+            if bsp.pid() == bsp.nprocs() - 1 {
+                let to = Counters::none().tgt(ids[0]);
+                bsp.am_send(0, h, &[0u8], Source::<u8>::Contiguous(&[]), to)?;
+            }
+            bsp.sync()
+        },
+        on_target("which was dropped"),
+    );
+}
+
+/// Every process floods its right neighbour with messages of 8 KiB, far
+/// more than an inbox holds, without waiting: the backlog keeps them in
+/// order, the fence of the sync waits for all, and every one lands.
+fn flood(bsp: &mut Bsp) -> Result<(), Error> {
+    let n = 600u64;
+    let got = Rc::new(RefCell::new(Vec::new()));
+    let g = got.clone();
+    let mut hs = Handlers::new();
+    let h = hs.add("flood", move |a| {
+        let seq: u64 = a.uhdr_as().unwrap_or(u64::MAX);
+        let g = g.clone();
+        Landing::buffer().then(move |d| {
+            let data = d.data_as::<u64>();
+            assert!(data.len() == 1024 && data.iter().all(|&x| x == seq));
+            g.borrow_mut().push(seq);
+        })
+    });
+    bsp.am_init(hs)?;
+    let sent = bsp.counter()?;
+    for seq in 0..n {
+        let data = [seq; 1024];
+        let c = Counters::none().org(&sent);
+        bsp.am_send(right(bsp), h, &[seq], Source::Contiguous(&data), c)?;
+    }
+    check_eq!(bsp, sent.get(), n);
+    bsp.sync()?;
+    check_eq!(bsp, *got.borrow(), (0..n).collect::<Vec<_>>());
+    bsp.am_term()
+}
+
+#[test]
+fn a_flood_of_messages_lands_in_order_after_the_sync() {
+    scenario(flood);
+}
