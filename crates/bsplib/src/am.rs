@@ -97,6 +97,20 @@ pub const MAX_UHDR: usize = 4096;
 /// The record kinds on the active-message path.
 const KIND_AM: u64 = 1;
 const KIND_ACK: u64 = 2;
+/// A piece of the data of a large message: `[len | DATA << 32][src | seq
+/// << 32][offset][bytes]`, following its message's record in order.
+const KIND_DATA: u64 = 3;
+
+/// The bit of a message record's first word that says its data follows
+/// in `DATA` records.
+const CHUNKED: u64 = 1 << 56;
+
+/// Records up to this size carry their data; larger messages send it in
+/// `DATA` records of at most this size (each an inbox holds many of).
+const EAGER: usize = 128 << 10;
+
+/// The most data bytes of one message (LAPI's `LAPI_MAX_MSG_SZ`).
+pub const MAX_DATA: usize = (1 << 31) - 1;
 
 /// Vector kinds of a record (the origin's): how its data was laid out.
 const VEC_CONTIG: u64 = 0;
@@ -556,7 +570,66 @@ fn bump(c: &CounterCell) {
 pub(crate) struct Outgoing {
     to: usize,
     record: Vec<u8>,
+    /// The `DATA` records of a large message, in order.
+    chunks: Vec<Vec<u8>>,
     cmpl: Option<Weak<CounterCell>>,
+}
+
+/// A message whose header handler ran and whose data is still arriving
+/// (or has all arrived, and is being finished).
+struct Pending {
+    seq: u64,
+    total: usize,
+    received: usize,
+    sink: Sink,
+    then: Option<CompletionFn>,
+    tgt: u64,
+}
+
+/// Where a message's data goes on the target.
+enum Sink {
+    /// Nowhere (the message has none).
+    None,
+    /// A buffer for the completion handler.
+    Buffer(Vec<u8>),
+    /// Blocks `(offset, len)` of an area from `base`, filled in order;
+    /// bytes beyond them are dropped (GENERIC); `_keep` holds the area.
+    Blocks {
+        base: *mut u8,
+        blocks: Vec<(usize, usize)>,
+        _keep: std::rc::Rc<dyn std::any::Any>,
+    },
+}
+
+impl Sink {
+    /// Writes `bytes`, which start at byte `offset` of the message's data.
+    fn deliver(&mut self, offset: usize, bytes: &[u8]) {
+        match self {
+            Sink::None => {}
+            Sink::Buffer(b) => b[offset..offset + bytes.len()].copy_from_slice(bytes),
+            Sink::Blocks { base, blocks, .. } => {
+                let (mut skip, mut left) = (offset, bytes);
+                for &(at, n) in blocks.iter() {
+                    if skip >= n {
+                        skip -= n;
+                        continue;
+                    }
+                    let k = (n - skip).min(left.len());
+                    // SAFETY: `at + n` lies inside the area's storage
+                    // (`target_blocks` checked it against its size), which
+                    // `_keep` holds and this process owns; we run inside a
+                    // `&mut Bsp` call, so no view of it is alive; `left`
+                    // is a received record, not in the area.
+                    unsafe { std::ptr::copy_nonoverlapping(left.as_ptr(), base.add(at + skip), k) };
+                    left = &left[k..];
+                    skip = 0;
+                    if left.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A message sent and not yet acknowledged.
@@ -589,8 +662,11 @@ pub(crate) struct Context {
     in_barrier: bool,
     /// Per origin: the last sequence number handled and not acknowledged.
     to_ack: Vec<u64>,
+    /// Per origin: the large message whose data is arriving.
+    open: Vec<Option<Pending>>,
     /// Received bytes, reused.
     buf: Vec<u8>,
+    /// The largest record the engine carries.
     largest: usize,
 }
 
@@ -614,6 +690,7 @@ impl Context {
             held: Vec::new(),
             in_barrier: false,
             to_ack: vec![0; n],
+            open: (0..n).map(|_| None).collect(),
             buf: Vec::new(),
             largest: p.world.am_max_record(),
         }
@@ -665,29 +742,30 @@ impl Context {
                 Ok((r.start * size, (r.end - r.start) * size))
             }
         };
-        // (vector kind, block lengths in bytes, packed data)
-        let (vec, lens, data): (u64, Vec<usize>, Vec<u8>) = match *src {
-            Source::Contiguous(s) => {
-                let b: &[u8] = bytemuck::cast_slice(s);
-                (VEC_CONTIG, vec![b.len()], b.to_vec())
-            }
-            Source::Io(s, ranges) | Source::Generic(s, ranges) => {
-                let b: &[u8] = bytemuck::cast_slice(s);
-                let mut lens = Vec::with_capacity(ranges.len());
-                let mut data = Vec::new();
-                for r in ranges {
-                    let (at, n) = bytes_of(r, s.len(), "an io-vector")?;
-                    lens.push(n);
-                    data.extend_from_slice(&b[at..at + n]);
-                }
+        // The blocks of the source as byte ranges `(offset, len)`, checked,
+        // before anything is copied; then the vector kind and the lengths.
+        let elems: &[T] = match *src {
+            Source::Contiguous(s)
+            | Source::Io(s, _)
+            | Source::Generic(s, _)
+            | Source::Strided(s, _) => s,
+        };
+        let (b, n_elems): (&[u8], usize) = (bytemuck::cast_slice(elems), elems.len());
+        let (vec, blocks): (u64, Vec<(usize, usize)>) = match *src {
+            Source::Contiguous(_) => (VEC_CONTIG, vec![(0, b.len())]),
+            Source::Io(_, ranges) | Source::Generic(_, ranges) => {
+                let blocks = ranges
+                    .iter()
+                    .map(|r| bytes_of(r, n_elems, "an io-vector"))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let vec = if matches!(src, Source::Io(..)) {
                     VEC_IO
                 } else {
                     VEC_GENERIC
                 };
-                (vec, lens, data)
+                (vec, blocks)
             }
-            Source::Strided(s, st) => {
+            Source::Strided(_, st) => {
                 if st.count > 1 && st.stride < st.block {
                     return Err(arg(
                         "LAPI_ERR_ORG_STRIDE",
@@ -697,27 +775,48 @@ impl Context {
                         ),
                     ));
                 }
-                let b: &[u8] = bytemuck::cast_slice(s);
-                let mut data = Vec::new();
-                for i in st.indices_blocks() {
-                    let (at, n) = bytes_of(&i, s.len(), "a strided block")?;
-                    data.extend_from_slice(&b[at..at + n]);
-                }
-                (VEC_STRIDED, vec![st.block * size; st.count], data)
+                let blocks = st
+                    .indices_blocks()
+                    .map(|r| bytes_of(&r, n_elems, "a strided block"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (VEC_STRIDED, blocks)
             }
         };
+        let total = blocks
+            .iter()
+            .try_fold(0usize, |a, &(_, n)| a.checked_add(n))
+            .filter(|&t| t <= MAX_DATA)
+            .ok_or_else(|| {
+                arg(
+                    "LAPI_ERR_DATA_LEN",
+                    format!("the message has more than {MAX_DATA} bytes of data"),
+                )
+            })?;
+        let lens: Vec<usize> = blocks.iter().map(|&(_, n)| n).collect();
+        let mut data = Vec::with_capacity(total);
+        for &(at, n) in &blocks {
+            data.extend_from_slice(&b[at..at + n]);
+        }
         let lens_words = if vec == VEC_STRIDED || vec == VEC_CONTIG {
             1
         } else {
             lens.len()
         };
-        let len = 8 * (HEADER_WORDS + lens_words) + pad8(uhdr.len()) + pad8(data.len());
-        if len > self.largest || len > u32::MAX as usize {
+        let head = 8 * (HEADER_WORDS + lens_words) + pad8(uhdr.len());
+        // Larger messages send their data in pieces after the record.
+        let eager = EAGER.min(self.largest);
+        let chunked = head + pad8(data.len()) > eager;
+        let len = if chunked {
+            head
+        } else {
+            head + pad8(data.len())
+        };
+        if len > self.largest {
             return Err(arg(
                 "LAPI_ERR_DATA_LEN",
                 format!(
-                    "the message needs {len} bytes; active messages carry at most {} bytes \
-                     (header, user header and data) on this engine",
+                    "the message's header and block lengths need {len} bytes; this engine \
+                     carries records of at most {}",
                     self.largest
                 ),
             ));
@@ -727,7 +826,7 @@ impl Context {
         });
         let mut r = Vec::with_capacity(len);
         let mut word = |w: u64| r.extend_from_slice(&w.to_ne_bytes());
-        word(len as u64 | KIND_AM << 32 | vec << 40);
+        word(len as u64 | KIND_AM << 32 | vec << 40 | if chunked { CHUNKED } else { 0 });
         word(self.pid as u64); // the sequence number is set when it is sent
         word(u64::from(handler.index) | u64::from(handler.hash) << 32);
         word(tgt);
@@ -742,7 +841,22 @@ impl Context {
         }
         r.extend_from_slice(uhdr);
         r.resize(r.len() + pad8(uhdr.len()) - uhdr.len(), 0);
-        r.extend_from_slice(&data);
+        let mut chunks = Vec::new();
+        if chunked {
+            let piece = eager - 24;
+            for (i, part) in data.chunks(piece).enumerate() {
+                let n = 24 + pad8(part.len());
+                let mut c = Vec::with_capacity(n);
+                c.extend_from_slice(&(n as u64 | KIND_DATA << 32).to_ne_bytes());
+                c.extend_from_slice(&(self.pid as u64).to_ne_bytes());
+                c.extend_from_slice(&((i * piece) as u64).to_ne_bytes());
+                c.extend_from_slice(part);
+                c.resize(n, 0);
+                chunks.push(c);
+            }
+        } else {
+            r.extend_from_slice(&data);
+        }
         r.resize(len, 0);
         if let Some(c) = counters.org {
             bump(&c.cell);
@@ -750,6 +864,7 @@ impl Context {
         Ok(Outgoing {
             to: pid,
             record: r,
+            chunks,
             cmpl: counters.cmpl.map(|c| Rc::downgrade(&c.cell)),
         })
     }
@@ -764,13 +879,19 @@ impl Context {
         let to = out.to;
         self.sent[to] += 1;
         let seq = self.sent[to];
+        let word1 = (self.pid as u64 | seq << 32).to_ne_bytes();
         let mut record = out.record;
-        record[8..16].copy_from_slice(&(self.pid as u64 | seq << 32).to_ne_bytes());
+        record[8..16].copy_from_slice(&word1);
         self.in_flight[to].push_back(InFlight {
             seq,
             cmpl: out.cmpl,
         });
-        self.post(world, to, record)
+        self.post(world, to, record)?;
+        for mut chunk in out.chunks {
+            chunk[8..16].copy_from_slice(&word1);
+            self.post(world, to, chunk)?;
+        }
+        Ok(())
     }
 
     /// Posts a record to `to` behind its backlog.
@@ -799,6 +920,11 @@ impl Context {
     /// the sync.
     pub(crate) fn holds_sends(&self) -> bool {
         !self.held.is_empty()
+    }
+
+    /// Whether records wait for room in an inbox.
+    fn backlogged(&self) -> bool {
+        self.backlog.iter().any(|q| !q.is_empty())
     }
 
     /// Messages sent and not acknowledged, and records not posted yet.
@@ -857,18 +983,52 @@ impl Context {
             match w0 >> 32 & 0xff {
                 KIND_ACK => self.acknowledged(from, seq).map_err(|d| invalid(d, from))?,
                 KIND_AM => {
-                    if seq != self.handled[from] + 1 {
+                    if seq != self.handled[from] + 1 || self.open[from].is_some() {
                         return Err(invalid(
                             format!(
-                                "has sequence number {seq}, expected {}",
+                                "has sequence number {seq}, expected {} (or came before the \
+                                 data of the previous one)",
                                 self.handled[from] + 1
                             ),
                             from,
                         ));
                     }
-                    self.handle(world, from, seq, rec)?;
+                    let pending = self.begin(from, seq, rec)?;
                     self.handled[from] = seq;
-                    self.to_ack[from] = seq;
+                    if pending.received == pending.total {
+                        self.finish(world, from, pending)?;
+                    } else {
+                        self.open[from] = Some(pending);
+                    }
+                }
+                KIND_DATA => {
+                    let offset = if len >= 24 {
+                        word(at + 16) as usize
+                    } else {
+                        usize::MAX
+                    };
+                    let Some(mut pending) = self.open[from].take() else {
+                        return Err(invalid("is data of no message".into(), from));
+                    };
+                    let bytes = &rec[24.min(len)..];
+                    let n = bytes.len().min(pending.total - pending.received);
+                    if pending.seq != seq || offset != pending.received || n == 0 {
+                        return Err(invalid(
+                            format!(
+                                "is data of message {seq} at byte {offset}, expected message {} \
+                                 at byte {}",
+                                pending.seq, pending.received
+                            ),
+                            from,
+                        ));
+                    }
+                    pending.sink.deliver(offset, &bytes[..n]);
+                    pending.received += n;
+                    if pending.received == pending.total {
+                        self.finish(world, from, pending)?;
+                    } else {
+                        self.open[from] = Some(pending);
+                    }
                 }
                 k => return Err(invalid(format!("has an unknown kind {k}"), from)),
             }
@@ -895,8 +1055,10 @@ impl Context {
         Ok(())
     }
 
-    /// One message from `from`.
-    fn handle(&mut self, world: &World, from: usize, seq: u64, rec: &[u8]) -> Result<(), Dispatch> {
+    /// The record of message `seq` from `from`: runs its header handler
+    /// and resolves its landing; the data the record carries (all of it,
+    /// unless `CHUNKED`) is delivered.
+    fn begin(&mut self, from: usize, seq: u64, rec: &[u8]) -> Result<Pending, Dispatch> {
         let target_err = |reason: String| {
             Dispatch::Target(ErrorKind::AmTarget {
                 origin: from,
@@ -909,7 +1071,9 @@ impl Context {
                 .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
                 .ok_or_else(|| target_err("the record is cut short".into()))
         };
-        let vec = word(0)? >> 40 & 0xff;
+        let w0 = word(0)?;
+        let vec = w0 >> 40 & 0xff;
+        let chunked = w0 & CHUNKED != 0;
         let (hindex, hhash) = {
             let w = word(16)?;
             (w as u32 as usize, (w >> 32) as u32)
@@ -927,6 +1091,13 @@ impl Context {
             VEC_GENERIC => Kind::Generic,
             v => return Err(target_err(format!("unknown vector kind {v}"))),
         };
+        let lens_words = match kind {
+            Kind::Io | Kind::Generic => num_vecs,
+            _ => 1,
+        };
+        if 8 * (HEADER_WORDS + lens_words) > rec.len() || total > MAX_DATA {
+            return Err(target_err("the record is cut short".into()));
+        }
         let lens: Vec<usize> = match kind {
             Kind::Io | Kind::Generic => (0..num_vecs)
                 .map(|i| word(48 + 8 * i).map(|w| w as usize))
@@ -934,17 +1105,17 @@ impl Context {
             Kind::Strided => vec![word(48)? as usize; num_vecs],
             Kind::Contiguous => vec![total],
         };
-        let lens_words = match kind {
-            Kind::Io | Kind::Generic => num_vecs,
-            _ => 1,
-        };
         let uhdr_at = 8 * (HEADER_WORDS + lens_words);
         let data_at = uhdr_at + pad8(uhdr_len);
-        if lens.iter().sum::<usize>() != total || data_at + total > rec.len() {
+        let carried = if chunked { 0 } else { total };
+        if lens.iter().try_fold(0usize, |a, &l| a.checked_add(l)) != Some(total)
+            || data_at
+                .checked_add(carried)
+                .is_none_or(|end| end > rec.len())
+        {
             return Err(target_err("the record's lengths do not add up".into()));
         }
         let uhdr = &rec[uhdr_at..uhdr_at + uhdr_len];
-        let data = &rec[data_at..data_at + total];
         let arrival = Arrival {
             owner: self.owner,
             src: from,
@@ -965,15 +1136,14 @@ impl Context {
             )));
         }
         let landing = header(&arrival);
-        let mut kept = Vec::new();
-        match landing.to {
+        let sink = match landing.to {
             To::None if total != 0 => {
                 return Err(target_err(format!(
                     "carries {total} bytes, and its header handler gave no landing for them"
                 )))
             }
-            To::None => {}
-            To::Buffer => kept = data.to_vec(),
+            To::None => Sink::None,
+            To::Buffer => Sink::Buffer(vec![0; total]),
             To::Area {
                 owner,
                 base,
@@ -989,24 +1159,44 @@ impl Context {
                 }
                 let blocks =
                     target_blocks(&target, kind, &lens, bytes, size).map_err(target_err)?;
-                let mut left = data;
-                for (at, n) in blocks {
-                    let n = n.min(left.len());
-                    // SAFETY: `at + n <= bytes` (checked by `target_blocks`)
-                    // inside the area's storage, which the handler's `Area`
-                    // kept alive until it returned and which this process
-                    // owns; we run inside a `&mut Bsp` call, so no view of
-                    // it is alive; `left` is the record, which is not in
-                    // the area.
-                    unsafe { std::ptr::copy_nonoverlapping(left.as_ptr(), base.add(at), n) };
-                    left = &left[n..];
-                    if left.is_empty() {
-                        break;
-                    }
+                Sink::Blocks {
+                    base,
+                    blocks,
+                    _keep,
                 }
             }
+        };
+        let mut pending = Pending {
+            seq,
+            total,
+            received: 0,
+            sink,
+            then: landing.then,
+            tgt,
+        };
+        if !chunked {
+            pending.sink.deliver(0, &rec[data_at..data_at + total]);
+            pending.received = total;
         }
-        if let Some(then) = landing.then {
+        Ok(pending)
+    }
+
+    /// Message `pending` from `from` has all its data: runs its completion
+    /// handler, moves its target counter, and marks it for acknowledgement.
+    fn finish(&mut self, world: &World, from: usize, pending: Pending) -> Result<(), Dispatch> {
+        let seq = pending.seq;
+        let target_err = |reason: String| {
+            Dispatch::Target(ErrorKind::AmTarget {
+                origin: from,
+                seq,
+                reason,
+            })
+        };
+        if let Some(then) = pending.then {
+            let kept = match pending.sink {
+                Sink::Buffer(b) => b,
+                _ => Vec::new(),
+            };
             let mut sends = Vec::new();
             let mut done = Done {
                 src: from,
@@ -1024,16 +1214,27 @@ impl Context {
                 self.send(world, out).map_err(Dispatch::Interrupted)?;
             }
         }
+        let tgt = pending.tgt;
         if tgt != 0 {
             let (index, generation) = ((tgt as u32 - 1) as usize, (tgt >> 32) as u32);
             match self.counters.get(index) {
                 Some((g, w)) if *g == generation => match w.upgrade() {
                     Some(c) => bump(&c),
-                    None => return Err(target_err(format!("names counter {index} of this process, which was dropped"))),
+                    None => {
+                        return Err(target_err(format!(
+                            "names counter {index} of this process, which was dropped"
+                        )))
+                    }
                 },
-                _ => return Err(target_err(format!("names counter {index} (generation {generation}), which is not a counter of this process"))),
+                _ => {
+                    return Err(target_err(format!(
+                        "names counter {index} (generation {generation}), which is not a \
+                         counter of this process"
+                    )))
+                }
             }
         }
+        self.to_ack[from] = seq;
         Ok(())
     }
 
@@ -1208,11 +1409,7 @@ impl Process {
                 Some(ctx) if ctx.outstanding() => {}
                 _ => return Ok(()),
             }
-            if self
-                .am
-                .as_ref()
-                .is_some_and(|c| c.backlog.iter().any(|b| !b.is_empty()))
-            {
+            if self.am.as_ref().is_some_and(|c| c.backlogged()) {
                 // Room may free up in a full inbox without a ring for us.
                 std::thread::yield_now();
                 continue;
@@ -1242,7 +1439,7 @@ impl Process {
         let mut failure: Option<Dispatch> = None;
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
-                return;
+                return false;
             }
             if let Err(d) = ctx.dispatch(&world) {
                 if let Dispatch::Target(kind) = &d {
@@ -1251,7 +1448,10 @@ impl Process {
                     world.fail(err);
                 }
                 failure = Some(d);
+                return false;
             }
+            // Acknowledgements waiting for room in an inbox: poll again.
+            ctx.backlogged()
         });
         ctx.in_barrier = false;
         self.am = Some(ctx);
@@ -1452,6 +1652,12 @@ impl Bsp {
             if v >= n {
                 counter.set(v - n);
                 return Ok(());
+            }
+            if p.am.as_ref().is_some_and(|c| c.backlogged()) {
+                // Records of ours wait for room in an inbox (perhaps our
+                // own): try again rather than wait for a ring.
+                std::thread::yield_now();
+                continue;
             }
             p.world
                 .am_wait(p.pid, mark)

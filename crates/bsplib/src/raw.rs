@@ -899,6 +899,7 @@ impl<'a> Raw<'a> {
                 Ok(()) => poll(&buf),
                 Err(why) => failed = Some(why),
             }
+            false
         });
         let mut p = self.bsp.process();
         p.episode = episode;

@@ -551,11 +551,86 @@ fn more_data_than_a_message_carries_is_lapi_err_data_len() {
     expect_error(
         1,
         faulty(|bsp, h, _| {
-            let data = vec![0u8; 64 << 20];
-            bsp.am_send(0, h, &[0u8], Source::Contiguous(&data), Counters::none())
+            // 2^18 + 1 pieces of the same 8 KiB: 2 GiB and 8 KiB, refused
+            // before anything is copied.
+            let data = vec![0u8; 8192];
+            let pieces = vec![0..8192; (1 << 18) + 1];
+            bsp.am_send(
+                0,
+                h,
+                &[4u8],
+                Source::Generic(&data, &pieces),
+                Counters::none(),
+            )
         }),
         at_send("LAPI_ERR_DATA_LEN"),
     );
+}
+
+/// Large messages (data in pieces after the record): 3 MiB into an area
+/// through a strided landing, 5 MiB into a buffer, and a GENERIC landing
+/// that holds less than the message (the rest is dropped), each checked
+/// byte for byte, with the counters.
+fn large(bsp: &mut Bsp) -> Result<(), Error> {
+    let (me, l, r) = (bsp.pid(), left(bsp), right(bsp));
+    let n = 3 << 17; // u64s: 3 MiB
+    let area = Area::<u64>::new(bsp, 2 * n);
+    let a = area.am_ref();
+    let got = Rc::new(RefCell::new(Vec::new()));
+    let g = got.clone();
+    let mut hs = Handlers::new();
+    let h = hs.add("large", move |arr| match arr.uhdr_as::<u8>().unwrap_or(0) {
+        // Every other element of the area.
+        0 => Landing::into(&a, Target::Strided(Strided::new(0, 1, 2, n))),
+        1 => {
+            let g = g.clone();
+            Landing::buffer().then(move |d| *g.borrow_mut() = d.data_as::<u64>())
+        }
+        // GENERIC into 1000 elements at 10 and 5 at 2 * n - 5.
+        _ => Landing::into(&a, Target::Generic(vec![10..1010, 2 * n - 5..2 * n])),
+    });
+    bsp.am_init(hs)?;
+    let tgt = bsp.counter()?;
+    let ids = exchange_ids(bsp, tgt.id())?;
+    let cmpl = bsp.counter()?;
+    let mine: Vec<u64> = (0..n as u64).map(|i| i * 7 + me as u64).collect();
+    let theirs: Vec<u64> = (0..n as u64).map(|i| i * 7 + l as u64).collect();
+    let packed = Source::Strided(&mine, Strided::new(0, 1, 1, n));
+    bsp.am_send(
+        r,
+        h,
+        &[0u8],
+        packed,
+        Counters::none().tgt(ids[r]).cmpl(&cmpl),
+    )?;
+    bsp.wait(&tgt, 1)?;
+    let s = area.as_slice(bsp);
+    check!(bsp, s.iter().step_by(2).eq(theirs.iter()));
+    check!(bsp, s.iter().skip(1).step_by(2).all(|&x| x == 0));
+    bsp.wait(&cmpl, 1)?;
+    bsp.sync()?;
+    let five: Vec<u64> = (0..(5 << 17) as u64).map(|i| i ^ me as u64).collect();
+    bsp.am_send(r, h, &[1u8], Source::Contiguous(&five), Counters::none())?;
+    bsp.sync()?;
+    let want: Vec<u64> = (0..(5 << 17) as u64).map(|i| i ^ l as u64).collect();
+    check!(bsp, *got.borrow() == want);
+    bsp.am_send(
+        r,
+        h,
+        &[2u8],
+        Source::Generic(&mine, &[0..n]),
+        Counters::none(),
+    )?;
+    bsp.sync()?;
+    let s = area.as_slice(bsp);
+    check!(bsp, s[10..1010] == theirs[..1000]);
+    check!(bsp, s[2 * n - 5..] == theirs[1000..1005]);
+    bsp.am_term()
+}
+
+#[test]
+fn large_messages_land_in_pieces() {
+    scenario(large);
 }
 
 /// The error is an `AmTarget` on process 0 (the target) about a message

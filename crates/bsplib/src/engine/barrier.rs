@@ -268,7 +268,8 @@ impl<W: Wake> Barrier<W> {
 
     /// [`wait`](Self::wait) that, while it waits, calls `poll` once at
     /// the start and then whenever `bell` (a notification counter of the
-    /// caller's) has been rung since it last looked: the dispatching barrier of active messages
+    /// caller's) has been rung since it last looked, or at every turn
+    /// while `poll` returns true (it has work waiting for room elsewhere): the dispatching barrier of active messages
     /// (`ACTIVE_MESSAGES.md`, section 2). A parked waiter also sets the
     /// bell's sleep bit, so that a ring wakes it (the same compare-exchange
     /// discipline as the barrier's own flag and [`await_bell`](Self::await_bell)).
@@ -277,7 +278,7 @@ impl<W: Wake> Barrier<W> {
         episode: &mut u64,
         flags: u32,
         bell: &AtomicU64,
-        poll: &mut dyn FnMut(),
+        poll: &mut dyn FnMut() -> bool,
     ) -> Result<u32, Interrupt> {
         if self.stopped.load(Ordering::Relaxed) {
             return Err(Interrupt::Stopped);
@@ -316,7 +317,7 @@ impl<W: Wake> Barrier<W> {
         &self,
         e: u64,
         target: u64,
-        mut polling: Option<(&AtomicU64, &mut dyn FnMut())>,
+        mut polling: Option<(&AtomicU64, &mut dyn FnMut() -> bool)>,
     ) -> Result<(), Interrupt> {
         let done = || count(self.arrivals.load(Ordering::Acquire)) >= target;
         // The bell's count (in units of 2) when we last polled.
@@ -324,10 +325,13 @@ impl<W: Wake> Barrier<W> {
             .as_ref()
             .map_or(0, |(b, _)| b.load(Ordering::Acquire) >> 1);
         // What arrived before the bell was read (it may have been rung
-        // before we came) is polled for once, now.
-        if let Some((_, poll)) = polling.as_mut() {
-            poll();
-        }
+        // before we came) is polled for once, now. A poll that returns
+        // true has work it could not finish (records waiting for room in
+        // an inbox): it is called again at every turn, and we do not park.
+        let mut busy = match polling.as_mut() {
+            Some((_, poll)) => poll(),
+            None => false,
+        };
         let mut spins = 0u32;
         let mut yields = 0u32;
         // Set once spinning is over (no clock is read on the fast path).
@@ -351,9 +355,12 @@ impl<W: Wake> Barrier<W> {
             }
             if let Some((bell, poll)) = polling.as_mut() {
                 let rung = bell.load(Ordering::Acquire) >> 1;
-                if rung != seen {
+                if rung != seen || busy {
                     seen = rung;
-                    poll();
+                    busy = poll();
+                    if busy {
+                        yield_now();
+                    }
                     continue;
                 }
             }
@@ -773,6 +780,7 @@ mod loom_tests {
                     answered = true;
                     b.ring(&bells[1]);
                 }
+                false
             })
             .unwrap();
             assert!(answered);

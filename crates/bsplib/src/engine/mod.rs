@@ -709,18 +709,21 @@ impl World {
     }
 
     /// [`barrier`](Self::barrier) that runs `poll` whenever an active
-    /// message may have arrived for `me` while it waits (the dispatching
-    /// barrier A of a run in LAPI mode).
+    /// message may have arrived for `me` while it waits, and at every turn
+    /// while `poll` returns true (records of ours wait for room in an
+    /// inbox): the dispatching barrier A of active-message mode.
     pub(crate) fn barrier_polling(
         &self,
         episode: &mut u64,
         flags: u32,
         me: usize,
-        poll: &mut dyn FnMut(),
+        poll: &mut dyn FnMut() -> bool,
     ) -> Result<u32, Interrupt> {
         match &self.sync {
             Sync::Serial(s) => {
-                poll();
+                // One process: everything it sent itself was handled by
+                // its fence; what a poll leaves pending is its own.
+                while poll() {}
                 s.barrier(flags)
             }
             Sync::Threads(b) => b.wait_polling(episode, flags, &self.bells[me][AM_BELL], poll),

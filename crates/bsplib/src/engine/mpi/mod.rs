@@ -348,7 +348,7 @@ impl Mpi {
     pub(crate) fn barrier_polling(
         &self,
         _flags: u32,
-        _poll: &mut dyn FnMut(),
+        _poll: &mut dyn FnMut() -> bool,
     ) -> Result<u32, Interrupt> {
         Err(Interrupt::Stopped)
     }
