@@ -20,12 +20,20 @@ pub(crate) struct Msg {
     pub(crate) len: usize,
 }
 
-/// The messages delivered at the last sync, not yet moved.
+/// The bit of a message record's tag-length word that makes it a
+/// *collective record* `[COLL_RECORD][len][payload]` (`collectives.rs`):
+/// indexed into the library's queue, never the user's. No tag length
+/// reaches it (tag sizes are checked against the address space).
+pub(crate) const COLL_RECORD: usize = 1 << 63;
+
+/// The messages delivered at the last sync, not yet moved; and the
+/// collective records, with their senders.
 #[derive(Default)]
 pub(crate) struct Inbox {
     msgs: Vec<Msg>,
     head: usize,
     bytes: usize,
+    pub(crate) coll: Vec<(usize, Msg)>,
 }
 
 impl Inbox {
@@ -33,6 +41,7 @@ impl Inbox {
         self.msgs.clear();
         self.head = 0;
         self.bytes = 0;
+        self.coll.clear();
     }
 
     /// Indexes the message records `[tag len][len][tag][payload]` of one
@@ -46,12 +55,31 @@ impl Inbox {
     ///
     /// The bytes in view must stay readable and unchanged until the next
     /// `clear`.
-    pub(crate) unsafe fn collect(&mut self, buf: Records<'_>, tag_size: usize) -> Result<(), ()> {
+    pub(crate) unsafe fn collect(
+        &mut self,
+        buf: Records<'_>,
+        tag_size: usize,
+        src: usize,
+    ) -> Result<(), ()> {
         let mut at = 0;
         while at < buf.len() {
             let (Some(tag_len), Some(len)) = (buf.try_word(at), buf.try_word(at + 8)) else {
                 return Err(());
             };
+            if tag_len == COLL_RECORD {
+                let payload = buf.try_ptr(at + 16, len).ok_or(())?;
+                at += 16 + (len.checked_add(7).ok_or(())? & !7);
+                self.coll.push((
+                    src,
+                    Msg {
+                        tag: payload,
+                        tag_len: 0,
+                        payload,
+                        len,
+                    },
+                ));
+                continue;
+            }
             if tag_len != tag_size {
                 return Err(());
             }
@@ -147,6 +175,30 @@ impl Process {
         unsafe {
             buf.push_record([tag_len, len], tag, tag_len);
             buf.push_raw(payload, len);
+        }
+        self.flags |= DATA;
+        Ok(())
+    }
+
+    /// Sends `payload` to `pid` as a collective record (copied now), to be
+    /// read from `inbox.coll` after the sync that ends this superstep.
+    pub(crate) fn coll_send(
+        &mut self,
+        pid: usize,
+        payload: &[u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.dest(pid)
+            .sends
+            .try_reserve_record(payload.len().saturating_add(8))
+            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
+        let buf = &mut self.dest(pid).sends;
+        // SAFETY: the header is a record of its own (no payload), then the
+        // payload, padded to 8: the layout `Inbox::collect` reads.
+        unsafe {
+            buf.push_record([COLL_RECORD, payload.len()], payload.as_ptr(), 0);
+            buf.push_raw(payload.as_ptr(), payload.len());
         }
         self.flags |= DATA;
         Ok(())

@@ -290,6 +290,10 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(33);
             w.str(detail);
         }
+        K::CollectiveMismatch { detail } => {
+            w.u64(34);
+            w.str(detail);
+        }
     }
     w.0
 }
@@ -318,6 +322,9 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
             detail: cut(detail),
         },
         K::Startup { detail } => K::Startup {
+            detail: cut(detail),
+        },
+        K::CollectiveMismatch { detail } => K::CollectiveMismatch {
             detail: cut(detail),
         },
         K::Died { detail } => K::Died {
@@ -461,6 +468,9 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             reason: r.string()?,
         },
         33 => K::AmMismatch {
+            detail: r.string()?,
+        },
+        34 => K::CollectiveMismatch {
             detail: r.string()?,
         },
         _ => return None,
@@ -768,6 +778,9 @@ mod tests {
             },
             ErrorKind::AmMismatch {
                 detail: "some only".into(),
+            },
+            ErrorKind::CollectiveMismatch {
+                detail: "another root".into(),
             },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);

@@ -382,6 +382,14 @@ pub enum ErrorKind {
         /// The rule broken.
         reason: String,
     },
+    /// A collective ([`Bsp::broadcast`](crate::Bsp::broadcast), ...) that
+    /// the processes did not call alike: another collective, root, size or
+    /// named operator on another process, or a plain sync there.
+    #[error("collective calls differ between processes: {detail}")]
+    CollectiveMismatch {
+        /// Which processes and calls disagree, and how.
+        detail: String,
+    },
     /// Active-message mode misused: `am_init` or `am_term` called by some
     /// processes only, twice, or an active-message call outside the mode.
     #[error("active messages: {detail}")]

@@ -37,6 +37,9 @@ pub(crate) const AM_ON: u32 = 32;
 /// A process in active-message mode before this sync will not be after it
 /// (`am_term`): a process that will be fails the run.
 pub(crate) const AM_OFF: u32 = 64;
+/// Some process ends this superstep with a collective (`collectives.rs`):
+/// one that ends it with a plain sync fails the run.
+pub(crate) const COLL: u32 = 128;
 
 /// An unbuffered put on an engine sharing one address space: the receiver
 /// copies straight from the sender's source (an address in that one

@@ -135,6 +135,10 @@ pub(crate) struct Process {
     /// the next sync makes (`Some(Some(_))`: enter, `Some(None)`: leave).
     pub(crate) am: Option<Box<crate::am::Context>>,
     pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
+    /// The collective whose sync this is (`collectives.rs`): its name and
+    /// descriptor; and the OR of the flags of the last sync's barrier A.
+    pub(crate) coll: Option<(&'static str, [u64; 4])>,
+    pub(crate) last_flags: u32,
     /// How errors name the calls (`Bsp::set_call_names`): the core's own
     /// names (C's, `bsp_put`) if `None`.
     pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
@@ -180,6 +184,8 @@ impl Process {
             quiet: [false; 2],
             am: None,
             am_switch: None,
+            coll: None,
+            last_flags: 0,
             call_names: None,
         }
     }

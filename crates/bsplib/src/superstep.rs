@@ -62,7 +62,7 @@ use crate::engine::{Rendezvous, RendezvousStopped, World, DESCRIPTOR};
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
 use crate::mailbox::{HpPut, Outgoing, TagCalls, DATA, GET, HPPUT, LARGE, REG};
-use crate::mailbox::{AM_OFF, AM_ON};
+use crate::mailbox::{AM_OFF, AM_ON, COLL};
 use crate::mem::Payload;
 use crate::mem::{self, pad8, Records, Shape, VECTOR};
 use crate::process::{Loc, Process};
@@ -97,7 +97,8 @@ impl Process {
         let result = self
             .check_running(CALL, loc)
             .and_then(|()| self.sync_steps(loc))
-            .and_then(|()| self.am_release_held(CALL, loc));
+            .and_then(|()| self.am_release_held(CALL, loc))
+            .and_then(|()| self.check_collective(loc));
         if result.is_err() {
             self.poisoned = true;
             self.inbox.clear();
@@ -142,7 +143,7 @@ impl Process {
             (false, _) => self.flags,
             (true, true) => self.flags | AM_ON,
             (true, false) => self.flags | AM_OFF,
-        };
+        } | if self.coll.is_some() { COLL } else { 0 };
         let all = if self.am.is_some() {
             self.am_barrier(flags, CALL, loc)?
         } else {
@@ -150,6 +151,7 @@ impl Process {
                 .barrier(&mut self.episode, flags)
                 .map_err(|why| self.interrupted(why, CALL, loc))?
         };
+        self.last_flags = all;
         if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
             self.am_switch = None;
             return Err(self.fail(
@@ -489,7 +491,7 @@ impl Process {
                 // barrier A of the next sync (shared memory: its mailbox
                 // half; exchange: its channel is rewritten two syncs from
                 // now), and our inbox is cleared at that barrier.
-                unsafe { self.inbox.collect(from.sends, self.tags.send) }.map_err(|()| {
+                unsafe { self.inbox.collect(from.sends, self.tags.send, src) }.map_err(|()| {
                     self.fail(
                         ErrorKind::InvalidRecord {
                             what: "message",

@@ -1,0 +1,959 @@
+//! Collectives (the paper's Appendix A): broadcast, gather, scatter,
+//! all-gather, all-to-all, reductions and scans, typed and safe, with no
+//! user-visible registration. The design is in `COLLECTIVES.md` beside this
+//! file.
+//!
+//! Each collective ends the superstep like [`Bsp::sync`] (the puts, gets
+//! and sends issued before it are executed by it, and the message queue
+//! afterwards holds the messages of the superstep it ended) and uses one
+//! superstep. Its data travels as *collective records* in the message
+//! section of the streams, read into a queue of the library's; each
+//! process also sends its right neighbour a descriptor of its call
+//! (collective, root, size, named operator, source location), so that a
+//! collective called by some processes only, or with another root, size
+//! or operator, fails the run naming both calls.
+//!
+//! Reductions and scans combine in pid order from the left, `x0 ⊕ x1 ⊕ …`,
+//! element by element, on every process and engine: an associative
+//! operator that does not commute gives a defined result, and
+//! floating-point results are the same on every engine and run.
+
+use bytemuck::Pod;
+
+use crate::bsp::Bsp;
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::process::{Loc, Process};
+
+/// The collectives, by the index their descriptors carry.
+const NAMES: [&str; 9] = [
+    "broadcast",
+    "gather",
+    "scatter",
+    "all_gather",
+    "all_to_all",
+    "reduce",
+    "all_reduce",
+    "scan",
+    "exscan",
+];
+
+/// The first word of a collective record's payload.
+const DESC: u64 = 0;
+const DATA: u64 = 1;
+
+/// A named reduction operator: the descriptor carries it, so processes
+/// that pass different ones are caught (closures cannot be compared
+/// across processes and are not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `a + b` (wrapping for integers).
+    Sum,
+    /// `a * b` (wrapping for integers).
+    Product,
+    /// The smaller (for floats: `f64::min`, which ignores NaN).
+    Min,
+    /// The larger (for floats: `f64::max`).
+    Max,
+    /// Bitwise and (integers).
+    BitAnd,
+    /// Bitwise or (integers).
+    BitOr,
+    /// Bitwise exclusive or (integers).
+    BitXor,
+}
+
+impl Op {
+    fn id(self) -> u64 {
+        self as u64 + 1
+    }
+}
+
+/// Element types the named operators apply to: the primitive numbers.
+/// Sealed.
+pub trait Reducible: Pod + sealed::Sealed {
+    /// `op(a, b)`, or `None` if the operator does not apply to the type
+    /// (a bitwise operator on floats).
+    fn apply(op: Op, a: Self, b: Self) -> Option<Self>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! int_reducible {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Reducible for $t {
+            fn apply(op: Op, a: Self, b: Self) -> Option<Self> {
+                Some(match op {
+                    Op::Sum => a.wrapping_add(b),
+                    Op::Product => a.wrapping_mul(b),
+                    Op::Min => a.min(b),
+                    Op::Max => a.max(b),
+                    Op::BitAnd => a & b,
+                    Op::BitOr => a | b,
+                    Op::BitXor => a ^ b,
+                })
+            }
+        }
+    )*};
+}
+int_reducible!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+
+macro_rules! float_reducible {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Reducible for $t {
+            fn apply(op: Op, a: Self, b: Self) -> Option<Self> {
+                match op {
+                    Op::Sum => Some(a + b),
+                    Op::Product => Some(a * b),
+                    Op::Min => Some(a.min(b)),
+                    Op::Max => Some(a.max(b)),
+                    Op::BitAnd | Op::BitOr | Op::BitXor => None,
+                }
+            }
+        }
+    )*};
+}
+float_reducible!(f32, f64);
+
+/// A descriptor as received: the fields and where the call was made.
+struct Desc {
+    fields: [u64; 4],
+    line: u64,
+    file: String,
+}
+
+impl Desc {
+    fn name(&self) -> &'static str {
+        NAMES
+            .get(self.fields[0] as usize)
+            .copied()
+            .unwrap_or("a collective")
+    }
+}
+
+impl Process {
+    /// After a sync: the checks of collective calls. A collective's sync
+    /// compares its descriptor with its left neighbour's; a plain sync
+    /// fails if others ended the superstep with a collective.
+    pub(crate) fn check_collective(&mut self, loc: Loc) -> Result<(), Error> {
+        let left = (self.pid + self.nprocs - 1) % self.nprocs;
+        let Some((name, mine)) = self.coll.take() else {
+            if self.last_flags & crate::mailbox::COLL == 0 {
+                return Ok(());
+            }
+            let detail = match self.descriptors().into_iter().next() {
+                Some((q, d)) => format!(
+                    "process {q} called {} ({}:{}) where this process called bsp_sync",
+                    d.name(),
+                    d.file,
+                    d.line
+                ),
+                None => {
+                    "other processes called a collective where this process called bsp_sync".into()
+                }
+            };
+            return Err(self.fail(ErrorKind::CollectiveMismatch { detail }, "bsp_sync", loc));
+        };
+        let theirs = self.descriptors().into_iter().find(|(q, _)| *q == left);
+        let detail = match theirs {
+            Some((_, d)) if d.fields == mine => return Ok(()),
+            Some((_, d)) => {
+                let what = if d.fields[0] != mine[0] {
+                    format!("it called {}", d.name())
+                } else if d.fields[1] != mine[1] {
+                    format!("its root is {}, ours {}", d.fields[1], mine[1])
+                } else if d.fields[2] != mine[2] {
+                    format!("it gave {} bytes, we {}", d.fields[2], mine[2])
+                } else {
+                    "its operator differs".into()
+                };
+                format!(
+                    "{name} here and on process {left} ({}:{}) do not match: {what}",
+                    d.file, d.line
+                )
+            }
+            None => format!("process {left} did not call {name}: it called bsp_sync"),
+        };
+        Err(self.fail(ErrorKind::CollectiveMismatch { detail }, name, loc))
+    }
+
+    /// The descriptors received in the last sync, with their senders.
+    fn descriptors(&self) -> Vec<(usize, Desc)> {
+        let mut out = Vec::new();
+        for &(src, m) in &self.inbox.coll {
+            // SAFETY: the record's bytes stay readable until the inbox is
+            // cleared (barrier A of the next sync).
+            let bytes = unsafe { std::slice::from_raw_parts(m.payload, m.len) };
+            let w = |i: usize| {
+                bytes
+                    .get(8 * i..8 * i + 8)
+                    .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
+            };
+            if w(0) != Some(DESC) {
+                continue;
+            }
+            let (Some(f0), Some(f1), Some(f2), Some(f3), Some(line), Some(flen)) =
+                (w(1), w(2), w(3), w(4), w(5), w(6))
+            else {
+                continue;
+            };
+            let file = bytes
+                .get(56..56 + (flen as usize).min(bytes.len().saturating_sub(56)))
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            out.push((
+                src,
+                Desc {
+                    fields: [f0, f1, f2, f3],
+                    line,
+                    file,
+                },
+            ));
+        }
+        out
+    }
+
+    /// The data record process `from` sent us in the last sync, if any.
+    fn coll_data(&self, from: usize) -> Option<&[u8]> {
+        self.inbox.coll.iter().find_map(|&(src, m)| {
+            // SAFETY: as in `descriptors`.
+            let bytes = unsafe { std::slice::from_raw_parts(m.payload, m.len) };
+            (src == from && bytes.get(..8) == Some(&DATA.to_ne_bytes()[..])).then(|| &bytes[8..])
+        })
+    }
+
+    /// Sends `data` to `to` as this collective's data record.
+    fn coll_put(
+        &mut self,
+        to: usize,
+        data: &[u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let mut rec = Vec::with_capacity(8 + data.len());
+        rec.extend_from_slice(&DATA.to_ne_bytes());
+        rec.extend_from_slice(data);
+        self.coll_send(to, &rec, call, loc)
+    }
+}
+
+/// What a collective checks and sends before its sync.
+struct Call {
+    kind: usize,
+    root: usize,
+    nbytes: usize,
+    op: u64,
+}
+
+impl Bsp {
+    /// The frame of every collective: checks, `send` (the data records),
+    /// the descriptor to the right neighbour, the sync and its checks;
+    /// then `read` gets the process to read what arrived.
+    fn collective<R>(
+        &mut self,
+        call: Call,
+        loc: Loc,
+        send: impl FnOnce(&mut Process) -> Result<(), Error>,
+        read: impl FnOnce(&Process) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let name = NAMES[call.kind];
+        {
+            let p = &mut *self.process();
+            p.check_running(name, loc)?;
+            if call.root >= p.nprocs {
+                return Err(p.fail(
+                    ErrorKind::PidOutOfRange {
+                        pid: i64::try_from(call.root).unwrap_or(i64::MAX),
+                        nprocs: p.nprocs,
+                    },
+                    name,
+                    loc,
+                ));
+            }
+            send(p)?;
+            let fields = [
+                call.kind as u64,
+                call.root as u64,
+                call.nbytes as u64,
+                call.op,
+            ];
+            let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
+            let mut desc = Vec::with_capacity(64 + file.len());
+            for w in [
+                DESC,
+                fields[0],
+                fields[1],
+                fields[2],
+                fields[3],
+                u64::from(line),
+            ] {
+                desc.extend_from_slice(&w.to_ne_bytes());
+            }
+            desc.extend_from_slice(&(file.len() as u64).to_ne_bytes());
+            desc.extend_from_slice(file.as_bytes());
+            let right = (p.pid + 1) % p.nprocs;
+            p.coll_send(right, &desc, name, loc)?;
+            p.coll = Some((name, fields));
+        }
+        self.sync_at(loc)?;
+        let p = &mut *self.process();
+        read(p)
+    }
+
+    /// Broadcast: copies `data` of process `root` into `data` of every
+    /// process. Collective: every process calls it in the same superstep
+    /// with the same `root` and length.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::PidOutOfRange`] for a root out of range;
+    /// [`ErrorKind::CollectiveMismatch`] when processes disagree (another
+    /// collective, root or length, or a plain sync); as for
+    /// [`sync`](Bsp::sync).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l` for `n` bytes (the root sends `n`
+    /// to each other process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mut x = [bsp.pid() as u32; 2];
+    ///     bsp.broadcast(1, &mut x)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r, [[1, 1]; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn broadcast<T: Pod>(&mut self, root: usize, data: &mut [T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
+        let call = Call {
+            kind: 0,
+            root,
+            nbytes: bytes.len(),
+            op: 0,
+        };
+        let got = self.collective(
+            call,
+            loc,
+            |p| {
+                if p.pid == root {
+                    for q in (0..p.nprocs).filter(|&q| q != root) {
+                        p.coll_put(q, &bytes, "broadcast", loc)?;
+                    }
+                }
+                Ok(())
+            },
+            |p| Ok((p.pid != root).then(|| p.coll_data(root).map(<[u8]>::to_vec))),
+        )?;
+        if let Some(got) = got {
+            let got = got.ok_or_else(|| lost(self, "broadcast", root, loc))?;
+            bytemuck::cast_slice_mut::<T, u8>(data).copy_from_slice(&got);
+        }
+        Ok(())
+    }
+
+    /// Gather: process `root` gets every process's `data`, concatenated in
+    /// pid order (`Some` on the root, `None` elsewhere). Every process
+    /// gives as many elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Bsp::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l` (the root receives `n` bytes from
+    /// each other process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| bsp.gather(0, &[bsp.pid() as u8 * 10]))?;
+    /// assert_eq!(r, [Some(vec![0, 10, 20]), None, None]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn gather<T: Pod>(&mut self, root: usize, data: &[T]) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let all = self.gather_to_as(Some(root), data, 1, 0, loc)?;
+        Ok(all)
+    }
+
+    /// All-gather: every process gets every process's `data`, concatenated
+    /// in pid order. Every process gives as many elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Bsp::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| bsp.all_gather(&[bsp.pid() as i16; 2]))?;
+    /// assert_eq!(r, [[0, 0, 1, 1], [0, 0, 1, 1]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_gather<T: Pod>(&mut self, data: &[T]) -> Result<Vec<T>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let all = self.gather_to_as(None, data, 3, 0, loc)?;
+        Ok(all.unwrap_or_default())
+    }
+
+    /// Scatter: process `root` gives `src` (`p · dst.len()` elements; the
+    /// others give `None`), and every process `i` gets elements `i ·
+    /// dst.len() ..` of it in `dst`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LocalBounds`] if the root's `src` does not hold `p ·
+    /// dst.len()` elements (or is `None`); as for
+    /// [`broadcast`](Bsp::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l` for `n` bytes per process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let all: Vec<u32> = (0..6).collect();
+    ///     let src = (bsp.pid() == 2).then_some(&all[..]);
+    ///     let mut mine = [0u32; 2];
+    ///     bsp.scatter(2, src, &mut mine)?;
+    ///     Ok(mine)
+    /// })?;
+    /// assert_eq!(r, [[0, 1], [2, 3], [4, 5]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn scatter<T: Pod>(
+        &mut self,
+        root: usize,
+        src: Option<&[T]>,
+        dst: &mut [T],
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let size = std::mem::size_of::<T>();
+        let k = dst.len();
+        {
+            let p = &mut *self.process();
+            let needed = k.saturating_mul(p.nprocs);
+            if p.pid == root && src.is_none_or(|s| s.len() != needed) {
+                return Err(p.fail(
+                    ErrorKind::LocalBounds {
+                        what: "scatter source",
+                        needed: needed.saturating_mul(size),
+                        available: src.map_or(0, std::mem::size_of_val),
+                    },
+                    "scatter",
+                    loc,
+                ));
+            }
+        }
+        let call = Call {
+            kind: 2,
+            root,
+            nbytes: std::mem::size_of_val(dst),
+            op: 0,
+        };
+        let got = self.collective(
+            call,
+            loc,
+            |p| {
+                if p.pid == root {
+                    let s: &[u8] = bytemuck::cast_slice(src.unwrap_or_default());
+                    for q in (0..p.nprocs).filter(|&q| q != root) {
+                        p.coll_put(q, &s[q * k * size..(q + 1) * k * size], "scatter", loc)?;
+                    }
+                }
+                Ok(())
+            },
+            |p| Ok((p.pid != root).then(|| p.coll_data(root).map(<[u8]>::to_vec))),
+        )?;
+        match got {
+            Some(got) => {
+                let got = got.ok_or_else(|| lost(self, "scatter", root, loc))?;
+                bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&got);
+            }
+            None => {
+                let me = self.pid();
+                dst.copy_from_slice(&src.unwrap_or_default()[me * k..(me + 1) * k]);
+            }
+        }
+        Ok(())
+    }
+
+    /// All-to-all (the paper's total exchange): `src` and `dst` hold `p ·
+    /// k` elements; block `j` of `src` on process `i` becomes block `i` of
+    /// `dst` on process `j`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LocalBounds`] if `src` and `dst` differ in length or
+    /// their length is not a multiple of `p`; as for
+    /// [`broadcast`](Bsp::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·k·g + l` for blocks of `k` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let me = bsp.pid() as u8;
+    ///     let mut dst = [0u8; 2];
+    ///     bsp.all_to_all(&[10 * me, 10 * me + 1], &mut dst)?;
+    ///     Ok(dst)
+    /// })?;
+    /// assert_eq!(r, [[0, 10], [1, 11]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_to_all<T: Pod>(&mut self, src: &[T], dst: &mut [T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let size = std::mem::size_of::<T>();
+        let n = self.nprocs();
+        if src.len() != dst.len() || src.len() % n != 0 {
+            let p = &mut *self.process();
+            return Err(p.fail(
+                ErrorKind::LocalBounds {
+                    what: "all_to_all destination (as long as the source, a multiple of p)",
+                    needed: src.len().next_multiple_of(n) * size,
+                    available: std::mem::size_of_val(dst),
+                },
+                "all_to_all",
+                loc,
+            ));
+        }
+        let k = src.len() / n;
+        let s: &[u8] = bytemuck::cast_slice(src);
+        let call = Call {
+            kind: 4,
+            root: 0,
+            nbytes: s.len(),
+            op: 0,
+        };
+        let got = self.collective(
+            call,
+            loc,
+            |p| {
+                let me = p.pid;
+                for q in (0..p.nprocs).filter(|&q| q != me) {
+                    p.coll_put(q, &s[q * k * size..(q + 1) * k * size], "all_to_all", loc)?;
+                }
+                Ok(())
+            },
+            |p| {
+                (0..p.nprocs)
+                    .map(|q| {
+                        if q == p.pid {
+                            Ok(s[q * k * size..(q + 1) * k * size].to_vec())
+                        } else {
+                            p.coll_data(q)
+                                .map(<[u8]>::to_vec)
+                                .ok_or_else(|| lost_p(p, "all_to_all", q, loc))
+                        }
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            },
+        )?;
+        let d: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        for (q, block) in got.iter().enumerate() {
+            d[q * k * size..(q + 1) * k * size].copy_from_slice(block);
+        }
+        Ok(())
+    }
+
+    /// Reduction to `root` with a closure: `root` gets `x0 ⊕ x1 ⊕ … ⊕
+    /// x(p-1)` element by element, combined in pid order from the left
+    /// (`Some` on the root, `None` elsewhere). Every process gives as many
+    /// elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Bsp::broadcast) (closures are not compared
+    /// across processes).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l`, and `(p - 1)·len` applications of
+    /// `f` on the root.
+    ///
+    /// # Examples
+    ///
+    /// "Keep the left one" is associative but not commutative: the result
+    /// is process 0's value, because contributions combine in pid order.
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mine = [b'a' + bsp.pid() as u8];
+    ///     bsp.reduce_with(2, &mine, |l: &u8, _r: &u8| *l)
+    /// })?;
+    /// assert_eq!(r[2], Some(vec![b'a']));
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce_with<T: Pod>(
+        &mut self,
+        root: usize,
+        data: &[T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        self.fold(Some(root), data, 0, 5, &f, loc)
+    }
+
+    /// All-reduce with a closure: every process gets `x0 ⊕ … ⊕ x(p-1)`
+    /// in `data`, element by element, combined in pid order.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reduce_with`](Bsp::reduce_with).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l`, and `(p - 1)·len` applications
+    /// of `f` on every process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(4, |bsp| {
+    ///     let mut x = [bsp.pid() as u64 + 1, 1];
+    ///     bsp.all_reduce_with(&mut x, |a, b| a * b)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r[3], [24, 1]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_reduce_with<T: Pod>(
+        &mut self,
+        data: &mut [T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let r = self.fold(None, data, 0, 6, &f, loc)?;
+        data.copy_from_slice(&r.unwrap_or_default());
+        Ok(())
+    }
+
+    /// All-reduce with a named operator ([`Op`]), which the processes'
+    /// descriptors compare.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Bsp::broadcast);
+    /// [`ErrorKind::CollectiveMismatch`] also for another operator on
+    /// another process; [`ErrorKind::LocalBounds`] never.
+    ///
+    /// # Panics
+    ///
+    /// A bitwise operator on floats.
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`all_reduce_with`](Bsp::all_reduce_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::Op;
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mut x = [0.5 * bsp.pid() as f64];
+    ///     bsp.all_reduce(&mut x, Op::Sum)?;
+    ///     Ok(x[0])
+    /// })?;
+    /// assert_eq!(r, [1.5; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_reduce<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        let r = self.fold(None, data, op.id(), 6, &f, loc)?;
+        data.copy_from_slice(&r.unwrap_or_default());
+        Ok(())
+    }
+
+    /// Reduction to `root` with a named operator.
+    ///
+    /// # Errors
+    ///
+    /// As for [`all_reduce`](Bsp::all_reduce).
+    ///
+    /// # Panics
+    ///
+    /// A bitwise operator on floats.
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`reduce_with`](Bsp::reduce_with).
+    #[track_caller]
+    pub fn reduce<T: Reducible>(
+        &mut self,
+        root: usize,
+        data: &[T],
+        op: Op,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        self.fold(Some(root), data, op.id(), 5, &f, loc)
+    }
+
+    /// Inclusive scan with a closure: process `i` gets `x0 ⊕ … ⊕ xi` in
+    /// `data`, element by element, combined in pid order.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reduce_with`](Bsp::reduce_with).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: process `i` sends `n` bytes to each of the `p - 1 -
+    /// i` after it: `(p - 1)·n·g + l`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(4, |bsp| {
+    ///     let mut x = [bsp.pid() as i32 + 1];
+    ///     bsp.scan_with(&mut x, |a, b| a + b)?;
+    ///     Ok(x[0])
+    /// })?;
+    /// assert_eq!(r, [1, 3, 6, 10]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn scan_with<T: Pod>(
+        &mut self,
+        data: &mut [T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let r = self.prefix(data, 0, 7, true, &f, loc)?;
+        data.copy_from_slice(&r.unwrap_or_default());
+        Ok(())
+    }
+
+    /// Exclusive scan with a closure: process `i > 0` gets `x0 ⊕ … ⊕
+    /// x(i-1)`; process 0 gets `None`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reduce_with`](Bsp::reduce_with).
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`scan_with`](Bsp::scan_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| bsp.exscan_with(&[bsp.pid() as u8 + 1], |a, b| a + b))?;
+    /// assert_eq!(r, [None, Some(vec![1]), Some(vec![3])]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn exscan_with<T: Pod>(
+        &mut self,
+        data: &[T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        self.prefix(data, 0, 8, false, &f, loc)
+    }
+
+    /// Inclusive scan with a named operator.
+    ///
+    /// # Errors
+    ///
+    /// As for [`all_reduce`](Bsp::all_reduce).
+    ///
+    /// # Panics
+    ///
+    /// A bitwise operator on floats.
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`scan_with`](Bsp::scan_with).
+    #[track_caller]
+    pub fn scan<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        let r = self.prefix(data, op.id(), 7, true, &f, loc)?;
+        data.copy_from_slice(&r.unwrap_or_default());
+        Ok(())
+    }
+
+    /// Reduction to `root` (or everyone): everyone sends its data to the
+    /// root(s), which fold the `p` contributions in pid order.
+    fn fold<T: Pod>(
+        &mut self,
+        root: Option<usize>,
+        data: &[T],
+        op: u64,
+        kind: usize,
+        f: &dyn Fn(&T, &T) -> T,
+        loc: Loc,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let all = self.gather_to_as(root, data, kind, op, loc)?;
+        Ok(all.map(|all| {
+            let n = data.len();
+            let mut acc: Vec<T> = all[..n].to_vec();
+            for q in 1..all.len() / n.max(1) {
+                for (a, x) in acc.iter_mut().zip(&all[q * n..(q + 1) * n]) {
+                    *a = f(a, x);
+                }
+            }
+            acc
+        }))
+    }
+
+    /// Scans: process `i` sends its data to every process after it, and
+    /// folds what came from those before it (and its own, if inclusive).
+    fn prefix<T: Pod>(
+        &mut self,
+        data: &[T],
+        op: u64,
+        kind: usize,
+        inclusive: bool,
+        f: &dyn Fn(&T, &T) -> T,
+        loc: Loc,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let name = NAMES[kind];
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let call = Call {
+            kind,
+            root: 0,
+            nbytes: bytes.len(),
+            op,
+        };
+        let before = self.collective(
+            call,
+            loc,
+            |p| {
+                for q in p.pid + 1..p.nprocs {
+                    p.coll_put(q, bytes, name, loc)?;
+                }
+                Ok(())
+            },
+            |p| {
+                (0..p.pid)
+                    .map(|q| {
+                        p.coll_data(q)
+                            .map(to_vec::<T>)
+                            .ok_or_else(|| lost_p(p, name, q, loc))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            },
+        )?;
+        let mut parts = before.into_iter();
+        let mut acc = match parts.next() {
+            Some(first) => first,
+            None if inclusive => return Ok(Some(data.to_vec())),
+            None => return Ok(None),
+        };
+        let rest = parts.chain(inclusive.then(|| data.to_vec()));
+        for x in rest {
+            for (a, b) in acc.iter_mut().zip(&x) {
+                *a = f(a, b);
+            }
+        }
+        Ok(Some(acc))
+    }
+
+    /// Gather to `root`, or to everyone (`None`), as collective `kind`
+    /// with operator `op` (reductions gather, then fold).
+    fn gather_to_as<T: Pod>(
+        &mut self,
+        root: Option<usize>,
+        data: &[T],
+        kind: usize,
+        op: u64,
+        loc: Loc,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let name = NAMES[kind];
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let call = Call {
+            kind,
+            root: root.unwrap_or(0),
+            nbytes: bytes.len(),
+            op,
+        };
+        let parts = self.collective(
+            call,
+            loc,
+            |p| {
+                for q in 0..p.nprocs {
+                    if q != p.pid && root.is_none_or(|r| r == q) {
+                        p.coll_put(q, bytes, name, loc)?;
+                    }
+                }
+                Ok(())
+            },
+            |p| {
+                if root.is_some_and(|r| r != p.pid) {
+                    return Ok(None);
+                }
+                let mut all = Vec::with_capacity(bytes.len() * p.nprocs);
+                for q in 0..p.nprocs {
+                    if q == p.pid {
+                        all.extend_from_slice(bytes);
+                    } else {
+                        match p.coll_data(q) {
+                            Some(d) => all.extend_from_slice(d),
+                            None => return Err(lost_p(p, name, q, loc)),
+                        }
+                    }
+                }
+                Ok(Some(all))
+            },
+        )?;
+        Ok(parts.map(|b| to_vec(&b)))
+    }
+}
+
+/// The error of a collective whose data from `from` did not come (only
+/// when the descriptors matched but the record is missing: a corrupted or
+/// forged stream).
+fn lost(bsp: &mut Bsp, name: &'static str, from: usize, loc: Loc) -> Error {
+    lost_p(&bsp.process(), name, from, loc)
+}
+
+fn lost_p(p: &Process, name: &'static str, from: usize, loc: Loc) -> Error {
+    p.fail(
+        ErrorKind::CollectiveMismatch {
+            detail: format!("the data of {name} from process {from} did not come"),
+        },
+        name,
+        loc,
+    )
+}
+
+/// The `T`s whose bytes are `b` (copied: `b` need not be aligned).
+fn to_vec<T: Pod>(b: &[u8]) -> Vec<T> {
+    let size = std::mem::size_of::<T>();
+    if size == 0 {
+        return Vec::new();
+    }
+    let n = b.len() / size;
+    let mut v = vec![T::zeroed(); n];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&b[..n * size]);
+    v
+}

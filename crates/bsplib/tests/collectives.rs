@@ -1,0 +1,249 @@
+//! The collectives (`Bsp::broadcast` ... `Bsp::exscan_with`) on every
+//! engine, p = 1, 2, 3, 4, 7: each against a sequential computation, for
+//! several element types, empty inputs and sizes that do not divide by p;
+//! a non-commutative operator (2 × 2 integer matrices: the product in pid
+//! order); floating-point sums bit for bit in pid order; the superstep
+//! rules (puts before a collective land by it, messages sent before it are
+//! in the queue after it); and every mismatch and argument error.
+
+mod common;
+
+use bsplib::{Area, Bsp, Error, ErrorKind, Op};
+use common::{expect_error, scenario};
+
+/// The value process `q` contributes at index `i`.
+fn val(q: usize, i: usize) -> u64 {
+    (q as u64 + 1) * 1000 + i as u64
+}
+
+fn everything(bsp: &mut Bsp) -> Result<(), Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    for n in [0usize, 1, 5, 1000] {
+        let mine: Vec<u64> = (0..n).map(|i| val(me, i)).collect();
+        let of = |q: usize| -> Vec<u64> { (0..n).map(|i| val(q, i)).collect() };
+        // Broadcast from every root.
+        for root in 0..p {
+            let mut x = mine.clone();
+            bsp.broadcast(root, &mut x)?;
+            check_eq!(bsp, x, of(root));
+        }
+        // Gather and all-gather.
+        let root = p - 1;
+        let all: Vec<u64> = (0..p).flat_map(of).collect();
+        let g = bsp.gather(root, &mine)?;
+        check_eq!(bsp, g, (me == root).then(|| all.clone()));
+        check_eq!(bsp, bsp.all_gather(&mine)?, all.clone());
+        // Scatter and all-to-all: blocks of n.
+        let src = (me == 0).then_some(&all[..]);
+        let mut got = vec![0u64; n];
+        bsp.scatter(0, src, &mut got)?;
+        check_eq!(bsp, got, of(me));
+        let blocks: Vec<u64> = (0..p * n).map(|i| val(me, i)).collect();
+        let mut dst = vec![0u64; p * n];
+        bsp.all_to_all(&blocks, &mut dst)?;
+        let want: Vec<u64> = (0..p)
+            .flat_map(|q| (me * n..(me + 1) * n).map(move |i| val(q, i)))
+            .collect();
+        check_eq!(bsp, dst, want);
+        // Reductions and scans (wrapping sums: exact).
+        let sum_upto = |k: usize| -> Vec<u64> {
+            (0..n)
+                .map(|i| (0..k).map(|q| val(q, i)).fold(0, u64::wrapping_add))
+                .collect()
+        };
+        let mut x = mine.clone();
+        bsp.all_reduce(&mut x, Op::Sum)?;
+        check_eq!(bsp, x, sum_upto(p));
+        let r = bsp.reduce(root, &mine, Op::Max)?;
+        check_eq!(bsp, r, (me == root).then(|| of(p - 1)));
+        let mut x = mine.clone();
+        bsp.scan(&mut x, Op::Sum)?;
+        check_eq!(bsp, x, sum_upto(me + 1));
+        let e = bsp.exscan_with(&mine, |a, b| a.wrapping_add(*b))?;
+        check_eq!(bsp, e, (me > 0).then(|| sum_upto(me)));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_collective_matches_the_sequential_computation() {
+    scenario(everything);
+}
+
+/// 2 × 2 matrices of wrapping integers: associative, not commutative.
+fn mul(a: &[u32; 4], b: &[u32; 4]) -> [u32; 4] {
+    let m = |x: u32, y: u32| x.wrapping_mul(y);
+    [
+        m(a[0], b[0]).wrapping_add(m(a[1], b[2])),
+        m(a[0], b[1]).wrapping_add(m(a[1], b[3])),
+        m(a[2], b[0]).wrapping_add(m(a[3], b[2])),
+        m(a[2], b[1]).wrapping_add(m(a[3], b[3])),
+    ]
+}
+
+fn matrix(q: usize) -> [u32; 4] {
+    let q = q as u32;
+    [q + 1, 2, q * 3, 1 + q * q]
+}
+
+/// Products in pid order (a non-commutative operator), and float sums bit
+/// for bit in pid order.
+fn ordered(bsp: &mut Bsp) -> Result<(), Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let product = |k: usize| (1..k).fold(matrix(0), |acc, q| mul(&acc, &matrix(q)));
+    let mut x = [matrix(me)];
+    bsp.all_reduce_with(&mut x, mul)?;
+    check_eq!(bsp, x[0], product(p));
+    let mut x = [matrix(me)];
+    bsp.scan_with(&mut x, mul)?;
+    check_eq!(bsp, x[0], product(me + 1));
+    // Floats: 0.1 * (q + 1)^3 summed left to right.
+    let f = |q: usize| 0.1f64 * ((q + 1) as f64).powi(3);
+    let mut s = [f(me)];
+    bsp.all_reduce(&mut s, Op::Sum)?;
+    let want = (1..p).fold(f(0), |a, q| a + f(q));
+    check_eq!(bsp, s[0].to_bits(), want.to_bits());
+    Ok(())
+}
+
+#[test]
+fn reductions_combine_in_pid_order() {
+    scenario(ordered);
+}
+
+/// A collective ends the superstep like `sync`: puts issued before it
+/// land, and messages sent before it are in the queue after it.
+fn like_sync(bsp: &mut Bsp) -> Result<(), Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let right = (me + 1) % p;
+    let left = (me + p - 1) % p;
+    let x = Area::<u32>::new(bsp, 1);
+    bsp.push_reg(&x)?;
+    bsp.sync()?;
+    bsp.put(right, &[me as u32 + 7], &x, 0)?;
+    bsp.send(right, &[], &[me as u8])?;
+    let mut b = [me as u16];
+    bsp.broadcast(0, &mut b)?;
+    check_eq!(bsp, b, [0]);
+    check_eq!(bsp, x.as_slice(bsp), &[left as u32 + 7][..]);
+    check_eq!(bsp, bsp.qsize().0, 1);
+    let m = bsp
+        .hpmove()
+        .expect("the message sent before the collective");
+    check_eq!(bsp, m.payload(), &[left as u8][..]);
+    Ok(())
+}
+
+#[test]
+fn a_collective_ends_the_superstep_like_sync() {
+    scenario(like_sync);
+}
+
+fn mismatch(needle: &'static str) -> impl Fn(usize, &Error) + Clone {
+    move |_, e| match e.kind() {
+        ErrorKind::CollectiveMismatch { detail } => assert!(detail.contains(needle), "{e}"),
+        k => panic!("expected CollectiveMismatch, got {k:?}: {e}"),
+    }
+}
+
+#[test]
+fn a_collective_on_some_processes_only_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == 0 {
+                bsp.sync()
+            } else {
+                bsp.broadcast(1, &mut [0u8; 4])
+            }
+        },
+        mismatch("broadcast"),
+    );
+}
+
+#[test]
+fn another_root_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            let root = usize::from(bsp.pid() == 1);
+            bsp.broadcast(root, &mut [0u8; 4])
+        },
+        mismatch("root"),
+    );
+}
+
+#[test]
+fn another_size_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            let n = if bsp.pid() == 1 { 3 } else { 2 };
+            bsp.all_gather(&vec![0u32; n]).map(drop)
+        },
+        mismatch("bytes"),
+    );
+}
+
+#[test]
+fn another_named_operator_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            let op = if bsp.pid() == 1 { Op::Max } else { Op::Sum };
+            bsp.all_reduce(&mut [1i64], op)
+        },
+        mismatch("operator"),
+    );
+}
+
+#[test]
+fn another_collective_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == 1 {
+                bsp.all_gather(&[0u8]).map(drop)
+            } else {
+                bsp.broadcast(0, &mut [0u8])
+            }
+        },
+        mismatch("it called"),
+    );
+}
+
+#[test]
+fn a_root_out_of_range_is_an_error_at_the_call() {
+    expect_error(
+        1,
+        |bsp| {
+            let p = bsp.nprocs();
+            bsp.broadcast(p, &mut [0u8])
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::PidOutOfRange { .. }), "{e}");
+            assert_eq!(e.call(), "broadcast", "{e}");
+            assert!(
+                e.location()
+                    .is_some_and(|l| l.file().ends_with("collectives.rs")),
+                "{e}"
+            );
+        },
+    );
+}
+
+#[test]
+fn a_scatter_source_of_the_wrong_length_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let src = [0u8; 3];
+            let root_src = (bsp.pid() == 0).then_some(&src[..]);
+            bsp.scatter(0, root_src, &mut [0u8; 2])
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::LocalBounds { .. }), "{e}");
+            assert_eq!((e.pid(), e.call()), (0, "scatter"), "{e}");
+        },
+    );
+}
