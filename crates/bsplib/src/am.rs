@@ -91,6 +91,8 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
 use crate::strided::Strided;
 
+pub(crate) mod lapi;
+
 /// The largest user header, in bytes (LAPI's `MAX_UHDR_SZ`).
 pub const MAX_UHDR: usize = 4096;
 
@@ -508,7 +510,7 @@ impl std::fmt::Debug for Counter {
 }
 
 #[derive(Default)]
-struct CounterCell {
+pub(crate) struct CounterCell {
     value: Cell<u64>,
 }
 
@@ -556,13 +558,36 @@ fn bump(c: &CounterCell) {
 pub(crate) struct Outgoing {
     to: usize,
     record: Vec<u8>,
-    cmpl: Option<Weak<CounterCell>>,
+    cmpl: Option<Cmpl>,
+}
+
+/// The completion counter of a message in flight: a Rust [`Counter`]'s
+/// cell, or a C `lapi_cntr_t` (its address, which the unsafe send vouched
+/// for until the message is acknowledged).
+pub(crate) enum Cmpl {
+    Rust(Weak<CounterCell>),
+    C(usize),
+}
+
+impl Cmpl {
+    fn bump(self) {
+        match self {
+            Cmpl::Rust(w) => {
+                if let Some(c) = w.upgrade() {
+                    bump(&c);
+                }
+            }
+            // SAFETY: `lapi::send`'s contract: the counter stays valid
+            // until the message is acknowledged, which is now.
+            Cmpl::C(addr) => unsafe { lapi::bump_c(addr) },
+        }
+    }
 }
 
 /// A message sent and not yet acknowledged.
 struct InFlight {
     seq: u64,
-    cmpl: Option<Weak<CounterCell>>,
+    cmpl: Option<Cmpl>,
 }
 
 /// The active-message state of one process, between `am_init` and
@@ -592,6 +617,11 @@ pub(crate) struct Context {
     /// Received bytes, reused.
     buf: Vec<u8>,
     largest: usize,
+    /// The C side (`lapi.h`): handler table, counter registry; `None` for
+    /// the Rust API.
+    c: Option<std::cell::RefCell<lapi::CSide>>,
+    /// The superstep of the process, for errors raised from C handlers.
+    superstep: u64,
 }
 
 impl Context {
@@ -616,6 +646,8 @@ impl Context {
             to_ack: vec![0; n],
             buf: Vec::new(),
             largest: p.world.am_max_record(),
+            c: None,
+            superstep: p.superstep,
         }
     }
 
@@ -750,13 +782,13 @@ impl Context {
         Ok(Outgoing {
             to: pid,
             record: r,
-            cmpl: counters.cmpl.map(|c| Rc::downgrade(&c.cell)),
+            cmpl: counters.cmpl.map(|c| Cmpl::Rust(Rc::downgrade(&c.cell))),
         })
     }
 
     /// Sends a built record now (or holds it while in a barrier), in order
     /// behind any backlog for its destination.
-    fn send(&mut self, world: &World, out: Outgoing) -> Result<(), Interrupt> {
+    pub(crate) fn send(&mut self, world: &World, out: Outgoing) -> Result<(), Interrupt> {
         if self.in_barrier {
             self.held.push(out);
             return Ok(());
@@ -887,8 +919,8 @@ impl Context {
         }
         while self.in_flight[from].front().is_some_and(|f| f.seq <= seq) {
             if let Some(f) = self.in_flight[from].pop_front() {
-                if let Some(c) = f.cmpl.and_then(|w| w.upgrade()) {
-                    bump(&c);
+                if let Some(c) = f.cmpl {
+                    c.bump();
                 }
             }
         }
@@ -945,6 +977,21 @@ impl Context {
         }
         let uhdr = &rec[uhdr_at..uhdr_at + uhdr_len];
         let data = &rec[data_at..data_at + total];
+        let flags = word(0)? >> 56;
+        if flags & lapi::FLAG_C != 0 {
+            let m = lapi::Msg {
+                from,
+                seq,
+                flags,
+                handler: word(16)?,
+                tgt,
+                kind,
+                lens: &lens,
+                uhdr,
+                data,
+            };
+            return self.handle_c(world, m);
+        }
         let arrival = Arrival {
             owner: self.owner,
             src: from,
@@ -1192,6 +1239,7 @@ impl Process {
         let Some(mut ctx) = self.am.take() else {
             return Ok(());
         };
+        ctx.superstep = self.superstep;
         let r = ctx.dispatch(&self.world);
         self.am = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
@@ -1238,6 +1286,7 @@ impl Process {
                 .map_err(|why| self.interrupted(why, call, loc));
         };
         ctx.in_barrier = true;
+        ctx.superstep = self.superstep;
         let world = self.world.clone();
         let mut failure: Option<Dispatch> = None;
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
