@@ -15,8 +15,7 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 use bsplib::raw::{
     lapi_handler_addr_get, lapi_handler_send, lapi_handler_setcntr, lapi_in_handler, LapiCode,
-    LapiData, LapiInHandler, LapiPhase, LapiSend, LapiVector, Raw, LAPI_HANDLE,
-    LAPI_MAX_UHDR_SZ,
+    LapiData, LapiInHandler, LapiPhase, LapiSend, LapiVector, Raw, LAPI_HANDLE, LAPI_MAX_UHDR_SZ,
 };
 use bsplib::{Bsp, Error, ErrorKind, SourceLocation};
 
@@ -156,14 +155,22 @@ pub(crate) fn in_handler_error(
     loc: Option<SourceLocation>,
 ) -> Error {
     let detail = match h.phase {
-        LapiPhase::Header => format!("{call} called from a header handler, which makes no library calls"),
+        LapiPhase::Header => {
+            format!("{call} called from a header handler, which makes no library calls")
+        }
         _ => format!(
             "{call} called from a completion handler, which may call only LAPI_Amsend, \
              LAPI_Amsendv, LAPI_Setcntr, LAPI_Getcntr, LAPI_Qenv, LAPI_Addr_get and \
              LAPI_Msg_string"
         ),
     };
-    Error::new(ErrorKind::AmMismatch { detail }, call, h.pid, h.superstep, loc)
+    Error::new(
+        ErrorKind::AmMismatch { detail },
+        call,
+        h.pid,
+        h.superstep,
+        loc,
+    )
 }
 
 /// Runs a LAPI call: on the caller's process; from a completion handler
@@ -245,10 +252,16 @@ pub extern "C" fn LAPI_Term(hndl: lapi_handle_t) -> c_int {
 
 /// `LAPI_Term` with the caller's location.
 #[no_mangle]
-pub extern "C" fn bsplib_lapi_term_at(hndl: lapi_handle_t, file: *const c_char, line: c_int) -> c_int {
+pub extern "C" fn bsplib_lapi_term_at(
+    hndl: lapi_handle_t,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
     lapi("LAPI_Term", file, line, false, |at| {
         check_handle!(at, hndl);
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         Raw::lapi_term(bsp, loc)?;
         crate::startup::note(bsp.pid(), bsp.superstep());
         Ok(LAPI_SUCCESS)
@@ -258,7 +271,11 @@ pub extern "C" fn bsplib_lapi_term_at(hndl: lapi_handle_t, file: *const c_char, 
 /// `int LAPI_Qenv(lapi_handle_t hndl, lapi_query_t query, int *ret)`:
 /// `TASK_ID` (this process), `NUM_TASKS`, `MAX_UHDR_SZ`.
 #[no_mangle]
-pub unsafe extern "C" fn LAPI_Qenv(hndl: lapi_handle_t, query: lapi_query_t, ret: *mut c_int) -> c_int {
+pub unsafe extern "C" fn LAPI_Qenv(
+    hndl: lapi_handle_t,
+    query: lapi_query_t,
+    ret: *mut c_int,
+) -> c_int {
     // SAFETY: forwarded.
     unsafe { bsplib_lapi_qenv_at(hndl, query, ret, std::ptr::null(), 0) }
 }
@@ -469,7 +486,11 @@ pub unsafe extern "C" fn bsplib_lapi_amsendv_at(
 /// `LAPI_MAX_INDEX - 1`); origins name it by `(void *)(uintptr_t)
 /// addr_hndl`.
 #[no_mangle]
-pub unsafe extern "C" fn LAPI_Addr_set(hndl: lapi_handle_t, addr: *mut c_void, addr_hndl: c_int) -> c_int {
+pub unsafe extern "C" fn LAPI_Addr_set(
+    hndl: lapi_handle_t,
+    addr: *mut c_void,
+    addr_hndl: c_int,
+) -> c_int {
     // SAFETY: forwarded.
     unsafe { bsplib_lapi_addr_set_at(hndl, addr, addr_hndl, std::ptr::null(), 0) }
 }
@@ -485,7 +506,9 @@ pub unsafe extern "C" fn bsplib_lapi_addr_set_at(
 ) -> c_int {
     lapi("LAPI_Addr_set", file, line, false, |at| {
         check_handle!(at, hndl);
-        let At::Process(bsp, _) = at else { unreachable!() };
+        let At::Process(bsp, _) = at else {
+            unreachable!()
+        };
         let index = usize::try_from(addr_hndl).unwrap_or(usize::MAX);
         // SAFETY: the C caller's contract (lapi.h): `addr` is a handler.
         let r = unsafe { bsp.raw().lapi_addr_set(addr.expose_provenance(), index) };
@@ -496,7 +519,11 @@ pub unsafe extern "C" fn bsplib_lapi_addr_set_at(
 /// `int LAPI_Addr_get(lapi_handle_t hndl, void **addr, int addr_hndl)`:
 /// this process's handler number `addr_hndl` (NULL if none).
 #[no_mangle]
-pub unsafe extern "C" fn LAPI_Addr_get(hndl: lapi_handle_t, addr: *mut *mut c_void, addr_hndl: c_int) -> c_int {
+pub unsafe extern "C" fn LAPI_Addr_get(
+    hndl: lapi_handle_t,
+    addr: *mut *mut c_void,
+    addr_hndl: c_int,
+) -> c_int {
     // SAFETY: forwarded.
     unsafe { bsplib_lapi_addr_get_at(hndl, addr, addr_hndl, std::ptr::null(), 0) }
 }
@@ -559,13 +586,19 @@ pub unsafe extern "C" fn bsplib_lapi_address_init_at(
         if add_tab.is_null() {
             return Ok(LAPI_ERR_RET_PTR_NULL);
         }
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         // SAFETY: the C caller's contract (lapi.h).
         let table = unsafe { Raw::lapi_address_init(bsp, loc, my_addr.expose_provenance()) }?;
         crate::startup::note(bsp.pid(), bsp.superstep());
         for (i, a) in table.into_iter().enumerate() {
             // SAFETY: the caller's table holds NUM_TASKS entries.
-            unsafe { add_tab.add(i).write(std::ptr::with_exposed_provenance_mut(a)) };
+            unsafe {
+                add_tab
+                    .add(i)
+                    .write(std::ptr::with_exposed_provenance_mut(a))
+            };
         }
         Ok(LAPI_SUCCESS)
     })
@@ -577,7 +610,11 @@ pub unsafe extern "C" fn bsplib_lapi_address_init_at(
 /// sets the counter, and makes it one that messages may name as their
 /// target counter. The counter must stay allocated until `LAPI_Term`.
 #[no_mangle]
-pub unsafe extern "C" fn LAPI_Setcntr(hndl: lapi_handle_t, cntr: *mut lapi_cntr_t, val: c_int) -> c_int {
+pub unsafe extern "C" fn LAPI_Setcntr(
+    hndl: lapi_handle_t,
+    cntr: *mut lapi_cntr_t,
+    val: c_int,
+) -> c_int {
     // SAFETY: forwarded.
     unsafe { bsplib_lapi_setcntr_at(hndl, cntr, val, std::ptr::null(), 0) }
 }
@@ -614,7 +651,11 @@ pub unsafe extern "C" fn bsplib_lapi_setcntr_at(
 /// handles the messages that arrived (not inside a completion handler,
 /// where it only reads), then reads the counter.
 #[no_mangle]
-pub unsafe extern "C" fn LAPI_Getcntr(hndl: lapi_handle_t, cntr: *mut lapi_cntr_t, val: *mut c_int) -> c_int {
+pub unsafe extern "C" fn LAPI_Getcntr(
+    hndl: lapi_handle_t,
+    cntr: *mut lapi_cntr_t,
+    val: *mut c_int,
+) -> c_int {
     // SAFETY: forwarded.
     unsafe { bsplib_lapi_getcntr_at(hndl, cntr, val, std::ptr::null(), 0) }
 }
@@ -685,7 +726,9 @@ pub unsafe extern "C" fn bsplib_lapi_waitcntr_at(
         if val < 0 {
             return Ok(LAPI_ERR_CNTR_VAL);
         }
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         // SAFETY: the C caller's contract (lapi.h).
         let left = unsafe { Raw::lapi_waitcntr(bsp, loc, CALL, cntr.cast(), val) }?;
         if !cur_cntr_val.is_null() {
@@ -707,10 +750,16 @@ pub extern "C" fn LAPI_Probe(hndl: lapi_handle_t) -> c_int {
 
 /// `LAPI_Probe` with the caller's location.
 #[no_mangle]
-pub extern "C" fn bsplib_lapi_probe_at(hndl: lapi_handle_t, file: *const c_char, line: c_int) -> c_int {
+pub extern "C" fn bsplib_lapi_probe_at(
+    hndl: lapi_handle_t,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
     lapi("LAPI_Probe", file, line, false, |at| {
         check_handle!(at, hndl);
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         Raw::lapi_probe(bsp, loc, "LAPI_Probe")?;
         Ok(LAPI_SUCCESS)
     })
@@ -725,10 +774,16 @@ pub extern "C" fn LAPI_Fence(hndl: lapi_handle_t) -> c_int {
 
 /// `LAPI_Fence` with the caller's location.
 #[no_mangle]
-pub extern "C" fn bsplib_lapi_fence_at(hndl: lapi_handle_t, file: *const c_char, line: c_int) -> c_int {
+pub extern "C" fn bsplib_lapi_fence_at(
+    hndl: lapi_handle_t,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
     lapi("LAPI_Fence", file, line, false, |at| {
         check_handle!(at, hndl);
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         Raw::lapi_fence(bsp, loc, "LAPI_Fence")?;
         Ok(LAPI_SUCCESS)
     })
@@ -743,10 +798,16 @@ pub extern "C" fn LAPI_Gfence(hndl: lapi_handle_t) -> c_int {
 
 /// `LAPI_Gfence` with the caller's location.
 #[no_mangle]
-pub extern "C" fn bsplib_lapi_gfence_at(hndl: lapi_handle_t, file: *const c_char, line: c_int) -> c_int {
+pub extern "C" fn bsplib_lapi_gfence_at(
+    hndl: lapi_handle_t,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
     lapi("LAPI_Gfence", file, line, false, |at| {
         check_handle!(at, hndl);
-        let At::Process(bsp, loc) = at else { unreachable!() };
+        let At::Process(bsp, loc) = at else {
+            unreachable!()
+        };
         Raw::lapi_sync(bsp, loc, "LAPI_Gfence")?;
         crate::startup::note(bsp.pid(), bsp.superstep());
         Ok(LAPI_SUCCESS)

@@ -1288,6 +1288,7 @@ impl Process {
         ctx.in_barrier = true;
         ctx.superstep = self.superstep;
         let world = self.world.clone();
+        let (name, superstep) = (self.call_name(call), self.superstep);
         let mut failure: Option<Dispatch> = None;
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
@@ -1296,7 +1297,7 @@ impl Process {
             if let Err(d) = ctx.dispatch(&world) {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.
-                    let err = Error::new(kind.clone(), call, ctx.pid, 0, loc);
+                    let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
                     world.fail(err);
                 }
                 failure = Some(d);

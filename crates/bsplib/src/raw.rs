@@ -1012,7 +1012,10 @@ impl<'a> Raw<'a> {
     /// [`LapiCode::HndlInvalid`] outside LAPI mode.
     pub unsafe fn lapi_addr_set(&self, addr: usize, index: usize) -> Result<(), LapiCode> {
         let p = self.bsp.process();
-        let c = p.am.as_ref().and_then(|c| c.c_side()).ok_or(LapiCode::HndlInvalid)?;
+        let c =
+            p.am.as_ref()
+                .and_then(|c| c.c_side())
+                .ok_or(LapiCode::HndlInvalid)?;
         let r = c.borrow_mut().addr_set(addr, index);
         r
     }
@@ -1024,7 +1027,10 @@ impl<'a> Raw<'a> {
     /// As for [`lapi_addr_set`](Raw::lapi_addr_set).
     pub fn lapi_addr_get(&self, index: usize) -> Result<usize, LapiCode> {
         let p = self.bsp.process();
-        let c = p.am.as_ref().and_then(|c| c.c_side()).ok_or(LapiCode::HndlInvalid)?;
+        let c =
+            p.am.as_ref()
+                .and_then(|c| c.c_side())
+                .ok_or(LapiCode::HndlInvalid)?;
         let r = c.borrow().addr_get(index);
         r
     }
@@ -1065,12 +1071,11 @@ impl<'a> Raw<'a> {
         }
         Self::lapi_sync(bsp, loc, CALL)?;
         let p = bsp.process();
-        let got = p
-            .am
-            .as_ref()
-            .and_then(|c| c.c_side())
-            .and_then(|c| c.borrow_mut().take_addrs())
-            .unwrap_or_default();
+        let got =
+            p.am.as_ref()
+                .and_then(|c| c.c_side())
+                .map(|c| c.borrow_mut().take_addrs())
+                .unwrap_or_default();
         match got.iter().position(Option::is_none) {
             None if got.len() == p.nprocs => Ok(got.into_iter().flatten().collect()),
             q => Err(p.fail(
@@ -1102,7 +1107,10 @@ impl<'a> Raw<'a> {
     /// [`LapiCode::HndlInvalid`] outside LAPI mode.
     pub unsafe fn lapi_setcntr(&self, cntr: *mut c_int, val: c_int) -> Result<(), LapiCode> {
         let p = self.bsp.process();
-        let c = p.am.as_ref().and_then(|c| c.c_side()).ok_or(LapiCode::HndlInvalid)?;
+        let c =
+            p.am.as_ref()
+                .and_then(|c| c.c_side())
+                .ok_or(LapiCode::HndlInvalid)?;
         c.borrow_mut().add_counter(cntr.expose_provenance());
         // SAFETY: the caller's contract.
         unsafe { lapi::counter(cntr) }.store(val, Ordering::Release);
@@ -1209,7 +1217,11 @@ impl<'a> Raw<'a> {
     /// # Errors
     ///
     /// The run stopped.
-    pub unsafe fn lapi_send(&self, call: &'static str, send: &LapiSend) -> Res<Result<(), LapiCode>> {
+    pub unsafe fn lapi_send(
+        &self,
+        call: &'static str,
+        send: &LapiSend,
+    ) -> Res<Result<(), LapiCode>> {
         let loc = self.loc();
         let mut p = self.bsp.process();
         p.check_running(call, loc)?;

@@ -97,7 +97,6 @@ impl Process {
         let result = self
             .check_running(CALL, loc)
             .and_then(|()| self.sync_steps(loc))
-            .and_then(|()| self.lapi_stray_addresses(CALL, loc))
             .and_then(|()| self.am_release_held(CALL, loc));
         if result.is_err() {
             self.poisoned = true;

@@ -182,8 +182,12 @@ pub(crate) struct CSide {
     known: HashSet<usize>,
     /// Addresses passed to `LAPI_Setcntr` since `LAPI_Init`.
     counters: HashSet<usize>,
-    /// `LAPI_Address_init`: the address each process sent.
-    addrs: Vec<Option<usize>>,
+    /// `LAPI_Address_init`: the calls this process made, and per origin
+    /// the addresses it sent, with the number of its call (records of a
+    /// process's next call may arrive while this one still waits in the
+    /// sync of the previous).
+    addr_calls: u64,
+    addrs: Vec<Vec<(u64, usize)>>,
 }
 
 impl CSide {
@@ -192,7 +196,8 @@ impl CSide {
             table: [0; MAX_INDEX],
             known: HashSet::new(),
             counters: HashSet::new(),
-            addrs: vec![None; nprocs],
+            addr_calls: 0,
+            addrs: vec![Vec::new(); nprocs],
         }
     }
 
@@ -229,14 +234,17 @@ impl CSide {
         self.counters.insert(addr);
     }
 
-    /// Takes what `LAPI_Address_init` records brought: `None` if none
-    /// came, else the table with `None` for processes that sent none.
-    pub(crate) fn take_addrs(&mut self) -> Option<Vec<Option<usize>>> {
-        if self.addrs.iter().all(Option::is_none) {
-            return None;
-        }
-        let n = self.addrs.len();
-        Some(std::mem::replace(&mut self.addrs, vec![None; n]))
+    /// Takes the addresses of this process's latest `LAPI_Address_init`
+    /// call: `None` for processes that sent none for it.
+    pub(crate) fn take_addrs(&mut self) -> Vec<Option<usize>> {
+        let call = self.addr_calls;
+        self.addrs
+            .iter_mut()
+            .map(|q| {
+                let at = q.iter().position(|&(c, _)| c == call)?;
+                Some(q.remove(at).1)
+            })
+            .collect()
     }
 }
 
@@ -523,13 +531,13 @@ pub(crate) unsafe fn build_c(ctx: &Context, s: &CSend) -> Result<Outgoing, Code>
 }
 
 /// The record of `LAPI_Address_init` carrying `addr` to `to`.
-pub(crate) fn addr_record(ctx: &Context, to: usize, addr: usize) -> Outgoing {
+pub(crate) fn addr_record(ctx: &Context, to: usize, call: u64, addr: usize) -> Outgoing {
     let len = 8 * (HEADER_WORDS + 1) + 8;
     let mut r = Vec::with_capacity(len);
     let mut word = |w: u64| r.extend_from_slice(&w.to_ne_bytes());
     word(len as u64 | KIND_AM << 32 | VEC_CONTIG << 40 | (FLAG_C | FLAG_ADDR) << 56);
     word(ctx.pid as u64);
-    word(0);
+    word(call);
     word(0);
     word(1 << 32);
     word(8);
@@ -607,7 +615,7 @@ impl Context {
                 .data
                 .get(..8)
                 .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()));
-            cside.borrow_mut().addrs[m.from] = addr.map(|a| a as usize);
+            cside.borrow_mut().addrs[m.from].push((m.handler, addr.unwrap_or(0) as usize));
             return Ok(());
         }
         let (handler, tgt_ok) = {
@@ -868,8 +876,7 @@ impl Context {
 
 // ----- the process's side --------------------------------------------------------
 
-use crate::error::Error;
-use crate::process::{Loc, Process};
+use crate::process::Process;
 
 impl Process {
     /// The C side of this process's context, if it is in LAPI mode.
@@ -880,31 +887,6 @@ impl Process {
     /// Whether this process is in C LAPI mode.
     pub(crate) fn lapi_active(&self) -> bool {
         self.cside().is_some()
-    }
-
-    /// After a sync that is not `LAPI_Address_init`: addresses that other
-    /// processes' `LAPI_Address_init` sent us mean the calls did not match.
-    pub(crate) fn lapi_stray_addresses(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.sync_name == Some("LAPI_Address_init") {
-            return Ok(());
-        }
-        let stray = self
-            .cside()
-            .and_then(|c| c.borrow_mut().take_addrs())
-            .map(|a| a.iter().position(Option::is_some).unwrap_or(0));
-        match stray {
-            None => Ok(()),
-            Some(q) => Err(self.fail(
-                ErrorKind::AmMismatch {
-                    detail: format!(
-                        "process {q} called LAPI_Address_init while this process made another \
-                         sync (LAPI_Address_init is collective)"
-                    ),
-                },
-                call,
-                loc,
-            )),
-        }
     }
 }
 
@@ -942,9 +924,14 @@ impl Context {
         addr: usize,
     ) -> Result<(), crate::engine::Interrupt> {
         let Some(c) = &self.c else { return Ok(()) };
-        c.borrow_mut().publish(addr);
+        let call = {
+            let mut c = c.borrow_mut();
+            c.publish(addr);
+            c.addr_calls += 1;
+            c.addr_calls
+        };
         for to in 0..self.nprocs {
-            let out = addr_record(self, to, addr);
+            let out = addr_record(self, to, call, addr);
             self.send(world, out)?;
         }
         Ok(())
