@@ -17,6 +17,7 @@
 #![allow(clippy::missing_safety_doc)] // the C contract is documented in bsp.h
 
 mod fortran;
+pub mod lapi;
 mod startup;
 mod trampoline;
 
@@ -79,6 +80,12 @@ pub(crate) fn attached_place() -> Option<(usize, u64)> {
     })
 }
 
+/// Whether this thread runs a BSP process that no call of this thread
+/// holds now.
+pub(crate) fn has_process() -> bool {
+    CURRENT.with(|c| !c.get().is_null())
+}
+
 /// The location a C macro passed.
 fn location(file: *const c_char, line: c_int) -> Option<SourceLocation> {
     // SAFETY: `file` is null or the `__FILE__` of a `bsp.h` macro: a string
@@ -127,6 +134,10 @@ fn with_bsp<T>(
     let result = guard(call, || {
         let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
         if p.is_null() {
+            // Inside a LAPI handler the dispatching call holds the process.
+            if let Some(h) = bsplib::raw::lapi_in_handler() {
+                return Err(lapi::in_handler_error(call, h, loc));
+            }
             return Err(outside(call, loc));
         }
         let _in_call = InCall(p);

@@ -320,6 +320,23 @@ const RELIABILITY: &[Prog] = &[
     Prog { only: &["processes"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
 ];
 
+/// `lapi.h` (active messages, design in
+/// `crates/bsplib/src/engine/ACTIVE_MESSAGES.md`): the seed's examples,
+/// every return code, counters and progress, mixing with BSPlib, and the
+/// errors found on targets, in handlers and in collective calls.
+#[rustfmt::skip]
+const LAPI: &[Prog] = &[
+    ok("lapi_seed.c"),
+    ok("lapi_codes.c"),
+    ok("lapi_counters.c"),
+    err("err_lapi_tgt_cntr_unset.c", "LAPI_Gfence", 0, 2, 1),
+    err("err_lapi_unknown_handler.c", "LAPI_Gfence", 0, 2, 1),
+    err("err_lapi_kind_mismatch.c", "LAPI_Gfence", 0, 2, 1),
+    err("err_lapi_null_target.c", "LAPI_Gfence", 0, 2, 1),
+    err("err_lapi_call_in_handler.c", "LAPI_Probe", 0, 2, 1),
+    err("err_lapi_init_some.c", "bsp_sync", 1, 0, 2),
+];
+
 fn nothing(_: usize) -> String {
     String::new()
 }
@@ -369,6 +386,11 @@ fn bad_pointers_exits_foreign_threads_and_deadlines_end_in_one_clean_error() {
 }
 
 #[test]
+fn lapi_programs_pass_and_lapi_misuse_stops_the_run_naming_call_process_superstep_and_line() {
+    run_table(LAPI, &C99, &NPROCS);
+}
+
+#[test]
 fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
     run_table(INPROD, &C99, &NPROCS);
 }
@@ -384,19 +406,22 @@ fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
         ),
         ("g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror"]),
     ];
-    for (cc, flags) in compilers {
+    for ((cc, flags), file) in compilers
+        .iter()
+        .flat_map(|c| [(c, "header_only.c"), (c, "lapi_header_only.c")])
+    {
         let output = Command::new(cc)
             .current_dir(c_dir())
-            .args(flags)
+            .args(*flags)
             .arg("-I")
             .arg(&include)
-            .args(["-c", "header_only.c", "-o"])
-            .arg(obj_dir.join(format!("header_only.{cc}.o")))
+            .args(["-c", file, "-o"])
+            .arg(obj_dir.join(format!("{file}.{cc}.o")))
             .output()
             .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
         assert!(
             output.status.success(),
-            "header_only.c with {cc} {flags:?}: {}\n{}",
+            "{file} with {cc} {flags:?}: {}\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
         );
@@ -410,11 +435,18 @@ fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
     if listed_engines().iter().any(|e| e == "mpi") {
         return;
     }
-    let all: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, INPROD, ERRORS, RELIABILITY]
-        .iter()
-        .flat_map(|t| t.iter())
-        .filter(|p| !p.no_asan)
-        .collect();
+    let all: Vec<&Prog> = [
+        PRIMITIVES,
+        PAPER_EXAMPLES,
+        INPROD,
+        ERRORS,
+        RELIABILITY,
+        LAPI,
+    ]
+    .iter()
+    .flat_map(|t| t.iter())
+    .filter(|p| !p.no_asan)
+    .collect();
     run_progs(&all, &ASAN, &ASAN_NPROCS);
 }
 

@@ -1,28 +1,43 @@
-//! The committed `include/bsp.h` is what cbindgen generates from the
-//! sources: `BLESS=1 cargo test -p bsplib-c --test header` rewrites it.
+//! The committed `include/bsp.h` and `include/lapi.h` are what cbindgen
+//! generates from the sources: `BLESS=1 cargo test -p bsplib-c --test
+//! header` rewrites them.
 
 use std::path::Path;
 
-#[test]
-fn committed_header_is_current() {
+/// Generates with `config` from the whole crate, or from `src` alone, and
+/// compares with (or, under `BLESS`, writes) `include/<header>`.
+fn check(config: &str, src: Option<&str>, header: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml");
+    let config = cbindgen::Config::from_file(dir.join(config)).expect("cbindgen config");
+    let builder = match src {
+        Some(src) => cbindgen::Builder::new().with_src(dir.join(src)),
+        None => cbindgen::Builder::new().with_crate(dir),
+    };
     let mut generated = Vec::new();
-    cbindgen::Builder::new()
-        .with_crate(dir)
+    builder
         .with_config(config)
         .generate()
         .expect("cbindgen generates the header")
         .write(&mut generated);
     let generated = String::from_utf8(generated).expect("UTF-8 header");
-    let path = dir.join("include/bsp.h");
+    let path = dir.join("include").join(header);
     if std::env::var_os("BLESS").is_some() {
-        std::fs::write(&path, &generated).expect("write include/bsp.h");
+        std::fs::write(&path, &generated).expect("write the header");
         return;
     }
-    let committed = std::fs::read_to_string(&path).expect("include/bsp.h");
+    let committed = std::fs::read_to_string(&path).expect("the committed header");
     assert!(
         committed == generated,
-        "include/bsp.h is stale: run BLESS=1 cargo test -p bsplib-c --test header"
+        "include/{header} is stale: run BLESS=1 cargo test -p bsplib-c --test header"
     );
+}
+
+#[test]
+fn committed_header_is_current() {
+    check("cbindgen.toml", None, "bsp.h");
+}
+
+#[test]
+fn committed_lapi_header_is_current() {
+    check("cbindgen-lapi.toml", Some("src/lapi.rs"), "lapi.h");
 }

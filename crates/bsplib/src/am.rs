@@ -91,6 +91,8 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
 use crate::strided::Strided;
 
+pub(crate) mod lapi;
+
 /// The largest user header, in bytes (LAPI's `MAX_UHDR_SZ`).
 pub const MAX_UHDR: usize = 4096;
 
@@ -102,8 +104,8 @@ const KIND_ACK: u64 = 2;
 const KIND_DATA: u64 = 3;
 
 /// The bit of a message record's first word that says its data follows
-/// in `DATA` records.
-const CHUNKED: u64 = 1 << 56;
+/// in `DATA` records (the top flag bit; `lapi.rs` uses the low ones).
+const CHUNKED: u64 = 1 << 63;
 
 /// Records up to this size carry their data; larger messages send it in
 /// `DATA` records of at most this size (each an inbox holds many of).
@@ -522,7 +524,7 @@ impl std::fmt::Debug for Counter {
 }
 
 #[derive(Default)]
-struct CounterCell {
+pub(crate) struct CounterCell {
     value: Cell<u64>,
 }
 
@@ -571,8 +573,31 @@ pub(crate) struct Outgoing {
     to: usize,
     record: Vec<u8>,
     /// The `DATA` records of a large message, in order.
-    chunks: Vec<Vec<u8>>,
-    cmpl: Option<Weak<CounterCell>>,
+    pub(crate) chunks: Vec<Vec<u8>>,
+    cmpl: Option<Cmpl>,
+}
+
+/// The completion counter of a message in flight: a Rust [`Counter`]'s
+/// cell, or a C `lapi_cntr_t` (its address, which the unsafe send vouched
+/// for until the message is acknowledged).
+pub(crate) enum Cmpl {
+    Rust(Weak<CounterCell>),
+    C(usize),
+}
+
+impl Cmpl {
+    fn bump(self) {
+        match self {
+            Cmpl::Rust(w) => {
+                if let Some(c) = w.upgrade() {
+                    bump(&c);
+                }
+            }
+            // SAFETY: `lapi::send`'s contract: the counter stays valid
+            // until the message is acknowledged, which is now.
+            Cmpl::C(addr) => unsafe { lapi::bump_c(addr) },
+        }
+    }
 }
 
 /// A message whose header handler ran and whose data is still arriving
@@ -635,7 +660,7 @@ impl Sink {
 /// A message sent and not yet acknowledged.
 struct InFlight {
     seq: u64,
-    cmpl: Option<Weak<CounterCell>>,
+    cmpl: Option<Cmpl>,
 }
 
 /// The active-message state of one process, between `am_init` and
@@ -668,6 +693,11 @@ pub(crate) struct Context {
     buf: Vec<u8>,
     /// The largest record the engine carries.
     largest: usize,
+    /// The C side (`lapi.h`): handler table, counter registry; `None` for
+    /// the Rust API.
+    c: Option<std::cell::RefCell<lapi::CSide>>,
+    /// The superstep of the process, for errors raised from C handlers.
+    superstep: u64,
 }
 
 impl Context {
@@ -693,6 +723,8 @@ impl Context {
             open: (0..n).map(|_| None).collect(),
             buf: Vec::new(),
             largest: p.world.am_max_record(),
+            c: None,
+            superstep: p.superstep,
         }
     }
 
@@ -865,13 +897,13 @@ impl Context {
             to: pid,
             record: r,
             chunks,
-            cmpl: counters.cmpl.map(|c| Rc::downgrade(&c.cell)),
+            cmpl: counters.cmpl.map(|c| Cmpl::Rust(Rc::downgrade(&c.cell))),
         })
     }
 
     /// Sends a built record now (or holds it while in a barrier), in order
     /// behind any backlog for its destination.
-    fn send(&mut self, world: &World, out: Outgoing) -> Result<(), Interrupt> {
+    pub(crate) fn send(&mut self, world: &World, out: Outgoing) -> Result<(), Interrupt> {
         if self.in_barrier {
             self.held.push(out);
             return Ok(());
@@ -993,12 +1025,13 @@ impl Context {
                             from,
                         ));
                     }
-                    let pending = self.begin(from, seq, rec)?;
+                    let pending = self.begin(world, from, seq, rec)?;
                     self.handled[from] = seq;
-                    if pending.received == pending.total {
-                        self.finish(world, from, pending)?;
-                    } else {
-                        self.open[from] = Some(pending);
+                    match pending {
+                        // A C message: handled whole.
+                        None => self.to_ack[from] = seq,
+                        Some(p) if p.received == p.total => self.finish(world, from, p)?,
+                        Some(p) => self.open[from] = Some(p),
                     }
                 }
                 KIND_DATA => {
@@ -1047,8 +1080,8 @@ impl Context {
         }
         while self.in_flight[from].front().is_some_and(|f| f.seq <= seq) {
             if let Some(f) = self.in_flight[from].pop_front() {
-                if let Some(c) = f.cmpl.and_then(|w| w.upgrade()) {
-                    bump(&c);
+                if let Some(c) = f.cmpl {
+                    c.bump();
                 }
             }
         }
@@ -1058,7 +1091,13 @@ impl Context {
     /// The record of message `seq` from `from`: runs its header handler
     /// and resolves its landing; the data the record carries (all of it,
     /// unless `CHUNKED`) is delivered.
-    fn begin(&mut self, from: usize, seq: u64, rec: &[u8]) -> Result<Pending, Dispatch> {
+    fn begin(
+        &mut self,
+        world: &World,
+        from: usize,
+        seq: u64,
+        rec: &[u8],
+    ) -> Result<Option<Pending>, Dispatch> {
         let target_err = |reason: String| {
             Dispatch::Target(ErrorKind::AmTarget {
                 origin: from,
@@ -1116,6 +1155,27 @@ impl Context {
             return Err(target_err("the record's lengths do not add up".into()));
         }
         let uhdr = &rec[uhdr_at..uhdr_at + uhdr_len];
+        let flags = w0 >> 56;
+        if flags & lapi::FLAG_C != 0 {
+            if chunked {
+                return Err(target_err(
+                    "is a C message in pieces, which C sends never make".into(),
+                ));
+            }
+            let m = lapi::Msg {
+                from,
+                seq,
+                flags,
+                handler: word(16)?,
+                tgt,
+                kind,
+                lens: &lens,
+                uhdr,
+                data: &rec[data_at..data_at + total],
+            };
+            self.handle_c(world, m)?;
+            return Ok(None);
+        }
         let arrival = Arrival {
             owner: self.owner,
             src: from,
@@ -1178,7 +1238,7 @@ impl Context {
             pending.sink.deliver(0, &rec[data_at..data_at + total]);
             pending.received = total;
         }
-        Ok(pending)
+        Ok(Some(pending))
     }
 
     /// Message `pending` from `from` has all its data: runs its completion
@@ -1393,6 +1453,7 @@ impl Process {
         let Some(mut ctx) = self.am.take() else {
             return Ok(());
         };
+        ctx.superstep = self.superstep;
         let r = ctx.dispatch(&self.world);
         self.am = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
@@ -1435,7 +1496,9 @@ impl Process {
                 .map_err(|why| self.interrupted(why, call, loc));
         };
         ctx.in_barrier = true;
+        ctx.superstep = self.superstep;
         let world = self.world.clone();
+        let (name, superstep) = (self.call_name(call), self.superstep);
         let mut failure: Option<Dispatch> = None;
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
@@ -1444,7 +1507,7 @@ impl Process {
             if let Err(d) = ctx.dispatch(&world) {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.
-                    let err = Error::new(kind.clone(), call, ctx.pid, 0, loc);
+                    let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
                     world.fail(err);
                 }
                 failure = Some(d);

@@ -142,6 +142,9 @@ pub(crate) struct Process {
     /// How errors name the calls (`Bsp::set_call_names`): the core's own
     /// names (C's, `bsp_put`) if `None`.
     pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
+    /// The name errors give to the sync in progress, when it is a C LAPI
+    /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
+    pub(crate) sync_name: Option<&'static str>,
 }
 
 impl Process {
@@ -187,12 +190,16 @@ impl Process {
             coll: None,
             last_flags: 0,
             call_names: None,
+            sync_name: None,
         }
     }
 
     /// The name errors give to the call the core knows as `call`.
     #[cold]
     pub(crate) fn call_name(&self, call: &'static str) -> &'static str {
+        if let Some(name) = self.sync_name.filter(|_| call == "bsp_sync") {
+            return name;
+        }
         self.call_names.map_or(call, |name| name(call))
     }
 
