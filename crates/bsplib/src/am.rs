@@ -107,6 +107,14 @@ const KIND_DATA: u64 = 3;
 /// in `DATA` records (the top flag bit; `lapi.rs` uses the low ones).
 const CHUNKED: u64 = 1 << 63;
 
+/// The bit of every record's first word that holds the parity of its
+/// origin's superstep when it was posted. A process waiting in barrier A of
+/// sync `k` handles only records of superstep `k`: a record of `k + 1`
+/// (from a process that already left that sync) waits until the sync
+/// returns, since by then other processes may be reading this process's
+/// memory (gets served after barrier A).
+const EPOCH: u64 = 1 << 48;
+
 /// Records up to this size carry their data; larger messages send it in
 /// `DATA` records of at most this size (each an inbox holds many of).
 const EAGER: usize = 128 << 10;
@@ -404,14 +412,27 @@ impl Done<'_> {
     ///
     /// If `area` belongs to another process or run (a handler is code of
     /// this process: that is a bug in it).
-    pub fn area_mut<T: Pod>(&mut self, area: &AreaRef<T>) -> &mut [T] {
+    ///
+    /// The slice borrows `area` as well as the `Done`: the area cannot be
+    /// dropped while the slice is alive.
+    ///
+    /// ```compile_fail
+    /// # use bsplib::am::{Done, Landing};
+    /// fn f(d: &mut Done<'_>, r: bsplib::AreaRef<u64>) {
+    ///     let s = d.area_mut(&r);
+    ///     drop(r); // error: `r` is borrowed by `s`
+    ///     s[0] = 1;
+    /// }
+    /// ```
+    pub fn area_mut<'s, T: Pod>(&'s mut self, area: &'s AreaRef<T>) -> &'s mut [T] {
         assert_eq!(
             area.owner(),
             self.owner,
             "a completion handler may only touch areas of its own process"
         );
         // SAFETY: the area is this process's (checked), its storage alive
-        // (`area` borrows it); handlers run only inside `&mut Bsp` calls,
+        // while the returned slice is (it borrows `area`, whose `Rc` holds
+        // the storage); handlers run only inside `&mut Bsp` calls,
         // so no other view of it exists, and the returned borrow ends
         // before this `Done` (borrowed mutably) can hand out another.
         unsafe { std::slice::from_raw_parts_mut(area.ptr().cast::<T>(), area.len()) }
@@ -512,6 +533,9 @@ pub struct Counter {
     cell: Rc<CounterCell>,
     id: CounterId,
     owner: (u64, usize),
+    /// The `am_init` session of the process it belongs to (its ids are
+    /// meaningless in another).
+    session: u32,
 }
 
 impl std::fmt::Debug for Counter {
@@ -686,9 +710,17 @@ pub(crate) struct Context {
     /// Whether this process waits in a sync's barrier now.
     in_barrier: bool,
     /// Per origin: the last sequence number handled and not acknowledged.
-    to_ack: Vec<u64>,
+    to_ack: Vec<Option<u64>>,
     /// Per origin: the large message whose data is arriving.
     open: Vec<Option<Pending>>,
+    /// This process's superstep (its parity goes into every record).
+    pub(crate) epoch: u64,
+    /// The number of this `am_init` in the process (counters of earlier
+    /// sessions are refused).
+    session: u32,
+    /// Records of the next superstep that arrived while this process
+    /// waited in barrier A: handled first at its next dispatch.
+    deferred: Vec<u8>,
     /// Received bytes, reused.
     buf: Vec<u8>,
     /// The largest record the engine carries.
@@ -701,7 +733,9 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    fn new(p: &Process, handlers: Handlers) -> Context {
+    /// A new session's context (the process counts the sessions).
+    fn new(p: &mut Process, handlers: Handlers) -> Context {
+        p.am_sessions = p.am_sessions.wrapping_add(1);
         let n = p.nprocs;
         Context {
             pid: p.pid,
@@ -719,8 +753,11 @@ impl Context {
             backlog: (0..n).map(|_| VecDeque::new()).collect(),
             held: Vec::new(),
             in_barrier: false,
-            to_ack: vec![0; n],
+            to_ack: vec![None; n],
             open: (0..n).map(|_| None).collect(),
+            epoch: p.superstep,
+            session: p.am_sessions,
+            deferred: Vec::new(),
             buf: Vec::new(),
             largest: p.world.am_max_record(),
             c: None,
@@ -753,6 +790,16 @@ impl Context {
                     format!("handler {} is not one of this run's", handler.index),
                 ))
             }
+        }
+        if [counters.org, counters.cmpl]
+            .into_iter()
+            .flatten()
+            .any(|c| !self.mine(c))
+        {
+            return Err(arg(
+                "LAPI_ERR_CNTR_NULL",
+                "an origin or completion counter of another process, run or am_init session".into(),
+            ));
         }
         if uhdr.len() > MAX_UHDR {
             return Err(arg(
@@ -809,6 +856,12 @@ impl Context {
                 }
                 let blocks = st
                     .indices_blocks()
+                    .ok_or_else(|| {
+                        arg(
+                            "LAPI_ERR_ORG_EXTENT",
+                            "the strided selection overflows the address space".into(),
+                        )
+                    })?
                     .map(|r| bytes_of(&r, n_elems, "a strided block"))
                     .collect::<Result<Vec<_>, _>>()?;
                 (VEC_STRIDED, blocks)
@@ -854,7 +907,10 @@ impl Context {
             ));
         }
         let tgt = counters.tgt.map_or(0, |c| {
-            (u64::from(c.index) + 1) | (u64::from(c.generation) << 32)
+            // `index + 1` (0 is "no counter") in 32 bits: an id whose
+            // index is `u32::MAX` (forged through `Pod`) becomes an index
+            // the target does not have.
+            u64::from(c.index.wrapping_add(1).max(1)) | (u64::from(c.generation) << 32)
         });
         let mut r = Vec::with_capacity(len);
         let mut word = |w: u64| r.extend_from_slice(&w.to_ne_bytes());
@@ -912,15 +968,21 @@ impl Context {
         self.sent[to] += 1;
         let seq = self.sent[to];
         let word1 = (self.pid as u64 | seq << 32).to_ne_bytes();
+        let epoch = (self.epoch & 1) << 48;
+        let stamp = |r: &mut Vec<u8>| {
+            let w0 = u64::from_ne_bytes(r[..8].try_into().unwrap_or_default());
+            r[..8].copy_from_slice(&((w0 & !EPOCH) | epoch).to_ne_bytes());
+            r[8..16].copy_from_slice(&word1);
+        };
         let mut record = out.record;
-        record[8..16].copy_from_slice(&word1);
+        stamp(&mut record);
         self.in_flight[to].push_back(InFlight {
             seq,
             cmpl: out.cmpl,
         });
         self.post(world, to, record)?;
         for mut chunk in out.chunks {
-            chunk[8..16].copy_from_slice(&word1);
+            stamp(&mut chunk);
             self.post(world, to, chunk)?;
         }
         Ok(())
@@ -959,6 +1021,11 @@ impl Context {
         self.backlog.iter().any(|q| !q.is_empty())
     }
 
+    /// Whether messages to `q` are in flight or waiting for room.
+    fn owes(&self, q: usize) -> bool {
+        !self.in_flight[q].is_empty() || !self.backlog[q].is_empty()
+    }
+
     /// Messages sent and not acknowledged, and records not posted yet.
     fn outstanding(&self) -> bool {
         self.in_flight.iter().any(|q| !q.is_empty()) || self.backlog.iter().any(|q| !q.is_empty())
@@ -968,21 +1035,29 @@ impl Context {
     /// completion handler, target counter) and acknowledgements; then
     /// acknowledges what was handled. Errors found on the target are the
     /// run's.
-    fn dispatch(&mut self, world: &World) -> Result<(), Dispatch> {
+    /// With `waiting_in_sync`, records of the next superstep are set aside
+    /// (see [`EPOCH`]).
+    fn dispatch(&mut self, world: &World, waiting_in_sync: bool) -> Result<(), Dispatch> {
         self.flush(world).map_err(Dispatch::Interrupted)?;
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        world
-            .am_take(self.pid, &mut buf)
-            .map_err(Dispatch::Interrupted)?;
-        let result = self.handle_all(world, &buf);
+        if !waiting_in_sync {
+            // What was set aside came before anything still in the inbox.
+            std::mem::swap(&mut buf, &mut self.deferred);
+        }
+        let taken = world.am_take(self.pid, &mut buf);
+        let defer = waiting_in_sync.then_some((self.epoch & 1) ^ 1);
+        let result = taken
+            .map_err(Dispatch::Interrupted)
+            .and_then(|()| self.handle_all(world, &buf, defer));
+        buf.clear();
         self.buf = buf;
         result?;
+        let epoch = (self.epoch & 1) << 48;
         for from in 0..self.nprocs {
-            let seq = std::mem::take(&mut self.to_ack[from]);
-            if seq != 0 {
+            if let Some(seq) = self.to_ack[from].take() {
                 let mut ack = Vec::with_capacity(16);
-                ack.extend_from_slice(&(16 | KIND_ACK << 32).to_ne_bytes());
+                ack.extend_from_slice(&(16 | KIND_ACK << 32 | epoch).to_ne_bytes());
                 ack.extend_from_slice(&(self.pid as u64 | seq << 32).to_ne_bytes());
                 self.post(world, from, ack).map_err(Dispatch::Interrupted)?;
             }
@@ -990,7 +1065,14 @@ impl Context {
         Ok(())
     }
 
-    fn handle_all(&mut self, world: &World, bytes: &[u8]) -> Result<(), Dispatch> {
+    /// Handles the records in `bytes`; those whose epoch bit is `defer`
+    /// are set aside instead.
+    fn handle_all(
+        &mut self,
+        world: &World,
+        bytes: &[u8],
+        defer: Option<u64>,
+    ) -> Result<(), Dispatch> {
         let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
         let mut at = 0;
         while at < bytes.len() {
@@ -1012,10 +1094,15 @@ impl Context {
                 return Err(invalid(format!("has a bad length ({len}) or origin"), from));
             }
             let rec = &bytes[at..at + len];
+            if defer == Some(w0 >> 48 & 1) {
+                self.deferred.extend_from_slice(rec);
+                at += len;
+                continue;
+            }
             match w0 >> 32 & 0xff {
                 KIND_ACK => self.acknowledged(from, seq).map_err(|d| invalid(d, from))?,
                 KIND_AM => {
-                    if seq != self.handled[from] + 1 || self.open[from].is_some() {
+                    if seq != (self.handled[from] + 1) & 0xffff_ffff || self.open[from].is_some() {
                         return Err(invalid(
                             format!(
                                 "has sequence number {seq}, expected {} (or came before the \
@@ -1026,10 +1113,10 @@ impl Context {
                         ));
                     }
                     let pending = self.begin(world, from, seq, rec)?;
-                    self.handled[from] = seq;
+                    self.handled[from] += 1;
                     match pending {
                         // A C message: handled whole.
-                        None => self.to_ack[from] = seq,
+                        None => self.to_ack[from] = Some(seq),
                         Some(p) if p.received == p.total => self.finish(world, from, p)?,
                         Some(p) => self.open[from] = Some(p),
                     }
@@ -1070,14 +1157,18 @@ impl Context {
         Ok(())
     }
 
-    /// An acknowledgement from `from` of every message up to `seq`.
+    /// An acknowledgement from `from` of every message up to `seq` (its
+    /// low 32 bits: sequence numbers travel modulo 2^32).
     fn acknowledged(&mut self, from: usize, seq: u64) -> Result<(), String> {
-        if seq > self.sent[from] {
+        let sent = self.sent[from];
+        let behind = u64::from((sent as u32).wrapping_sub(seq as u32));
+        if behind > self.in_flight[from].len() as u64 {
             return Err(format!(
-                "acknowledges message {seq}, but only {} were sent to it",
-                self.sent[from]
+                "acknowledges message {seq}, which is not one in flight (the last sent is {})",
+                sent & 0xffff_ffff
             ));
         }
+        let seq = sent - behind;
         while self.in_flight[from].front().is_some_and(|f| f.seq <= seq) {
             if let Some(f) = self.in_flight[from].pop_front() {
                 if let Some(c) = f.cmpl {
@@ -1141,7 +1232,15 @@ impl Context {
             Kind::Io | Kind::Generic => (0..num_vecs)
                 .map(|i| word(48 + 8 * i).map(|w| w as usize))
                 .collect::<Result<_, _>>()?,
-            Kind::Strided => vec![word(48)? as usize; num_vecs],
+            Kind::Strided => {
+                let block = word(48)? as usize;
+                if block.checked_mul(num_vecs) != Some(total) {
+                    return Err(target_err(format!(
+                        "has {num_vecs} strided blocks of {block} bytes for {total} bytes"
+                    )));
+                }
+                vec![block; num_vecs]
+            }
             Kind::Contiguous => vec![total],
         };
         let uhdr_at = 8 * (HEADER_WORDS + lens_words);
@@ -1276,7 +1375,7 @@ impl Context {
         }
         let tgt = pending.tgt;
         if tgt != 0 {
-            let (index, generation) = ((tgt as u32 - 1) as usize, (tgt >> 32) as u32);
+            let (index, generation) = (((tgt as u32).wrapping_sub(1)) as usize, (tgt >> 32) as u32);
             match self.counters.get(index) {
                 Some((g, w)) if *g == generation => match w.upgrade() {
                     Some(c) => bump(&c),
@@ -1294,7 +1393,7 @@ impl Context {
                 }
             }
         }
-        self.to_ack[from] = seq;
+        self.to_ack[from] = Some(seq);
         Ok(())
     }
 
@@ -1313,7 +1412,9 @@ impl Context {
                 i
             }
             None => {
-                self.counters.push((0, weak));
+                // Generations start at the session's base: an id of an
+                // earlier session names no counter of this one.
+                self.counters.push((self.session << 20, weak));
                 self.counters.len() - 1
             }
         };
@@ -1324,7 +1425,13 @@ impl Context {
                 generation: self.counters[index].0,
             },
             owner: self.owner,
+            session: self.session,
         }
+    }
+
+    /// Whether `c` is a counter of this process and session.
+    fn mine(&self, c: &Counter) -> bool {
+        c.owner == self.owner && c.session == self.session
     }
 }
 
@@ -1400,9 +1507,10 @@ fn target_blocks(
             let block = lens.first().copied().unwrap_or(0);
             if st.count != lens.len() || st.block.checked_mul(size) != Some(block) {
                 return Err(format!(
-                    "its strided target has {} blocks of {} bytes, the origin {} of {block}",
+                    "its strided target has {} blocks of {} elements of {size} bytes, the \
+                     origin {} of {block} bytes",
                     st.count,
-                    st.block * size,
+                    st.block,
                     lens.len()
                 ));
             }
@@ -1412,7 +1520,10 @@ fn target_blocks(
                     st.stride, st.block
                 ));
             }
-            st.indices_blocks().map(|r| range(&r)).collect()
+            st.indices_blocks()
+                .ok_or_else(|| "its strided target overflows the address space".to_string())?
+                .map(|r| range(&r))
+                .collect()
         }
         (Target::Generic(ranges), Kind::Generic) => ranges.iter().map(range).collect(),
         (Target::At(_), _) => mismatch("contiguous"),
@@ -1423,12 +1534,15 @@ fn target_blocks(
 }
 
 impl Strided {
-    /// The element range of each block.
-    fn indices_blocks(&self) -> impl Iterator<Item = Range<usize>> + '_ {
-        (0..self.count).map(move |k| {
+    /// The element range of each block; `None` if the selection does not
+    /// fit the address space (then no block is computed: every block ends
+    /// at or before the last one's end, which is checked).
+    fn indices_blocks(&self) -> Option<impl Iterator<Item = Range<usize>> + '_> {
+        self.end()?;
+        Some((0..self.count).map(move |k| {
             let s = self.start + k * self.stride;
             s..s + self.block
-        })
+        }))
     }
 }
 
@@ -1454,7 +1568,7 @@ impl Process {
             return Ok(());
         };
         ctx.superstep = self.superstep;
-        let r = ctx.dispatch(&self.world);
+        let r = ctx.dispatch(&self.world, false);
         self.am = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
     }
@@ -1463,6 +1577,7 @@ impl Process {
     /// handled (and acknowledged), including those its own completion
     /// handlers send meanwhile.
     pub(crate) fn am_fence(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let mut started = None;
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
@@ -1470,15 +1585,74 @@ impl Process {
                 Some(ctx) if ctx.outstanding() => {}
                 _ => return Ok(()),
             }
-            if self.am.as_ref().is_some_and(|c| c.backlogged()) {
-                // Room may free up in a full inbox without a ring for us.
-                std::thread::yield_now();
-                continue;
-            }
-            self.world
-                .am_wait(self.pid, mark)
-                .map_err(|why| self.interrupted(why, call, loc))?;
+            self.am_pause(mark, &mut started, call, loc)?;
         }
+    }
+
+    /// The wait of a dispatching loop (`wait`, `fence`): for a ring if
+    /// nothing of ours waits for room in an inbox, else a yield (an inbox
+    /// that frees room rings no one), checking the run's stop and deadline,
+    /// and that no process we owe messages to has ended.
+    pub(crate) fn am_pause(
+        &self,
+        mark: u64,
+        started: &mut Option<std::time::Instant>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let Some(ctx) = self.am.as_ref() else {
+            return Ok(());
+        };
+        if let Some(q) = (0..self.nprocs).find(|&q| {
+            q != self.pid
+                && ctx.owes(q)
+                && self.world.board().get(q).1 == crate::engine::board::State::Ended
+        }) {
+            return Err(self.fail(
+                ErrorKind::AmMismatch {
+                    detail: format!(
+                        "process {q} ended with active messages for it pending (sent and not \
+                         handled)"
+                    ),
+                },
+                call,
+                loc,
+            ));
+        }
+        // Nothing of ours in flight, nothing arrived since the mark, and
+        // every other process has ended: nothing can ever come.
+        let ended = |q: usize| self.world.board().get(q).1 == crate::engine::board::State::Ended;
+        if !ctx.outstanding()
+            && self.world.am_mark(self.pid) == mark
+            && (0..self.nprocs).all(|q| q == self.pid || ended(q))
+        {
+            return Err(self.fail(
+                ErrorKind::AmMismatch {
+                    detail: "waits for active messages that cannot come: none of this \
+                             process's is in flight, and every other process has ended"
+                        .into(),
+                },
+                call,
+                loc,
+            ));
+        }
+        if self.world.is_stopped() {
+            return Err(self.stopped(call, loc));
+        }
+        // The deadline counts from the start of this wait (`am_wait`
+        // returns every 50 ms to let us look at ended processes).
+        let t0 = *started.get_or_insert_with(std::time::Instant::now);
+        if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
+            return Err(self.interrupted(Interrupt::Deadline, call, loc));
+        }
+        if !ctx.backlogged() {
+            return self
+                .world
+                .am_wait(self.pid, mark)
+                .map_err(|why| self.interrupted(why, call, loc));
+        }
+        std::thread::yield_now();
+        Ok(())
     }
 
     /// Barrier A of a sync in active-message mode: dispatches while it
@@ -1504,7 +1678,7 @@ impl Process {
             if failure.is_some() {
                 return false;
             }
-            if let Err(d) = ctx.dispatch(&world) {
+            if let Err(d) = ctx.dispatch(&world, true) {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.
                     let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
@@ -1529,6 +1703,7 @@ impl Process {
         let Some(mut ctx) = self.am.take() else {
             return Ok(());
         };
+        ctx.epoch = self.superstep;
         let held = std::mem::take(&mut ctx.held);
         let mut r = Ok(());
         for out in held {
@@ -1575,7 +1750,7 @@ impl Bsp {
                     loc,
                 ));
             }
-            let ctx = Context::new(&p, handlers);
+            let ctx = Context::new(&mut p, handlers);
             p.am_switch = Some(Some(Box::new(ctx)));
         }
         self.sync_at(loc)
@@ -1663,18 +1838,6 @@ impl Bsp {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         p.check_running(CALL, loc)?;
-        for c in [counters.org, counters.cmpl].into_iter().flatten() {
-            if c.owner != self.owner() {
-                return Err(p.fail(
-                    ErrorKind::AmArgument {
-                        code: "LAPI_ERR_CNTR_NULL",
-                        detail: "an origin or completion counter of another process or run".into(),
-                    },
-                    CALL,
-                    loc,
-                ));
-            }
-        }
         let Some(mut ctx) = p.am.take() else {
             return Err(not_active(&p, CALL, loc));
         };
@@ -1705,9 +1868,10 @@ impl Bsp {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         p.check_running(CALL, loc)?;
-        if !p.am_active() || counter.owner != self.owner() {
+        if !p.am.as_ref().is_some_and(|c| c.mine(counter)) {
             return Err(not_active(&p, CALL, loc));
         }
+        let mut started = None;
         loop {
             let mark = p.world.am_mark(p.pid);
             p.am_dispatch(CALL, loc)?;
@@ -1716,15 +1880,7 @@ impl Bsp {
                 counter.set(v - n);
                 return Ok(());
             }
-            if p.am.as_ref().is_some_and(|c| c.backlogged()) {
-                // Records of ours wait for room in an inbox (perhaps our
-                // own): try again rather than wait for a ring.
-                std::thread::yield_now();
-                continue;
-            }
-            p.world
-                .am_wait(p.pid, mark)
-                .map_err(|why| p.interrupted(why, CALL, loc))?;
+            p.am_pause(mark, &mut started, CALL, loc)?;
         }
     }
 
@@ -1769,7 +1925,8 @@ impl Bsp {
 fn not_active(p: &Process, call: &'static str, loc: Option<SourceLocation>) -> Error {
     p.fail(
         ErrorKind::AmMismatch {
-            detail: "not in active-message mode (am_init first), or a counter of another process"
+            detail: "not in active-message mode (am_init first), or a counter of another \
+                     process, run or am_init session"
                 .into(),
         },
         call,

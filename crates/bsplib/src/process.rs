@@ -135,6 +135,8 @@ pub(crate) struct Process {
     /// the next sync makes (`Some(Some(_))`: enter, `Some(None)`: leave).
     pub(crate) am: Option<Box<crate::am::Context>>,
     pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
+    /// `am_init` calls so far (each session's counters are its own).
+    pub(crate) am_sessions: u32,
     /// The collective whose sync this is (`collectives.rs`): its name and
     /// descriptor; and the OR of the flags of the last sync's barrier A.
     pub(crate) coll: Option<(&'static str, [u64; 4])>,
@@ -187,6 +189,7 @@ impl Process {
             quiet: [false; 2],
             am: None,
             am_switch: None,
+            am_sessions: 0,
             coll: None,
             last_flags: 0,
             call_names: None,

@@ -811,13 +811,20 @@ impl<'a> Raw<'a> {
     /// low 32 bits its length in bytes) to process `pid`'s active-message
     /// inbox. `Ok(false)` when the inbox has no room now.
     ///
+    /// # Safety
+    ///
+    /// In a run in active-message mode, a forged record (an
+    /// acknowledgement above all) can end another process's fence early
+    /// and let its handlers write its memory while other processes read it
+    /// during a sync: use it only in runs that never enter the mode.
+    ///
     /// # Errors
     ///
     /// A pid out of range, a record of the wrong form or too large, a run
     /// stopped.
     #[doc(hidden)]
     #[track_caller]
-    pub fn am_transport_post(&self, pid: i64, record: &[u8]) -> Res<bool> {
+    pub unsafe fn am_transport_post(&self, pid: i64, record: &[u8]) -> Res<bool> {
         const CALL: &str = "am_post";
         let loc = self.loc();
         let p = self.bsp.process();
@@ -890,12 +897,18 @@ impl<'a> Raw<'a> {
     /// that hands `poll` what arrives while it waits, and whatever arrived
     /// before it is left to the caller. `poll` may post.
     ///
+    /// # Safety
+    ///
+    /// Every process must make this call where the others make it: a
+    /// process in a sync would take this barrier for its own barrier A,
+    /// and read this process's memory while it goes on computing.
+    ///
     /// # Errors
     ///
     /// The run stopped, a process ended, or the deadline passed.
     #[doc(hidden)]
     #[track_caller]
-    pub fn am_transport_barrier(&self, poll: &mut dyn FnMut(&[u8])) -> Res {
+    pub unsafe fn am_transport_barrier(&self, poll: &mut dyn FnMut(&[u8])) -> Res {
         let loc = self.loc();
         // The handle is not borrowed while waiting: `poll` may post.
         let (world, me, mut episode) = {
@@ -944,7 +957,7 @@ impl<'a> Raw<'a> {
                     loc,
                 ));
             }
-            let ctx = crate::am::Context::new_c(&p);
+            let ctx = crate::am::Context::new_c(&mut p);
             p.am_switch = Some(Some(Box::new(ctx)));
         }
         Self::lapi_sync(bsp, loc, CALL)
@@ -1164,6 +1177,7 @@ impl<'a> Raw<'a> {
         p.check_running(call, loc)?;
         // SAFETY: the caller's contract.
         let c = unsafe { lapi::counter(cntr) };
+        let mut started = None;
         loop {
             let mark = p.world.am_mark(p.pid);
             p.am_dispatch(call, loc)?;
@@ -1171,9 +1185,7 @@ impl<'a> Raw<'a> {
             if v >= val {
                 return Ok(c.fetch_sub(val, Ordering::AcqRel) - val);
             }
-            p.world
-                .am_wait(p.pid, mark)
-                .map_err(|why| p.interrupted(why, call, loc))?;
+            p.am_pause(mark, &mut started, call, loc)?;
         }
     }
 

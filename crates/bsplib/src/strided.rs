@@ -78,7 +78,7 @@ impl Strided {
 
     /// The element after the last one selected (`start` when none is);
     /// `None` on overflow.
-    fn end(&self) -> Option<usize> {
+    pub(crate) fn end(&self) -> Option<usize> {
         if self.is_empty() {
             return Some(self.start);
         }

@@ -878,8 +878,10 @@ pub(crate) fn apply_puts(
                 .try_ptr(at + 40, word)
                 .ok_or_else(|| cut_short("put", sender))?;
             if let Some(r) = rendezvous {
-                let span = (to.count - 1) * to.stride + to.block;
-                r.before_write(dst, span).map_err(stopped)?;
+                // `strided_range` checked the span (and `to.count >= 1`:
+                // the block divides a non-empty length, or the span is 0).
+                r.before_write(dst, to.span().unwrap_or(0))
+                    .map_err(stopped)?;
             }
             // SAFETY: the blocks of `to` from `dst` are memory we
             // registered (resolved and checked in our own table), alive

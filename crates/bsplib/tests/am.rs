@@ -702,7 +702,7 @@ fn a_strided_landing_of_other_blocks_fails_on_the_target() {
                 Counters::none(),
             )
         }),
-        on_target("strided target has 1 blocks of 8 bytes, the origin 2 of 8"),
+        on_target("strided target has 1 blocks of 1 elements of 8 bytes, the origin 2 of 8 bytes"),
     );
 }
 
@@ -880,4 +880,106 @@ fn flood(bsp: &mut Bsp) -> Result<(), Error> {
 #[test]
 fn a_flood_of_messages_lands_in_order_after_the_sync() {
     scenario(flood);
+}
+
+#[test]
+fn counters_of_an_earlier_session_are_refused() {
+    expect_error(
+        1,
+        |bsp| {
+            bsp.am_init(Handlers::new())?;
+            let old = bsp.counter()?;
+            bsp.am_term()?;
+            bsp.am_init(Handlers::new())?;
+            let new = bsp.counter()?;
+            // The first counter of each session would get the same id
+            // without sessions.
+            check!(bsp, new.id() != old.id());
+            bsp.wait(&old, 1)
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::AmMismatch { .. }), "{e}");
+            assert_eq!(e.call(), "am_wait", "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_fence_towards_a_process_that_ended_fails_instead_of_waiting() {
+    if common::mpi_mode() {
+        return; // the ranks' states are not shared on mpi
+    }
+    expect_error(
+        2,
+        |bsp| {
+            let mut hs = Handlers::new();
+            let h = hs.add("h", |_| Landing::none());
+            bsp.am_init(hs)?;
+            if bsp.pid() != 1 {
+                return Ok(()); // ends without handling anything
+            }
+            bsp.am_send(
+                0,
+                h,
+                &[0u8],
+                Source::<u8>::Contiguous(&[]),
+                Counters::none(),
+            )?;
+            bsp.fence()
+        },
+        |_, e| match e.kind() {
+            ErrorKind::AmMismatch { detail } => assert!(detail.contains("process 0 ended"), "{e}"),
+            k => panic!("expected AmMismatch, got {k:?}: {e}"),
+        },
+    );
+}
+
+#[test]
+fn a_wait_for_messages_that_cannot_come_fails_instead_of_waiting() {
+    if common::mpi_mode() {
+        return; // the ranks' states are not shared on mpi
+    }
+    expect_error(
+        1,
+        |bsp| {
+            bsp.am_init(Handlers::new())?;
+            if bsp.pid() != bsp.nprocs() - 1 {
+                return Ok(());
+            }
+            let c = bsp.counter()?;
+            bsp.wait(&c, 1)
+        },
+        |_, e| match e.kind() {
+            ErrorKind::AmMismatch { detail } => assert!(detail.contains("cannot come"), "{e}"),
+            k => panic!("expected AmMismatch, got {k:?}: {e}"),
+        },
+    );
+}
+
+#[test]
+fn a_fence_with_a_full_inbox_ends_when_the_run_is_stopped() {
+    expect_error(
+        2,
+        |bsp| {
+            let mut hs = Handlers::new();
+            let h = hs.add("h", |_| Landing::buffer());
+            bsp.am_init(hs)?;
+            if bsp.pid() == 0 {
+                std::thread::sleep(Duration::from_millis(100));
+                bsp.abort("stop here");
+            }
+            if bsp.pid() == 1 {
+                // 4 MiB for process 0, which never takes them.
+                let data = vec![7u8; 64 << 10];
+                for _ in 0..64 {
+                    bsp.am_send(0, h, &[0u8], Source::Contiguous(&data), Counters::none())?;
+                }
+                bsp.fence()?;
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::Aborted { .. }), "{e}");
+        },
+    );
 }

@@ -894,7 +894,7 @@ impl Process {
 
 impl Context {
     /// A context for the C API: no Rust handlers, the C side.
-    pub(crate) fn new_c(p: &Process) -> Context {
+    pub(crate) fn new_c(p: &mut Process) -> Context {
         let mut ctx = Context::new(p, super::Handlers::new());
         ctx.c = Some(RefCell::new(CSide::new(p.nprocs)));
         ctx

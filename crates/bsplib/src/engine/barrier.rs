@@ -359,6 +359,19 @@ impl<W: Wake> Barrier<W> {
                     seen = rung;
                     busy = poll();
                     if busy {
+                        // Not parking: the ended and deadline checks of the
+                        // parking path are made here.
+                        if let Some(why) = self.ended_interruption() {
+                            return if done() { Ok(()) } else { Err(why) };
+                        }
+                        let until = *until.get_or_insert_with(|| self.deadline_from_now());
+                        if until.is_some_and(|t| std::time::Instant::now() >= t) {
+                            return if done() {
+                                Ok(())
+                            } else {
+                                Err(Interrupt::Deadline)
+                            };
+                        }
                         yield_now();
                     }
                     continue;
@@ -481,7 +494,22 @@ impl<W: Wake> Barrier<W> {
     /// notification came in between; a notifier that finds the bit set
     /// wakes it.
     pub(crate) fn await_bell(&self, bell: &AtomicU64, target: u64) -> Result<(), Interrupt> {
+        self.await_bell_until(bell, target, None)
+    }
+
+    /// [`await_bell`](Self::await_bell) that also returns (with `Ok`, as
+    /// if woken) once `soft` has passed, for a caller that must look at
+    /// something else from time to time (whether a process it waits for
+    /// has ended).
+    pub(crate) fn await_bell_until(
+        &self,
+        bell: &AtomicU64,
+        target: u64,
+        soft: Option<std::time::Instant>,
+    ) -> Result<(), Interrupt> {
         let reached = |word: u64| word >> 1 >= target;
+        let past =
+            |t: Option<std::time::Instant>| t.is_some_and(|t| std::time::Instant::now() >= t);
         let mut spins = 0u32;
         let mut yields = 0u32;
         let mut until: Option<Option<std::time::Instant>> = None;
@@ -492,6 +520,9 @@ impl<W: Wake> Barrier<W> {
             }
             if self.arrivals.load(Ordering::Acquire) & STOPPED != 0 {
                 return Err(Interrupt::Stopped);
+            }
+            if !cfg!(loom) && past(soft) {
+                return Ok(());
             }
             if spins < self.patience.spins {
                 spins += 1;
@@ -507,12 +538,16 @@ impl<W: Wake> Barrier<W> {
                 yield_now();
                 continue;
             }
+            let wake_at = match (until, if cfg!(loom) { None } else { soft }) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             self.wake.park(
                 || {
                     let word = bell.load(Ordering::Acquire);
                     if reached(word)
                         || self.arrivals.load(Ordering::Acquire) & STOPPED != 0
-                        || until.is_some_and(|t| std::time::Instant::now() >= t)
+                        || past(wake_at)
                     {
                         return Check::Done;
                     }
@@ -525,7 +560,7 @@ impl<W: Wake> Barrier<W> {
                     }
                     Check::Sleep
                 },
-                until,
+                wake_at,
             );
         }
     }

@@ -700,11 +700,20 @@ impl World {
 
     /// Waits until something may have arrived for `me` since `mark` was
     /// read (or the run stops, or its deadline passes).
+    /// Returns after at most about 50 ms even when nothing came, so that
+    /// its caller can look at whether the processes it waits for ended.
     pub(crate) fn am_wait(&self, me: usize, mark: u64) -> Result<(), Interrupt> {
+        let soft = Some(std::time::Instant::now() + std::time::Duration::from_millis(50));
         match &self.sync {
+            Sync::Serial(s) => s
+                .one()
+                .await_bell_until(&self.bells[me][AM_BELL], mark + 1, soft),
+            Sync::Threads(b) => b.await_bell_until(&self.bells[me][AM_BELL], mark + 1, soft),
+            Sync::Processes(s) => s
+                .barrier()
+                .await_bell_until(s.bell(me, AM_BELL), mark + 1, soft),
             #[cfg(feature = "mpi")]
             Sync::Mpi(m) => m.am_wait(mark),
-            _ => self.wait_notified(me, AM_BELL, mark + 1),
         }
     }
 
