@@ -203,3 +203,22 @@ fn a_wait_for_a_record_ends_when_another_process_fails() {
         },
     );
 }
+
+#[test]
+fn the_dispatching_barrier_ends_when_another_process_fails() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == bsp.nprocs() - 1 {
+                std::thread::sleep(Duration::from_millis(50));
+                bsp.send(bsp.nprocs() + 1, &[], &[1])?;
+            }
+            // The others wait in the dispatching barrier for it.
+            bsp.raw().am_transport_barrier(&mut |_| {})
+        },
+        |n, e| {
+            assert!(matches!(e.kind(), ErrorKind::PidOutOfRange { .. }), "{e}");
+            assert_eq!((e.pid(), e.call()), (n - 1, "bsp_send"), "{e}");
+        },
+    );
+}

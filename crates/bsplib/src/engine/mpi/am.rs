@@ -41,7 +41,10 @@ use crate::engine::BELLS;
 /// (`BELL_TAG + ch`, `ch < BELLS`).
 pub(super) const TAG: i32 = BELL_TAG + BELLS as i32;
 
-const _: () = assert!(TAG == 105 && TAG != STOP_TAG);
+/// Message tag of the reductions' words (`all_reduce`).
+const REDUCE_TAG: i32 = TAG + 1;
+
+const _: () = assert!(TAG == 105 && REDUCE_TAG == 106 && TAG != STOP_TAG);
 
 /// Bytes of records in flight (sent, not yet received) above which a post
 /// is refused until some complete.
@@ -248,57 +251,131 @@ impl Mpi {
             .is_some()
     }
 
-    /// An `MPI_Iallreduce` of two words with `op`, completed by polling;
-    /// with `poll`, called once at the start and then whenever a record is
+    /// An all-reduce of two words with `op` over point-to-point messages
+    /// (tag [`REDUCE_TAG`]; module docs), completed by polling; with
+    /// `poll`, called once at the start and then whenever a record is
     /// waiting, its sends in flight tested meanwhile. A panic of `poll` is
     /// returned, after the reduction completed (see `barrier_polling`).
+    ///
+    /// Recursive doubling: with `pow` the largest power of two up to `p`,
+    /// rank `pow + i` first hands its words to rank `i`; the first `pow`
+    /// ranks exchange with rank `me ^ mask` for each bit `mask`, combining;
+    /// rank `i` then hands the result back to rank `pow + i`. Each rank
+    /// makes the same receives from a peer as that peer makes sends to it,
+    /// reduction after reduction, so MPI's non-overtaking rule pairs them.
     pub(super) fn all_reduce(
         &self,
         mine: [u64; 2],
         op: Op,
         mut poll: Option<&mut dyn FnMut()>,
     ) -> ([u64; 2], Option<Box<dyn Any + Send>>) {
-        let mut r = lock(&self.operands);
-        r.mine = mine;
-        let r = &mut *r;
-        let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
-        // SAFETY: `mine` and `all` are two `u64`s each, at addresses that
-        // stay put and are not touched (the lock is held) until the request
-        // completes below: this function returns only then (a panic of
-        // `poll` is caught); `comm` is this run's communicator; `req` is an
-        // out-parameter.
-        let mut req = unsafe {
-            ffi::MPI_Iallreduce(
-                r.mine.as_ptr().cast(),
-                r.all.as_mut_ptr().cast(),
-                2,
-                ffi::RSMPI_UINT64_T,
-                match op {
-                    Op::Or => ffi::RSMPI_BOR,
-                    Op::Min => ffi::RSMPI_MIN,
-                },
-                self.comm.as_raw(),
-                req.as_mut_ptr(),
-            );
-            req.assume_init()
+        let mut guard = lock(&self.operands);
+        let r = &mut *guard;
+        let combine = |a: [u64; 2], b: [u64; 2]| match op {
+            Op::Or => [a[0] | b[0], a[1] | b[1]],
+            Op::Min => [a[0].min(b[0]), a[1].min(b[1])],
         };
         let mut panicked = None;
         if let Some(poll) = poll.as_mut() {
             panicked = self.call(&mut **poll);
         }
+        let (me, p) = (self.comm.rank() as usize, self.nprocs);
+        let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
+        let mut acc = mine;
+        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: [u64; 2]| {
+            r.mine = acc;
+            self.exchange(r, to, from, &mut poll, &mut panicked);
+        };
+        if me >= pow {
+            step(r, Some(me - pow), None, acc);
+        } else if me + pow < p {
+            step(r, None, Some(me + pow), acc);
+            acc = combine(acc, r.all);
+        }
+        if me < pow {
+            let mut mask = 1;
+            while mask < pow {
+                step(r, Some(me ^ mask), Some(me ^ mask), acc);
+                acc = combine(acc, r.all);
+                mask <<= 1;
+            }
+            if me + pow < p {
+                step(r, Some(me + pow), None, acc);
+            }
+        } else {
+            step(r, None, Some(me - pow), acc);
+            acc = r.all;
+        }
+        (acc, panicked)
+    }
+
+    /// One step of [`all_reduce`](Self::all_reduce): sends `r.mine` to
+    /// `to` and receives `r.all` from `from` (either may be absent), and
+    /// waits for both, polling as `all_reduce` says.
+    fn exchange(
+        &self,
+        r: &mut Operands,
+        to: Option<usize>,
+        from: Option<usize>,
+        poll: &mut Option<&mut dyn FnMut()>,
+        panicked: &mut Option<Box<dyn Any + Send>>,
+    ) {
+        // SAFETY: reads an MPI constant.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        let mut reqs = [Request(null), Request(null)];
+        if let Some(from) = from {
+            // SAFETY: `all` is two `u64`s at an address that stays put (the
+            // engine is inside the run's `World`) and is not touched (the
+            // caller holds its lock) until the request completes below:
+            // this function returns only then (a panic of `poll` is
+            // caught); `comm` is this run's communicator; the request is an
+            // out-parameter.
+            unsafe {
+                ffi::MPI_Irecv(
+                    r.all.as_mut_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
+                    from as i32,
+                    REDUCE_TAG,
+                    self.comm.as_raw(),
+                    &mut reqs[0].0,
+                )
+            };
+        }
+        if let Some(to) = to {
+            // SAFETY: as for the receive, with `mine`, only read.
+            unsafe {
+                ffi::MPI_Isend(
+                    r.mine.as_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
+                    to as i32,
+                    REDUCE_TAG,
+                    self.comm.as_raw(),
+                    &mut reqs[1].0,
+                )
+            };
+        }
         let mut spins = 0u32;
         loop {
             let mut done = 0;
-            // SAFETY: `req` is the active request of the reduction above,
-            // set to `MPI_REQUEST_NULL` when it completes.
-            unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+            // SAFETY: `reqs` holds this step's requests, active or null;
+            // completed ones are set to `MPI_REQUEST_NULL`.
+            unsafe {
+                ffi::MPI_Testall(
+                    2,
+                    reqs.as_mut_ptr().cast(),
+                    &mut done,
+                    ffi::RSMPI_STATUSES_IGNORE,
+                )
+            };
             if done != 0 {
-                return (r.all, panicked);
+                return;
             }
-            if let (Some(poll), None) = (poll.as_mut(), &panicked) {
+            if let (Some(poll), None) = (poll.as_mut(), &*panicked) {
                 lock(&self.am).test();
                 if self.am_waiting() {
-                    panicked = self.call(&mut **poll);
+                    *panicked = self.call(&mut **poll);
                     continue;
                 }
             }
