@@ -222,3 +222,39 @@ fn the_dispatching_barrier_ends_when_another_process_fails() {
         },
     );
 }
+
+#[test]
+fn a_panic_in_the_dispatching_barrier_fails_the_run() {
+    // Process 0 panics while answering from inside the barrier; the
+    // others wait for an answer that never comes: their waits end.
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == 0 {
+                bsp.raw().am_transport_barrier(&mut |bytes| {
+                    if !bytes.is_empty() {
+                        panic!("handler lost");
+                    }
+                })?;
+            } else {
+                bsp.raw().am_transport_post(0, &record(bsp.pid(), 0, 3))?;
+                let mark = bsp.raw().am_transport_mark();
+                loop {
+                    if !bsp.raw().am_transport_take()?.is_empty() {
+                        break;
+                    }
+                    bsp.raw().am_transport_wait(mark)?;
+                }
+                bsp.raw().am_transport_barrier(&mut |_| {})?;
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::Panicked { message } if message == "handler lost"),
+                "{e}"
+            );
+            assert_eq!(e.pid(), 0, "{e}");
+        },
+    );
+}
