@@ -20,10 +20,15 @@
 //!   records taken so far: a record posted after the mark is either taken
 //!   since (the count moved) or still waiting in MPI (the probe sees it).
 //! - **Reductions** (every barrier, the end reductions, the naming of an
-//!   ended process) are `MPI_Iallreduce` completed by a test loop, so that
-//!   barrier A can dispatch while it waits: a non-blocking collective never
-//!   matches a blocking one, so the engine uses this one form everywhere
-//!   (the reason and the measurement are in `README.md`).
+//!   ended process) are an all-reduce of our own over point-to-point
+//!   messages (recursive doubling, tag [`REDUCE_TAG`]), completed by a
+//!   test loop, so that barrier A can dispatch while it waits. The one
+//!   protocol serves the plain and the dispatching barrier alike, so a
+//!   dispatching barrier on one rank always meets whatever reduction
+//!   another rank makes there (a barrier, an end reduction): the matching
+//!   problem of mixing `MPI_Allreduce` with `MPI_Iallreduce` does not
+//!   arise, and the empty sync stays as fast as with `MPI_Allreduce`
+//!   (`MPI_Iallreduce` was 5x slower; `README.md` has the figures).
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -391,7 +396,7 @@ impl Mpi {
     /// Runs `poll`; if it panics, stops this rank and tells every other
     /// (their waits for a record end), and returns the panic.
     fn call(&self, poll: &mut dyn FnMut()) -> Option<Box<dyn Any + Send>> {
-        let payload = catch_unwind(AssertUnwindSafe(|| poll())).err()?;
+        let payload = catch_unwind(AssertUnwindSafe(poll)).err()?;
         self.stop();
         self.send_stops();
         Some(payload)

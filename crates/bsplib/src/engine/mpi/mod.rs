@@ -2,10 +2,15 @@
 //! rank, through Open MPI and rsmpi. The protocol is in `README.md` beside
 //! this file; in short:
 //!
-//! - **Barrier** with flags: one `MPI_Allreduce` (bitwise or) of two words:
-//!   the superstep's flags, and whether the caller syncs or has ended (a
+//! - **Barrier** with flags: one all-reduce (bitwise or) of two words: the
+//!   superstep's flags, and whether the caller syncs or has ended (a
 //!   process that ends does the same reduction, so a process waiting in a
-//!   sync for one that ended learns it instead of waiting forever).
+//!   sync for one that ended learns it instead of waiting forever). The
+//!   all-reduce is the engine's own, over point-to-point messages (`am.rs`),
+//!   so that the barrier can also *dispatch* active messages while it
+//!   waits (`barrier_polling`).
+//! - **Active messages** (`am.rs`): one message per record (tag 105), sent
+//!   by `MPI_Isend` from library buffers, taken by `MPI_Improbe`/`MPI_Mrecv`.
 //! - **Exchange**: the streams of `exchange.rs`, written into a growable
 //!   buffer per channel, are delivered with `MPI_Alltoall` (the lengths)
 //!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
