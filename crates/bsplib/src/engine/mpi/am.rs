@@ -140,7 +140,7 @@ impl Mpi {
         let count = i32::try_from(len).expect("a record is at most am_max_record bytes");
         let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
         // SAFETY: `buf` holds `len` initialised bytes and is neither written
-        // nor freed until the send completes (`test_sends` takes it back
+        // nor freed until the send completes (`Outgoing::test` takes it back
         // then; `Drop` leaks it if it never does); moving the `Vec` into
         // `bufs` does not move its heap memory; `comm` is this run's
         // communicator; `req` is an out-parameter.
