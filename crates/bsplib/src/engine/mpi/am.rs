@@ -28,7 +28,7 @@
 //!   another rank makes there (a barrier, an end reduction): the matching
 //!   problem of mixing `MPI_Allreduce` with `MPI_Iallreduce` does not
 //!   arise, and the empty sync stays as fast as with `MPI_Allreduce`
-//!   (`MPI_Iallreduce` was 5x slower; `README.md` has the figures).
+//!   (`MPI_Iallreduce` was 2.5x slower; `README.md` has the figures).
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
