@@ -1682,7 +1682,7 @@ impl Process {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.
                     let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
-                    world.fail(err);
+                    world.fail_in_barrier(err);
                 }
                 failure = Some(d);
                 return false;

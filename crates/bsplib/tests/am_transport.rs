@@ -210,3 +210,66 @@ fn a_wait_for_a_record_ends_when_another_process_fails() {
         },
     );
 }
+
+#[test]
+fn the_dispatching_barrier_ends_when_another_process_fails() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == bsp.nprocs() - 1 {
+                std::thread::sleep(Duration::from_millis(50));
+                bsp.send(bsp.nprocs() + 1, &[], &[1])?;
+            }
+            // The others wait in the dispatching barrier for it.
+            // SAFETY: every process that gets here makes this call here.
+            unsafe { bsp.raw().am_transport_barrier(&mut |_| {}) }
+        },
+        |n, e| {
+            assert!(matches!(e.kind(), ErrorKind::PidOutOfRange { .. }), "{e}");
+            assert_eq!((e.pid(), e.call()), (n - 1, "bsp_send"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_panic_in_the_dispatching_barrier_fails_the_run() {
+    // Process 0 panics while answering from inside the barrier; the
+    // others wait for an answer that never comes: their waits end.
+    expect_error(
+        2,
+        |bsp| {
+            // SAFETY (every unsafe block below): every process makes the
+            // barrier call at this point, and no process enters
+            // active-message mode.
+            if bsp.pid() == 0 {
+                let mut poll = |bytes: &[u8]| {
+                    if !bytes.is_empty() {
+                        panic!("handler lost");
+                    }
+                };
+                // SAFETY: as above.
+                unsafe { bsp.raw().am_transport_barrier(&mut poll) }?;
+            } else {
+                // SAFETY: as above.
+                unsafe { bsp.raw().am_transport_post(0, &record(bsp.pid(), 0, 3)) }?;
+                let mark = bsp.raw().am_transport_mark();
+                loop {
+                    if !bsp.raw().am_transport_take()?.is_empty() {
+                        break;
+                    }
+                    bsp.raw().am_transport_wait(mark)?;
+                }
+                // SAFETY: as above.
+                unsafe { bsp.raw().am_transport_barrier(&mut |_| {}) }?;
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::Panicked { message } if message == "handler lost"),
+                "{e}"
+            );
+            assert_eq!(e.pid(), 0, "{e}");
+        },
+    );
+}

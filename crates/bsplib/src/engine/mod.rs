@@ -762,6 +762,19 @@ impl World {
         self.stop();
     }
 
+    /// [`fail`](Self::fail) from inside a dispatching barrier, whose
+    /// reduction an `mpi` rank cannot leave: the other ranks are told at
+    /// once (stop messages), so that a rank waiting for this one outside
+    /// the barrier (a fence waiting for an acknowledgement) stops waiting,
+    /// fails and ends, and its end reduction completes this barrier.
+    pub(crate) fn fail_in_barrier(&self, err: Error) {
+        self.fail(err);
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            m.send_stops();
+        }
+    }
+
     /// [`fail`](Self::fail) for an error every process finds alike at the
     /// same time (calls that differ between processes): on `mpi`, where each
     /// would print it, only process 0 does, and the others leave it time.

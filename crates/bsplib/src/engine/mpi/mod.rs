@@ -2,10 +2,15 @@
 //! rank, through Open MPI and rsmpi. The protocol is in `README.md` beside
 //! this file; in short:
 //!
-//! - **Barrier** with flags: one `MPI_Allreduce` (bitwise or) of two words:
-//!   the superstep's flags, and whether the caller syncs or has ended (a
+//! - **Barrier** with flags: one all-reduce (bitwise or) of two words: the
+//!   superstep's flags, and whether the caller syncs or has ended (a
 //!   process that ends does the same reduction, so a process waiting in a
-//!   sync for one that ended learns it instead of waiting forever).
+//!   sync for one that ended learns it instead of waiting forever). The
+//!   all-reduce is the engine's own, over point-to-point messages (`am.rs`),
+//!   so that the barrier can also *dispatch* active messages while it
+//!   waits (`barrier_polling`).
+//! - **Active messages** (`am.rs`): one message per record (tag 105), sent
+//!   by `MPI_Isend` from library buffers, taken by `MPI_Improbe`/`MPI_Mrecv`.
 //! - **Exchange**: the streams of `exchange.rs`, written into a growable
 //!   buffer per channel, are delivered with `MPI_Alltoall` (the lengths)
 //!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
@@ -30,7 +35,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
@@ -39,6 +43,7 @@ use mpi::Count;
 use super::Interrupt;
 use crate::mem::Records;
 
+mod am;
 mod rendezvous;
 use crate::stream::{Outbox, StreamWriter};
 
@@ -258,6 +263,16 @@ pub(crate) struct Mpi {
     bells: Mutex<[u64; super::BELLS]>,
     /// Large put payloads (`rendezvous.rs`).
     rndv: rendezvous::Rendezvous,
+    /// Active-message records in flight (`am.rs`).
+    am: Mutex<am::Outgoing>,
+    /// The operands of the reduction in progress (`am.rs`).
+    operands: Mutex<am::Operands>,
+}
+
+impl Drop for Mpi {
+    fn drop(&mut self) {
+        self.am_drop();
+    }
 }
 
 impl Mpi {
@@ -272,6 +287,8 @@ impl Mpi {
             stopped: AtomicBool::new(false),
             bells: Mutex::default(),
             rndv: rendezvous::Rendezvous::default(),
+            am: Mutex::default(),
+            operands: Mutex::default(),
         }
     }
 
@@ -312,47 +329,6 @@ impl Mpi {
         }
     }
 
-    // ----- the active-message path: not built on mpi yet -----
-
-    /// The largest active-message record.
-    pub(crate) fn am_max_record(&self) -> usize {
-        1 << 20
-    }
-
-    /// Not built yet: the run stops.
-    pub(crate) fn am_post(
-        &self,
-        _me: usize,
-        _to: usize,
-        _parts: &[&[u8]],
-    ) -> Result<bool, Interrupt> {
-        Err(Interrupt::Stopped)
-    }
-
-    /// Not built yet: the run stops.
-    pub(crate) fn am_take(&self, _me: usize, _out: &mut Vec<u8>) -> Result<(), Interrupt> {
-        Err(Interrupt::Stopped)
-    }
-
-    /// Not built yet.
-    pub(crate) fn am_mark(&self) -> u64 {
-        0
-    }
-
-    /// Not built yet: the run stops.
-    pub(crate) fn am_wait(&self, _mark: u64) -> Result<(), Interrupt> {
-        Err(Interrupt::Stopped)
-    }
-
-    /// Not built yet: the run stops.
-    pub(crate) fn barrier_polling(
-        &self,
-        _flags: u32,
-        _poll: &mut dyn FnMut() -> bool,
-    ) -> Result<u32, Interrupt> {
-        Err(Interrupt::Stopped)
-    }
-
     /// Receives a stop message (errors as values: a failed process sends
     /// one to every other) if one has come: true then.
     fn take_stop(&self) -> bool {
@@ -389,11 +365,7 @@ impl Mpi {
     pub(crate) fn finish(&self, pid: usize, failed: bool) {
         if failed {
             // Anyone waiting for a notification from us would wait forever.
-            for to in (0..self.nprocs).filter(|&to| to != pid) {
-                self.comm
-                    .process_at_rank(to as i32)
-                    .send_with_tag(&1u8, STOP_TAG);
-            }
+            self.send_stops();
         }
         let word = ENDED | if failed { FAILED } else { 0 };
         loop {
@@ -406,9 +378,24 @@ impl Mpi {
         }
     }
 
+    /// Tells every other rank of the run that this one fails (the stop
+    /// message: their point-to-point waits end).
+    pub(crate) fn send_stops(&self) {
+        let me = self.comm.rank();
+        for to in (0..self.nprocs as i32).filter(|&to| to != me) {
+            self.comm.process_at_rank(to).send_with_tag(&1u8, STOP_TAG);
+        }
+    }
+
     /// The barrier: see the module docs.
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
         let all = self.reduce_or([u64::from(flags), SYNCING]);
+        self.after_barrier(all)
+    }
+
+    /// What a barrier whose reduction gave `all` returns (taking part in
+    /// the naming of an ended process if one ended).
+    fn after_barrier(&self, all: [u64; 2]) -> Result<u32, Interrupt> {
         if all[1] & ENDED != 0 && self.values {
             let me = self.comm.rank() as u64;
             let [ended, _] = self.min_ended(u64::MAX, me);
@@ -447,24 +434,17 @@ impl Mpi {
         }
     }
 
+    /// Every reduction of the engine is this non-blocking one (`am.rs`):
+    /// the dispatching barrier must match it.
     fn reduce_or(&self, mine: [u64; 2]) -> [u64; 2] {
-        let mut all = [0u64; 2];
-        self.comm
-            .all_reduce_into(&mine[..], &mut all[..], SystemOperation::bitwise_or());
-        all
+        self.all_reduce(mine, am::Op::Or, None).0
     }
 
     /// The smallest pid of the processes that ended (`ended`: this
     /// process's pid if it ended, else `u64::MAX`), and of those that wait
     /// in a sync (`waiting`, likewise): the one that reports the error.
     fn min_ended(&self, ended: u64, waiting: u64) -> [u64; 2] {
-        let mut least = [0u64; 2];
-        self.comm.all_reduce_into(
-            &[ended, waiting][..],
-            &mut least[..],
-            SystemOperation::min(),
-        );
-        least
+        self.all_reduce([ended, waiting], am::Op::Min, None).0
     }
 
     /// A writer of this rank's streams on channel `ch`.

@@ -81,9 +81,10 @@ struct Staging {
     pinned: bool,
 }
 
-/// An MPI request handle, used by the one thread of this rank.
+/// An MPI request handle, used by the one thread of this rank (also kept
+/// by the active-message path, `am.rs`).
 #[repr(transparent)]
-struct Request(ffi::MPI_Request);
+pub(super) struct Request(pub(super) ffi::MPI_Request);
 
 // SAFETY: a request handle is an opaque value; MPI runs with
 // `MPI_THREAD_SERIALIZED` and one thread at a time uses this rank's

@@ -1,0 +1,492 @@
+//! The active-message path on `mpi` (`../ACTIVE_MESSAGES.md`, section 6;
+//! `README.md` beside this file, "Active messages"): every record is one
+//! point-to-point message with tag [`TAG`], and barrier A may dispatch.
+//!
+//! - **Posting** copies the record into a buffer the library owns (taken
+//!   from a small pool) and starts an `MPI_Isend` from it: it never waits
+//!   for the receiver. The sends in flight are tested (`MPI_Testsome`) at
+//!   every post, take and wait and while a dispatching barrier waits, and
+//!   their buffers go back to the pool. While more than [`MAX_PENDING`]
+//!   bytes are in flight a post refuses (`Ok(false)`: the caller keeps the
+//!   record and posts it again later, in order), so a receiver that does
+//!   not receive costs its senders a bounded amount of memory.
+//! - **Taking** loops `MPI_Improbe(ANY_SOURCE, TAG)` / `MPI_Mrecv`,
+//!   appending each message's bytes; MPI's non-overtaking rule keeps each
+//!   sender's records in their posting order. The records are appended as
+//!   they came: their reader checks them (as on `processes`, where any
+//!   process can write an inbox).
+//! - **Waiting** polls (`MPI_Iprobe` on [`TAG`], the sends in flight, the
+//!   stop message) and yields between polls. The mark is the number of
+//!   records taken so far: a record posted after the mark is either taken
+//!   since (the count moved) or still waiting in MPI (the probe sees it).
+//! - **Reductions** (every barrier, the end reductions, the naming of an
+//!   ended process) are an all-reduce of our own over point-to-point
+//!   messages (recursive doubling, tag [`REDUCE_TAG`]), completed by a
+//!   test loop, so that barrier A can dispatch while it waits. The one
+//!   protocol serves the plain and the dispatching barrier alike, so a
+//!   dispatching barrier on one rank always meets whatever reduction
+//!   another rank makes there (a barrier, an end reduction): the matching
+//!   problem of mixing `MPI_Allreduce` with `MPI_Iallreduce` does not
+//!   arise, and the empty sync stays as fast as with `MPI_Allreduce`
+//!   (`MPI_Iallreduce` was 2.5x slower; `README.md` has the figures).
+
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard};
+
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::traits::*;
+
+use super::rendezvous::Request;
+use super::{Interrupt, Mpi, BELL_TAG, STOP_TAG, SYNCING};
+use crate::engine::BELLS;
+
+/// Message tag of active-message records: after the notification tags
+/// (`BELL_TAG + ch`, `ch < BELLS`).
+pub(super) const TAG: i32 = BELL_TAG + BELLS as i32;
+
+/// Message tag of the reductions' words (`all_reduce`).
+const REDUCE_TAG: i32 = TAG + 1;
+
+const _: () = assert!(TAG == 105 && REDUCE_TAG == 106 && TAG != STOP_TAG);
+
+/// Bytes of records in flight (sent, not yet received) above which a post
+/// is refused until some complete.
+const MAX_PENDING: usize = 64 << 20;
+
+/// Recycled send buffers kept: at most this many bytes of them, and none
+/// larger than [`POOL_LARGEST`].
+const POOL_BYTES: usize = 4 << 20;
+const POOL_LARGEST: usize = 256 << 10;
+
+/// At most this many bytes are taken by one `am_take` (then the caller
+/// comes back: its wait returns at once while records are waiting), so a
+/// flood cannot keep a take going forever.
+const TAKE_BUDGET: usize = 16 << 20;
+
+/// Polls of a reduction before its waiter starts yielding the core.
+const SPINS: u32 = 64;
+
+/// The sends in flight and the buffer pool (a lock only to satisfy
+/// `Sync`: one thread per rank uses it).
+#[derive(Default)]
+pub(super) struct Outgoing {
+    /// Requests of the sends in flight, and their buffers (same order).
+    reqs: Vec<Request>,
+    bufs: Vec<Vec<u8>>,
+    /// Bytes of `bufs`' records.
+    pending: usize,
+    pool: Vec<Vec<u8>>,
+    /// Capacity of the buffers in `pool`.
+    pooled: usize,
+    /// Records taken so far (the marks).
+    taken: u64,
+    /// `MPI_Testsome`'s indices.
+    done: Vec<i32>,
+}
+
+/// The operands of the reduction in progress, at an address that stays put
+/// while MPI uses them (the engine is inside the run's `World`, which does
+/// not move).
+#[derive(Default)]
+pub(super) struct Operands {
+    mine: [u64; 2],
+    all: [u64; 2],
+}
+
+/// A reduction's operation.
+#[derive(Clone, Copy)]
+pub(super) enum Op {
+    Or,
+    Min,
+}
+
+impl Mpi {
+    /// The largest active-message record: as on the shared-memory engines.
+    pub(crate) fn am_max_record(&self) -> usize {
+        crate::engine::AM_RING
+    }
+
+    /// Posts the record made of `parts` to `to`: copied into a buffer of
+    /// ours and sent by `MPI_Isend`, never waiting for the receiver.
+    /// `Ok(false)` when too much is in flight already (module docs).
+    pub(crate) fn am_post(
+        &self,
+        _me: usize,
+        to: usize,
+        parts: &[&[u8]],
+    ) -> Result<bool, Interrupt> {
+        if self.is_stopped() {
+            return Err(Interrupt::Stopped);
+        }
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let mut o = lock(&self.am);
+        o.test();
+        if o.pending > 0 && o.pending + len > MAX_PENDING {
+            return Ok(false);
+        }
+        let mut buf = match o.pool.pop() {
+            Some(b) => {
+                o.pooled -= b.capacity();
+                b
+            }
+            None => Vec::new(),
+        };
+        buf.clear();
+        for p in parts {
+            buf.extend_from_slice(p);
+        }
+        let count = i32::try_from(len).expect("a record is at most am_max_record bytes");
+        let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
+        // SAFETY: `buf` holds `len` initialised bytes and is neither written
+        // nor freed until the send completes (`Outgoing::test` takes it back
+        // then; `Drop` leaks it if it never does); moving the `Vec` into
+        // `bufs` does not move its heap memory; `comm` is this run's
+        // communicator; `req` is an out-parameter.
+        unsafe {
+            ffi::MPI_Isend(
+                buf.as_ptr().cast(),
+                count,
+                ffi::RSMPI_UINT8_T,
+                to as i32,
+                TAG,
+                self.comm.as_raw(),
+                req.as_mut_ptr(),
+            );
+            o.reqs.push(Request(req.assume_init()));
+        }
+        o.bufs.push(buf);
+        o.pending += len;
+        Ok(true)
+    }
+
+    /// Appends the records that arrived (up to [`TAKE_BUDGET`] bytes of
+    /// them, then at least one more call finds the rest), each whole.
+    pub(crate) fn am_take(&self, _me: usize, out: &mut Vec<u8>) -> Result<(), Interrupt> {
+        let mut o = lock(&self.am);
+        o.test();
+        let start = out.len();
+        while out.len() - start < TAKE_BUDGET {
+            let Some((msg, status)) = self
+                .comm
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG)
+            else {
+                break;
+            };
+            // A byte count is never negative (nor MPI_UNDEFINED, for bytes).
+            let n = usize::try_from(status.count(u8::equivalent_datatype())).unwrap_or(0);
+            let at = out.len();
+            out.resize(at + n, 0);
+            msg.matched_receive_into(&mut out[at..]);
+            o.taken += 1;
+        }
+        Ok(())
+    }
+
+    /// The number of records taken so far.
+    pub(crate) fn am_mark(&self) -> u64 {
+        lock(&self.am).taken
+    }
+
+    /// Waits until a record has been taken since `mark` was read, or one
+    /// is waiting to be, or the run stops.
+    pub(crate) fn am_wait(&self, mark: u64) -> Result<(), Interrupt> {
+        loop {
+            {
+                let mut o = lock(&self.am);
+                if o.taken != mark {
+                    return Ok(());
+                }
+                o.test();
+            }
+            if self.am_waiting() {
+                return Ok(());
+            }
+            if self.is_stopped() {
+                return Err(Interrupt::Stopped);
+            }
+            if self.take_stop() {
+                self.stop();
+                return Err(Interrupt::Stopped);
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Barrier A dispatching: [`barrier`](Mpi::barrier) with `poll` called
+    /// once at the start and then whenever a record is waiting.
+    ///
+    /// A panic in `poll` cannot leave the reduction (every rank must
+    /// complete it): the rank tells every other that it fails (the stop
+    /// message, which ends their waits for a record), completes the
+    /// reduction without polling, and unwinds if the others will do
+    /// nothing collective before they learn of it (the barrier failed, or
+    /// ended an empty superstep): its end reduction then meets their next
+    /// barrier. Otherwise they go on to deliver the superstep's streams,
+    /// which this rank cannot join, and the job ends (`abort`).
+    pub(crate) fn barrier_polling(
+        &self,
+        flags: u32,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<u32, Interrupt> {
+        if self.is_stopped() {
+            return Err(Interrupt::Stopped);
+        }
+        let (all, panicked) = self.all_reduce([u64::from(flags), SYNCING], Op::Or, Some(poll));
+        let result = self.after_barrier(all);
+        if let Some(payload) = panicked {
+            if matches!(result, Err(_) | Ok(0)) {
+                resume_unwind(payload);
+            }
+            eprintln!(
+                "bsplib: a handler panicked in the dispatching barrier of a superstep with data on the mpi engine: the job ends"
+            );
+            super::abort();
+        }
+        result
+    }
+
+    /// Whether a record is waiting to be taken.
+    fn am_waiting(&self) -> bool {
+        self.comm
+            .any_process()
+            .immediate_probe_with_tag(TAG)
+            .is_some()
+    }
+
+    /// An all-reduce of two words with `op` over point-to-point messages
+    /// (tag [`REDUCE_TAG`]; module docs), completed by polling; with
+    /// `poll`, called once at the start and then whenever a record is
+    /// waiting, its sends in flight tested meanwhile. A panic of `poll` is
+    /// returned, after the reduction completed (see `barrier_polling`).
+    ///
+    /// Recursive doubling: with `pow` the largest power of two up to `p`,
+    /// rank `pow + i` first hands its words to rank `i`; the first `pow`
+    /// ranks exchange with rank `me ^ mask` for each bit `mask`, combining;
+    /// rank `i` then hands the result back to rank `pow + i`. Each rank
+    /// makes the same receives from a peer as that peer makes sends to it,
+    /// reduction after reduction, so MPI's non-overtaking rule pairs them.
+    pub(super) fn all_reduce(
+        &self,
+        mine: [u64; 2],
+        op: Op,
+        mut poll: Option<&mut dyn FnMut() -> bool>,
+    ) -> ([u64; 2], Option<Box<dyn Any + Send>>) {
+        let mut guard = lock(&self.operands);
+        let r = &mut *guard;
+        let combine = |a: [u64; 2], b: [u64; 2]| match op {
+            Op::Or => [a[0] | b[0], a[1] | b[1]],
+            Op::Min => [a[0].min(b[0]), a[1].min(b[1])],
+        };
+        let mut panicked = None;
+        // Whether the last poll left work waiting for room (it is then
+        // called at every turn, not only when a record is waiting).
+        let mut busy = false;
+        if let Some(poll) = poll.as_mut() {
+            panicked = self.call(&mut **poll, &mut busy);
+        }
+        let (me, p) = (self.comm.rank() as usize, self.nprocs);
+        let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
+        let mut acc = mine;
+        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: [u64; 2]| {
+            r.mine = acc;
+            self.exchange(r, to, from, &mut poll, &mut panicked, &mut busy);
+        };
+        if me >= pow {
+            step(r, Some(me - pow), None, acc);
+        } else if me + pow < p {
+            step(r, None, Some(me + pow), acc);
+            acc = combine(acc, r.all);
+        }
+        if me < pow {
+            let mut mask = 1;
+            while mask < pow {
+                step(r, Some(me ^ mask), Some(me ^ mask), acc);
+                acc = combine(acc, r.all);
+                mask <<= 1;
+            }
+            if me + pow < p {
+                step(r, Some(me + pow), None, acc);
+            }
+        } else {
+            step(r, None, Some(me - pow), acc);
+            acc = r.all;
+        }
+        (acc, panicked)
+    }
+
+    /// One step of [`all_reduce`](Self::all_reduce): sends `r.mine` to
+    /// `to` and receives `r.all` from `from` (either may be absent), and
+    /// waits for both, polling as `all_reduce` says.
+    fn exchange(
+        &self,
+        r: &mut Operands,
+        to: Option<usize>,
+        from: Option<usize>,
+        poll: &mut Option<&mut dyn FnMut() -> bool>,
+        panicked: &mut Option<Box<dyn Any + Send>>,
+        busy: &mut bool,
+    ) {
+        // SAFETY: reads an MPI constant.
+        let null = unsafe { ffi::RSMPI_REQUEST_NULL };
+        let mut reqs = [Request(null), Request(null)];
+        if let Some(from) = from {
+            // SAFETY: `all` is two `u64`s at an address that stays put (the
+            // engine is inside the run's `World`) and is not touched (the
+            // caller holds its lock) until the request completes below:
+            // this function returns only then (a panic of `poll` is
+            // caught); `comm` is this run's communicator; the request is an
+            // out-parameter.
+            unsafe {
+                ffi::MPI_Irecv(
+                    r.all.as_mut_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
+                    from as i32,
+                    REDUCE_TAG,
+                    self.comm.as_raw(),
+                    &mut reqs[0].0,
+                )
+            };
+        }
+        if let Some(to) = to {
+            // SAFETY: as for the receive, with `mine`, only read.
+            unsafe {
+                ffi::MPI_Isend(
+                    r.mine.as_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
+                    to as i32,
+                    REDUCE_TAG,
+                    self.comm.as_raw(),
+                    &mut reqs[1].0,
+                )
+            };
+        }
+        let mut spins = 0u32;
+        loop {
+            let mut done = 0;
+            // SAFETY: `reqs` holds this step's requests, active or null;
+            // completed ones are set to `MPI_REQUEST_NULL`.
+            unsafe {
+                ffi::MPI_Testall(
+                    2,
+                    reqs.as_mut_ptr().cast(),
+                    &mut done,
+                    ffi::RSMPI_STATUSES_IGNORE,
+                )
+            };
+            if done != 0 {
+                return;
+            }
+            if let (Some(poll), None) = (poll.as_mut(), &*panicked) {
+                lock(&self.am).test();
+                if *busy || self.am_waiting() {
+                    *panicked = self.call(&mut **poll, busy);
+                    continue;
+                }
+            }
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Runs `poll`; if it panics, stops this rank and tells every other
+    /// (their waits for a record end), and returns the panic.
+    fn call(&self, poll: &mut dyn FnMut() -> bool, busy: &mut bool) -> Option<Box<dyn Any + Send>> {
+        *busy = false;
+        let payload = match catch_unwind(AssertUnwindSafe(poll)) {
+            Ok(b) => {
+                *busy = b;
+                return None;
+            }
+            Err(payload) => payload,
+        };
+        self.stop();
+        self.send_stops();
+        Some(payload)
+    }
+
+    /// The sends still in flight when the run ends: their buffers must
+    /// outlive them, so those that have not completed are released to MPI
+    /// and their buffers leaked (their receivers may never receive them).
+    pub(super) fn am_drop(&mut self) {
+        let o = self.am.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !mpi::environment::is_finalized() {
+            o.test();
+            for r in &mut o.reqs {
+                // SAFETY: an active send request of this rank; freeing it
+                // lets it complete on its own, from a buffer leaked below.
+                unsafe { ffi::MPI_Request_free(&mut r.0) };
+            }
+        }
+        o.reqs.clear();
+        for buf in o.bufs.drain(..) {
+            std::mem::forget(buf);
+        }
+    }
+}
+
+impl Outgoing {
+    /// Takes back the buffers of the sends that completed.
+    fn test(&mut self) {
+        let o = self;
+        if o.reqs.is_empty() {
+            return;
+        }
+        let n = o.reqs.len();
+        o.done.resize(n, 0);
+        let mut count = 0;
+        // SAFETY: `reqs` holds active send requests of this rank
+        // (`Request` is a transparent wrapper of a handle), `done` has room
+        // for an index per request; completed ones are set to
+        // `MPI_REQUEST_NULL` and removed below.
+        unsafe {
+            ffi::MPI_Testsome(
+                n as i32,
+                o.reqs.as_mut_ptr().cast(),
+                &mut count,
+                o.done.as_mut_ptr(),
+                ffi::RSMPI_STATUSES_IGNORE,
+            )
+        };
+        // `MPI_UNDEFINED` (negative) only when no request is active.
+        let count = usize::try_from(count).unwrap_or(0).min(n);
+        if count == 0 {
+            return;
+        }
+        let Outgoing {
+            reqs,
+            bufs,
+            pending,
+            pool,
+            pooled,
+            done,
+            ..
+        } = o;
+        let done = &mut done[..count];
+        // Highest first: `swap_remove` then moves only requests still in
+        // flight.
+        done.sort_unstable_by(|a, b| b.cmp(a));
+        for &i in done.iter() {
+            let i = i as usize;
+            reqs.swap_remove(i);
+            let buf = bufs.swap_remove(i);
+            *pending -= buf.len();
+            if buf.capacity() <= POOL_LARGEST && *pooled + buf.capacity() <= POOL_BYTES {
+                *pooled += buf.capacity();
+                pool.push(buf);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
