@@ -120,8 +120,8 @@ unsafe fn store(data: &[u8], dst: *mut c_void) {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Negative`], [`ErrorKind::PidOutOfRange`],
-/// [`ErrorKind::NullPointer`] at the call; as for [`Bsp::broadcast`].
+/// [`ErrorKind::Negative`](crate::ErrorKind::Negative), [`ErrorKind::PidOutOfRange`](crate::ErrorKind::PidOutOfRange),
+/// [`ErrorKind::NullPointer`](crate::ErrorKind::NullPointer) at the call; as for [`Bsp::broadcast`].
 pub unsafe fn bcast(
     bsp: &mut Bsp,
     call: &'static str,
