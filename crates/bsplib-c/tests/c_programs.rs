@@ -486,6 +486,7 @@ fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
         ERRORS,
         RELIABILITY,
         LAPI,
+        LEVEL1,
     ]
     .iter()
     .flat_map(|t| t.iter())
