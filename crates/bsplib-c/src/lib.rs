@@ -18,6 +18,7 @@
 
 mod fortran;
 pub mod lapi;
+pub mod level1;
 mod startup;
 mod trampoline;
 

@@ -68,6 +68,17 @@ enum Expect {
         superstep: usize,
         min_p: usize,
     },
+    /// Processes that disagree about a collective: non-zero status and a
+    /// stderr line naming one of `calls`, some process, `superstep
+    /// <superstep>` and the `file:line` of the `/* ERROR */` marker (the
+    /// processes on either side of a disagreement both find it, and
+    /// whichever is first is reported: the program makes its diverging
+    /// calls on the marked line). Skipped below `min_p`.
+    Mismatch {
+        calls: &'static [&'static str],
+        superstep: usize,
+        min_p: usize,
+    },
     /// A failure the program asks for (`bsp_abort`, `exit(1)`): non-zero
     /// status, `stderr_has` in stderr, exactly `stdout` on stdout.
     Fails {
@@ -337,6 +348,31 @@ const LAPI: &[Prog] = &[
     err("err_lapi_init_some.c", "bsp_sync", 1, 0, 2),
 ];
 
+const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usize) -> Prog {
+    prog(
+        file,
+        Expect::Mismatch {
+            calls,
+            superstep: 1,
+            min_p,
+        },
+    )
+}
+
+/// `bsp_level1.h` (the Oxford level-1 collectives, design in
+/// `crates/bsplib/src/COLLECTIVES.md`): every function, and the
+/// disagreements and bad arguments that stop the run.
+#[rustfmt::skip]
+const LEVEL1: &[Prog] = &[
+    ok("level1.c"),
+    mismatch("err_level1_some.c", &["bsp_sumI", "bsp_sync"], 2),
+    mismatch("err_level1_root.c", &["bsp_bcast"], 2),
+    mismatch("err_level1_size.c", &["bsp_gather"], 2),
+    mismatch("err_level1_operator.c", &["bsp_sumD", "bsp_maxD"], 2),
+    err("err_level1_negative_nbytes.c", "bsp_scatter", 0, 0, 1),
+    err("err_level1_root_out_of_range.c", "bsp_bcast", 0, 0, 1),
+];
+
 fn nothing(_: usize) -> String {
     String::new()
 }
@@ -391,6 +427,11 @@ fn lapi_programs_pass_and_lapi_misuse_stops_the_run_naming_call_process_superste
 }
 
 #[test]
+fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line() {
+    run_table(LEVEL1, &C99, &NPROCS);
+}
+
+#[test]
 fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
     run_table(INPROD, &C99, &NPROCS);
 }
@@ -406,10 +447,13 @@ fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
         ),
         ("g++", &["-x", "c++", "-std=c++11", "-Wall", "-Werror"]),
     ];
-    for ((cc, flags), file) in compilers
-        .iter()
-        .flat_map(|c| [(c, "header_only.c"), (c, "lapi_header_only.c")])
-    {
+    for ((cc, flags), file) in compilers.iter().flat_map(|c| {
+        [
+            (c, "header_only.c"),
+            (c, "lapi_header_only.c"),
+            (c, "level1_header_only.c"),
+        ]
+    }) {
         let output = Command::new(cc)
             .current_dir(c_dir())
             .args(*flags)
@@ -442,6 +486,7 @@ fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
         ERRORS,
         RELIABILITY,
         LAPI,
+        LEVEL1,
     ]
     .iter()
     .flat_map(|t| t.iter())
@@ -521,9 +566,10 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
 
 fn min_p(expect: &Expect) -> usize {
     match *expect {
-        Expect::Error { min_p, .. } | Expect::Fails { min_p, .. } | Expect::Names { min_p, .. } => {
-            min_p
-        }
+        Expect::Error { min_p, .. }
+        | Expect::Fails { min_p, .. }
+        | Expect::Names { min_p, .. }
+        | Expect::Mismatch { min_p, .. } => min_p,
         Expect::Crash => 2,
         Expect::Ok | Expect::Stdout(_) | Expect::Lines(_) => 1,
     }
@@ -628,6 +674,23 @@ fn check(prog: &Prog, engine: &str, p: usize, out: &Outcome, asan: bool) -> Resu
             if !out.stderr.lines().any(named) {
                 return Err(format!(
                     "expected a stderr line naming {call}, {}",
+                    want.join(", ")
+                ));
+            }
+        }
+        Expect::Mismatch {
+            calls, superstep, ..
+        } => {
+            let location = format!("{}:{}", prog.file, marker_line(prog.file)?);
+            let want = [format!("superstep {superstep}"), location];
+            let named = |l: &str| {
+                calls.iter().any(|c| l.contains(c))
+                    && l.contains("process ")
+                    && want.iter().all(|w| has_number(l, w))
+            };
+            if !out.stderr.lines().any(named) {
+                return Err(format!(
+                    "expected a stderr line naming one of {calls:?}, {}",
                     want.join(", ")
                 ));
             }

@@ -1,4 +1,5 @@
-//! The committed `include/bsp.h` and `include/lapi.h` are what cbindgen
+//! The committed `include/bsp.h`, `include/lapi.h` and
+//! `include/bsp_level1.h` are what cbindgen
 //! generates from the sources: `BLESS=1 cargo test -p bsplib-c --test
 //! header` rewrites them.
 
@@ -40,4 +41,13 @@ fn committed_header_is_current() {
 #[test]
 fn committed_lapi_header_is_current() {
     check("cbindgen-lapi.toml", Some("src/lapi.rs"), "lapi.h");
+}
+
+#[test]
+fn committed_level1_header_is_current() {
+    check(
+        "cbindgen-level1.toml",
+        Some("src/level1.rs"),
+        "bsp_level1.h",
+    );
 }

@@ -24,8 +24,12 @@ use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
 
-/// The collectives, by the index their descriptors carry.
-const NAMES: [&str; 9] = [
+pub mod level1;
+
+/// The collectives, by the index their descriptors carry: the Rust
+/// methods, then the C functions of `bsp_level1.h` ([`level1`]), so that
+/// a mismatch names the call the program made.
+pub(crate) const NAMES: [&str; 41] = [
     "broadcast",
     "gather",
     "scatter",
@@ -35,6 +39,38 @@ const NAMES: [&str; 9] = [
     "all_reduce",
     "scan",
     "exscan",
+    "bsp_bcast",
+    "bsp_gather",
+    "bsp_scatter",
+    "bsp_fold",
+    "bsp_scan",
+    "bsp_exchange",
+    "bsp_all",
+    "bsp_any",
+    "bsp_sumI",
+    "bsp_sumI_prefix",
+    "bsp_sumR",
+    "bsp_sumR_prefix",
+    "bsp_sumD",
+    "bsp_sumD_prefix",
+    "bsp_productI",
+    "bsp_productI_prefix",
+    "bsp_productR",
+    "bsp_productR_prefix",
+    "bsp_productD",
+    "bsp_productD_prefix",
+    "bsp_minI",
+    "bsp_minI_prefix",
+    "bsp_minR",
+    "bsp_minR_prefix",
+    "bsp_minD",
+    "bsp_minD_prefix",
+    "bsp_maxI",
+    "bsp_maxI_prefix",
+    "bsp_maxR",
+    "bsp_maxR_prefix",
+    "bsp_maxD",
+    "bsp_maxD_prefix",
 ];
 
 /// The first word of a collective record's payload.
@@ -333,9 +369,21 @@ impl Bsp {
     #[track_caller]
     pub fn broadcast<T: Pod>(&mut self, root: usize, data: &mut [T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
+        self.broadcast_as(0, root, data, loc)
+    }
+
+    /// [`broadcast`](Bsp::broadcast) as collective `kind` of [`NAMES`].
+    fn broadcast_as<T: Pod>(
+        &mut self,
+        kind: usize,
+        root: usize,
+        data: &mut [T],
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[kind];
         let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
         let call = Call {
-            kind: 0,
+            kind,
             root,
             nbytes: bytes.len(),
             op: 0,
@@ -346,7 +394,7 @@ impl Bsp {
             |p| {
                 if p.pid == root {
                     for q in (0..p.nprocs).filter(|&q| q != root) {
-                        p.coll_put(q, &bytes, "broadcast", loc)?;
+                        p.coll_put(q, &bytes, name, loc)?;
                     }
                 }
                 Ok(())
@@ -354,7 +402,7 @@ impl Bsp {
             |p| Ok((p.pid != root).then(|| p.coll_data(root).map(<[u8]>::to_vec))),
         )?;
         if let Some(got) = got {
-            let got = got.ok_or_else(|| lost(self, "broadcast", root, loc))?;
+            let got = got.ok_or_else(|| lost(self, name, root, loc))?;
             bytemuck::cast_slice_mut::<T, u8>(data).copy_from_slice(&got);
         }
         Ok(())
@@ -447,6 +495,19 @@ impl Bsp {
         dst: &mut [T],
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
+        self.scatter_as(2, root, src, dst, loc)
+    }
+
+    /// [`scatter`](Bsp::scatter) as collective `kind` of [`NAMES`].
+    fn scatter_as<T: Pod>(
+        &mut self,
+        kind: usize,
+        root: usize,
+        src: Option<&[T]>,
+        dst: &mut [T],
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[kind];
         let size = std::mem::size_of::<T>();
         let k = dst.len();
         {
@@ -459,13 +520,13 @@ impl Bsp {
                         needed: needed.saturating_mul(size),
                         available: src.map_or(0, std::mem::size_of_val),
                     },
-                    "scatter",
+                    name,
                     loc,
                 ));
             }
         }
         let call = Call {
-            kind: 2,
+            kind,
             root,
             nbytes: std::mem::size_of_val(dst),
             op: 0,
@@ -477,7 +538,7 @@ impl Bsp {
                 if p.pid == root {
                     let s: &[u8] = bytemuck::cast_slice(src.unwrap_or_default());
                     for q in (0..p.nprocs).filter(|&q| q != root) {
-                        p.coll_put(q, &s[q * k * size..(q + 1) * k * size], "scatter", loc)?;
+                        p.coll_put(q, &s[q * k * size..(q + 1) * k * size], name, loc)?;
                     }
                 }
                 Ok(())
@@ -486,7 +547,7 @@ impl Bsp {
         )?;
         match got {
             Some(got) => {
-                let got = got.ok_or_else(|| lost(self, "scatter", root, loc))?;
+                let got = got.ok_or_else(|| lost(self, name, root, loc))?;
                 bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&got);
             }
             None => {
@@ -526,6 +587,18 @@ impl Bsp {
     #[track_caller]
     pub fn all_to_all<T: Pod>(&mut self, src: &[T], dst: &mut [T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
+        self.all_to_all_as(4, src, dst, loc)
+    }
+
+    /// [`all_to_all`](Bsp::all_to_all) as collective `kind` of [`NAMES`].
+    fn all_to_all_as<T: Pod>(
+        &mut self,
+        kind: usize,
+        src: &[T],
+        dst: &mut [T],
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[kind];
         let size = std::mem::size_of::<T>();
         let n = self.nprocs();
         if src.len() != dst.len() || src.len() % n != 0 {
@@ -536,14 +609,14 @@ impl Bsp {
                     needed: src.len().next_multiple_of(n) * size,
                     available: std::mem::size_of_val(dst),
                 },
-                "all_to_all",
+                name,
                 loc,
             ));
         }
         let k = src.len() / n;
         let s: &[u8] = bytemuck::cast_slice(src);
         let call = Call {
-            kind: 4,
+            kind,
             root: 0,
             nbytes: s.len(),
             op: 0,
@@ -554,7 +627,7 @@ impl Bsp {
             |p| {
                 let me = p.pid;
                 for q in (0..p.nprocs).filter(|&q| q != me) {
-                    p.coll_put(q, &s[q * k * size..(q + 1) * k * size], "all_to_all", loc)?;
+                    p.coll_put(q, &s[q * k * size..(q + 1) * k * size], name, loc)?;
                 }
                 Ok(())
             },
@@ -566,7 +639,7 @@ impl Bsp {
                         } else {
                             p.coll_data(q)
                                 .map(<[u8]>::to_vec)
-                                .ok_or_else(|| lost_p(p, "all_to_all", q, loc))
+                                .ok_or_else(|| lost_p(p, name, q, loc))
                         }
                     })
                     .collect::<Result<Vec<_>, _>>()
