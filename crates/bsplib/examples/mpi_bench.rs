@@ -7,7 +7,10 @@
 //!   window from `MPI_Win_allocate`);
 //! - the same with 8 bytes, for the choice between the two;
 //! - an `hpput` of 1 MiB and of 16 MiB then `sync` (no copy at the call),
-//!   and, for information, a `get` of 16 MiB then `sync`.
+//!   and, for information, a `get` of 16 MiB then `sync`;
+//! - an active-message round trip between ranks 0 and 1 (a question whose
+//!   completion handler answers with a message that moves a counter rank
+//!   0 waits on) against an 8-byte `MPI_Send` / `MPI_Recv` ping-pong.
 //!
 //! Each figure and its baselines are measured alternately, 7 rounds; rank
 //! 0 prints min and median per operation and the ratio of minima.
@@ -231,10 +234,96 @@ fn bench(bsp: &mut Bsp, quick: bool) -> Result<Rounds, Error> {
             }
         }
     }
+    round_trips(bsp, &world, quick, &mut rounds)?;
     bsp.pop_reg(&dst)?;
     bsp.sync()?;
     drop(window);
     Ok(rounds)
+}
+
+/// The active-message round trip against an MPI ping-pong, ranks 0 and 1.
+fn round_trips(
+    bsp: &mut Bsp,
+    world: &SimpleCommunicator,
+    quick: bool,
+    rounds: &mut Rounds,
+) -> Result<(), Error> {
+    use bsplib::am::{CounterId, Counters, Handler, Handlers, Landing, Source};
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let me = bsp.pid();
+    let trips = if quick { 100 } else { 5_000 };
+    let answer: Rc<Cell<Option<Handler>>> = Rc::new(Cell::new(None));
+    let a2 = answer.clone();
+    let mut hs = Handlers::new();
+    let ask = hs.add("ask", move |a| {
+        let id: CounterId = a.uhdr_as().unwrap_or_default();
+        let (src, h) = (a.src(), a2.get().expect("registered"));
+        Landing::none().then(move |d| {
+            d.send(
+                src,
+                h,
+                &[0u64],
+                Source::<u8>::Contiguous(&[]),
+                Counters::none().tgt(id),
+            )
+            .expect("an answer can be sent");
+        })
+    });
+    answer.set(Some(hs.add("answer", |_| Landing::none())));
+    bsp.am_init(hs)?;
+    let (answered, asked) = (bsp.counter()?, bsp.counter()?);
+    let ids = Area::<CounterId>::new(bsp, 1);
+    bsp.push_reg(&ids)?;
+    bsp.sync()?;
+    if me == 1 {
+        bsp.put(0, &[asked.id()], &ids, 0)?;
+    }
+    bsp.sync()?;
+    let theirs = ids.as_slice(bsp)[0];
+    for _ in 0..ROUNDS {
+        world.barrier();
+        let t0 = Instant::now();
+        for _ in 0..trips {
+            let x = 7u64;
+            match me {
+                0 => {
+                    world.process_at_rank(1).send(&x);
+                    let _: (u64, _) = world.process_at_rank(1).receive();
+                }
+                1 => {
+                    let (y, _): (u64, _) = world.process_at_rank(0).receive();
+                    world.process_at_rank(0).send(&y);
+                }
+                _ => {}
+            }
+        }
+        record(
+            rounds,
+            "MPI ping-pong 8 B",
+            t0.elapsed().as_secs_f64() / trips as f64,
+        );
+        world.barrier();
+        let t0 = Instant::now();
+        for _ in 0..trips {
+            match me {
+                0 => {
+                    let c = Counters::none().tgt(theirs);
+                    bsp.am_send(1, ask, &[answered.id()], Source::<u8>::Contiguous(&[]), c)?;
+                    bsp.wait(&answered, 1)?;
+                }
+                1 => bsp.wait(&asked, 1)?,
+                _ => {}
+            }
+        }
+        record(
+            rounds,
+            "AM round trip",
+            t0.elapsed().as_secs_f64() / trips as f64,
+        );
+    }
+    bsp.pop_reg(&ids)?;
+    bsp.am_term()
 }
 
 fn human(len: usize) -> String {
@@ -295,5 +384,6 @@ fn main() -> Result<(), Error> {
         );
     }
     ratio("bsp get+sync 16 MiB", "MPI_Alltoallv 16 MiB");
+    ratio("AM round trip", "MPI ping-pong 8 B");
     Ok(())
 }
