@@ -112,7 +112,7 @@ impl Patience {
                 spins: oversubscribed_spins,
                 yields: 1 << 6,
             }
-            // (Every spin limit is a multiple of 64: see `await_count`.)
+            // (Every spin limit is a multiple of 64: see `await_count_with`.)
         }
     }
 }
@@ -239,7 +239,38 @@ impl<W: Wake> Barrier<W> {
     /// Arrives at the barrier `*episode` (the number of barriers this process
     /// passed, which this increments) with `flags`; returns the OR of every
     /// process's flags once all have arrived.
+    #[inline]
     pub(crate) fn wait(&self, episode: &mut u64, flags: u32) -> Result<u32, Interrupt> {
+        self.arrive(episode, flags, None)
+    }
+
+    /// [`wait`](Self::wait) that, while it waits, calls `poll` once at
+    /// the start and then whenever `bell` (a notification counter of the
+    /// caller's) has been rung since it last looked, or at every turn
+    /// while `poll` returns true (it has work waiting for room elsewhere):
+    /// the dispatching barrier of active messages (`ACTIVE_MESSAGES.md`,
+    /// section 2). A parked waiter also sets the bell's sleep bit, so that
+    /// a ring wakes it (the same compare-exchange discipline as the
+    /// barrier's own flag and [`await_bell`](Self::await_bell)).
+    pub(crate) fn wait_polling(
+        &self,
+        episode: &mut u64,
+        flags: u32,
+        bell: &AtomicU64,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<u32, Interrupt> {
+        self.arrive(episode, flags, Some((bell, poll)))
+    }
+
+    /// The body of [`wait`](Self::wait) and
+    /// [`wait_polling`](Self::wait_polling).
+    #[inline]
+    fn arrive(
+        &self,
+        episode: &mut u64,
+        flags: u32,
+        polling: Option<(&AtomicU64, &mut dyn FnMut() -> bool)>,
+    ) -> Result<u32, Interrupt> {
         if self.stopped.load(Ordering::Relaxed) {
             return Err(Interrupt::Stopped);
         }
@@ -260,59 +291,15 @@ impl<W: Wake> Barrier<W> {
                 self.notify();
             }
         } else {
-            self.await_count(e, target)?;
-        }
-        *episode = e + 1;
-        Ok(self.acc[(e % 3) as usize].load(Ordering::Acquire))
-    }
-
-    /// [`wait`](Self::wait) that, while it waits, calls `poll` once at
-    /// the start and then whenever `bell` (a notification counter of the
-    /// caller's) has been rung since it last looked, or at every turn
-    /// while `poll` returns true (it has work waiting for room elsewhere): the dispatching barrier of active messages
-    /// (`ACTIVE_MESSAGES.md`, section 2). A parked waiter also sets the
-    /// bell's sleep bit, so that a ring wakes it (the same compare-exchange
-    /// discipline as the barrier's own flag and [`await_bell`](Self::await_bell)).
-    pub(crate) fn wait_polling(
-        &self,
-        episode: &mut u64,
-        flags: u32,
-        bell: &AtomicU64,
-        poll: &mut dyn FnMut() -> bool,
-    ) -> Result<u32, Interrupt> {
-        if self.stopped.load(Ordering::Relaxed) {
-            return Err(Interrupt::Stopped);
-        }
-        let e = *episode;
-        let stale = &self.acc[((e + 1) % 3) as usize];
-        if stale.load(Ordering::Relaxed) != 0 {
-            stale.store(0, Ordering::Relaxed);
-        }
-        if flags != 0 {
-            self.acc[(e % 3) as usize].fetch_or(flags, Ordering::Relaxed);
-        }
-        let target = (e + 1) * self.nprocs * ONE;
-        let old = self.arrivals.fetch_add(ONE, Ordering::AcqRel);
-        if count(old) + ONE == target {
-            if old & parked(e) != 0 {
-                self.arrivals.fetch_and(!parked(e), Ordering::Relaxed);
-                self.notify();
-            }
-        } else {
-            self.await_count_with(e, target, Some((bell, poll)))?;
+            self.await_count_with(e, target, polling)?;
         }
         *episode = e + 1;
         Ok(self.acc[(e % 3) as usize].load(Ordering::Acquire))
     }
 
     /// Returns once the count reached `target`, or with the reason it never
-    /// will.
-    fn await_count(&self, e: u64, target: u64) -> Result<(), Interrupt> {
-        self.await_count_with(e, target, None)
-    }
-
-    /// [`await_count`](Self::await_count), calling `poll` whenever `bell`
-    /// moved (if given).
+    /// will; with `polling`, calling `poll` as [`wait_polling`](Self::wait_polling)
+    /// says.
     fn await_count_with(
         &self,
         e: u64,
