@@ -252,12 +252,15 @@ impl Process {
         out
     }
 
-    /// The data record process `from` sent us in the last sync, if any.
-    fn coll_data(&self, from: usize) -> Option<&[u8]> {
+    /// The data record of `len` bytes process `from` sent us in the last
+    /// sync, if any (one of another length, which only a corrupted stream
+    /// holds once the descriptors matched, counts as none).
+    fn coll_data(&self, from: usize, len: usize) -> Option<&[u8]> {
         self.inbox.coll.iter().find_map(|&(src, m)| {
             // SAFETY: as in `descriptors`.
             let bytes = unsafe { std::slice::from_raw_parts(m.payload, m.len) };
-            (src == from && bytes.get(..8) == Some(&DATA.to_ne_bytes()[..])).then(|| &bytes[8..])
+            (src == from && bytes.get(..8) == Some(&DATA.to_ne_bytes()[..]) && m.len == 8 + len)
+                .then(|| &bytes[8..])
         })
     }
 
@@ -399,7 +402,7 @@ impl Bsp {
                 }
                 Ok(())
             },
-            |p| Ok((p.pid != root).then(|| p.coll_data(root).map(<[u8]>::to_vec))),
+            |p| Ok((p.pid != root).then(|| p.coll_data(root, bytes.len()).map(<[u8]>::to_vec))),
         )?;
         if let Some(got) = got {
             let got = got.ok_or_else(|| lost(self, name, root, loc))?;
@@ -543,7 +546,7 @@ impl Bsp {
                 }
                 Ok(())
             },
-            |p| Ok((p.pid != root).then(|| p.coll_data(root).map(<[u8]>::to_vec))),
+            |p| Ok((p.pid != root).then(|| p.coll_data(root, k * size).map(<[u8]>::to_vec))),
         )?;
         match got {
             Some(got) => {
@@ -637,7 +640,7 @@ impl Bsp {
                         if q == p.pid {
                             Ok(s[q * k * size..(q + 1) * k * size].to_vec())
                         } else {
-                            p.coll_data(q)
+                            p.coll_data(q, k * size)
                                 .map(<[u8]>::to_vec)
                                 .ok_or_else(|| lost_p(p, name, q, loc))
                         }
@@ -929,7 +932,7 @@ impl Bsp {
             |p| {
                 (0..p.pid)
                     .map(|q| {
-                        p.coll_data(q)
+                        p.coll_data(q, bytes.len())
                             .map(to_vec::<T>)
                             .ok_or_else(|| lost_p(p, name, q, loc))
                     })
@@ -989,7 +992,7 @@ impl Bsp {
                     if q == p.pid {
                         all.extend_from_slice(bytes);
                     } else {
-                        match p.coll_data(q) {
+                        match p.coll_data(q, bytes.len()) {
                             Some(d) => all.extend_from_slice(d),
                             None => return Err(lost_p(p, name, q, loc)),
                         }
