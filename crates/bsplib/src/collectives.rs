@@ -546,7 +546,10 @@ impl Bsp {
                 }
                 Ok(())
             },
-            |p| Ok((p.pid != root).then(|| p.coll_data(root, k * size).map(<[u8]>::to_vec))),
+            |p| {
+                let len = std::mem::size_of_val(dst);
+                Ok((p.pid != root).then(|| p.coll_data(root, len).map(<[u8]>::to_vec)))
+            },
         )?;
         match got {
             Some(got) => {
@@ -1015,7 +1018,10 @@ fn lost(bsp: &mut Bsp, name: &'static str, from: usize, loc: Loc) -> Error {
 fn lost_p(p: &Process, name: &'static str, from: usize, loc: Loc) -> Error {
     p.fail(
         ErrorKind::CollectiveMismatch {
-            detail: format!("the data of {name} from process {from} did not come"),
+            detail: format!(
+                "the data of {name} from process {from} did not come with the bytes of this \
+                 process's call (it called another collective, or with another size)"
+            ),
         },
         name,
         loc,
