@@ -18,3 +18,23 @@
 !     nothing in a slot (C's NULL): CALL bsppushreg(bspunregistered,0)
       INTEGER bspunregistered(1)
       COMMON /bspunregistered/ bspunregistered
+!     The level-1 collectives (bsp_level1.h's, the C name without
+!     underscores): bspbcast, bspgather, bspscatter, bspexchange,
+!     bspfold and bspscan are subroutines; these are functions, each
+!     one superstep, combining in pid order.
+      INTEGER bspsumi, bspsumiprefix, bspproducti, bspproductiprefix
+      INTEGER bspmini, bspminiprefix, bspmaxi, bspmaxiprefix
+      INTEGER bspall, bspany
+      REAL bspsumr, bspsumrprefix, bspproductr, bspproductrprefix
+      REAL bspminr, bspminrprefix, bspmaxr, bspmaxrprefix
+      DOUBLE PRECISION bspsumd, bspsumdprefix, bspproductd
+      DOUBLE PRECISION bspproductdprefix, bspmind, bspmindprefix
+      DOUBLE PRECISION bspmaxd, bspmaxdprefix
+      EXTERNAL bspsumi, bspsumiprefix, bspproducti, bspproductiprefix
+      EXTERNAL bspmini, bspminiprefix, bspmaxi, bspmaxiprefix
+      EXTERNAL bspall, bspany
+      EXTERNAL bspsumr, bspsumrprefix, bspproductr, bspproductrprefix
+      EXTERNAL bspminr, bspminrprefix, bspmaxr, bspmaxrprefix
+      EXTERNAL bspsumd, bspsumdprefix, bspproductd
+      EXTERNAL bspproductdprefix, bspmind, bspmindprefix
+      EXTERNAL bspmaxd, bspmaxdprefix

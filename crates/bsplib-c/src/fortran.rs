@@ -53,7 +53,13 @@ pub(crate) fn fortran_name(call: &'static str) -> &'static str {
         "bsp_qsize" => "bspqsize",
         "bsp_get_tag" => "bspgettag",
         "bsp_move" => "bspmove",
-        other => other,
+        "bsp_bcast" => "bspbcast",
+        "bsp_gather" => "bspgather",
+        "bsp_scatter" => "bspscatter",
+        "bsp_exchange" => "bspexchange",
+        "bsp_fold" => "bspfold",
+        "bsp_scan" => "bspscan",
+        other => typed_name(other).unwrap_or(other),
     }
 }
 
@@ -423,4 +429,181 @@ pub unsafe extern "C" fn bspmove_(payload: *mut c_void, reception_nbytes: *const
         let n = int(reception_nbytes, "reception_nbytes", CALL, bsp)?;
         bsp.raw().at(None).move_payload(payload, n).map(drop)
     })
+}
+
+// ----- the level-1 collectives (bsp_level1.h's, by the same naming rule) -----
+
+/// `SUBROUTINE bspbcast(pid, src, dst, nbytes)`: `bsp_bcast`.
+#[no_mangle]
+pub unsafe extern "C" fn bspbcast_(
+    pid: *const c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+) {
+    const CALL: &str = "bspbcast";
+    // SAFETY: gfortran's arguments; the buffers hold `nbytes` bytes (the
+    // C contract, which the program keeps).
+    with_fortran(CALL, |bsp| unsafe {
+        let (pid, nbytes) = (
+            int(pid, "pid", CALL, bsp)?,
+            int(nbytes, "nbytes", CALL, bsp)?,
+        );
+        bsplib::level1::bcast(bsp, "bsp_bcast", pid, src, dst, nbytes, None)
+    })
+}
+
+/// `SUBROUTINE bspgather(pid, src, dst, nbytes)`: `bsp_gather`.
+#[no_mangle]
+pub unsafe extern "C" fn bspgather_(
+    pid: *const c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+) {
+    const CALL: &str = "bspgather";
+    // SAFETY: as for `bspbcast_` (`dst` holds `p * nbytes` on `pid`).
+    with_fortran(CALL, |bsp| unsafe {
+        let (pid, nbytes) = (
+            int(pid, "pid", CALL, bsp)?,
+            int(nbytes, "nbytes", CALL, bsp)?,
+        );
+        bsplib::level1::gather(bsp, "bsp_gather", pid, src, dst, nbytes, None)
+    })
+}
+
+/// `SUBROUTINE bspscatter(pid, src, dst, nbytes)`: `bsp_scatter`.
+#[no_mangle]
+pub unsafe extern "C" fn bspscatter_(
+    pid: *const c_int,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+) {
+    const CALL: &str = "bspscatter";
+    // SAFETY: as for `bspbcast_` (`src` holds `p * nbytes` on `pid`).
+    with_fortran(CALL, |bsp| unsafe {
+        let (pid, nbytes) = (
+            int(pid, "pid", CALL, bsp)?,
+            int(nbytes, "nbytes", CALL, bsp)?,
+        );
+        bsplib::level1::scatter(bsp, "bsp_scatter", pid, src, dst, nbytes, None)
+    })
+}
+
+/// `SUBROUTINE bspexchange(src, dst, nbytes)`: `bsp_exchange`.
+#[no_mangle]
+pub unsafe extern "C" fn bspexchange_(src: *const c_void, dst: *mut c_void, nbytes: *const c_int) {
+    const CALL: &str = "bspexchange";
+    // SAFETY: as for `bspbcast_` (both hold `p * nbytes`).
+    with_fortran(CALL, |bsp| unsafe {
+        let nbytes = int(nbytes, "nbytes", CALL, bsp)?;
+        bsplib::level1::exchange(bsp, "bsp_exchange", src, dst, nbytes, None)
+    })
+}
+
+/// `SUBROUTINE bspfold(op, src, dst, nbytes)` and `bspscan`: `bsp_fold`,
+/// `bsp_scan`; `op` is a `SUBROUTINE op(res, left, right, nbytes)`, whose
+/// arguments gfortran passes by reference, as C's operator takes them.
+unsafe fn fold(
+    call: &'static str,
+    c_call: &'static str,
+    op: Option<bsplib::level1::FoldOp>,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+    prefix: bool,
+) {
+    // SAFETY: as for `bspbcast_`; `op` is the program's subroutine.
+    with_fortran(call, |bsp| unsafe {
+        let nbytes = int(nbytes, "nbytes", call, bsp)?;
+        let Some(op) = op else {
+            return Err(Error::new(
+                ErrorKind::NullPointer { what: "op" },
+                call,
+                bsp.pid(),
+                bsp.superstep(),
+                None,
+            ));
+        };
+        bsplib::level1::fold(bsp, c_call, op, src, dst, nbytes, prefix, None)
+    })
+}
+
+/// `SUBROUTINE bspfold(op, src, dst, nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bspfold_(
+    op: Option<bsplib::level1::FoldOp>,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { fold("bspfold", "bsp_fold", op, src, dst, nbytes, false) }
+}
+
+/// `SUBROUTINE bspscan(op, src, dst, nbytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn bspscan_(
+    op: Option<bsplib::level1::FoldOp>,
+    src: *const c_void,
+    dst: *mut c_void,
+    nbytes: *const c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { fold("bspscan", "bsp_scan", op, src, dst, nbytes, true) }
+}
+
+/// The typed reductions, `INTEGER FUNCTION bspsumi(x)` ... : `$f` calls
+/// `$c`'s core with `$op`.
+macro_rules! typed {
+    ($($f:ident, $name:literal, $c:literal, $t:ty, $op:ident, $prefix:literal;)*) => {$(
+        #[doc = concat!("`", $name, "(x)`: `", $c, "`.")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $f(x: *const $t) -> $t {
+            // SAFETY: gfortran passes the address of the argument.
+            with_fortran($name, |bsp| unsafe {
+                let x = *non_null(x.cast_mut(), "x", $name, bsp, None)?;
+                bsplib::level1::reduce(bsp, $c, x, bsplib::level1::Typed::$op, $prefix, None)
+            })
+        }
+    )*
+
+        /// The Fortran name of a typed reduction's C name.
+        fn typed_name(c: &str) -> Option<&'static str> {
+            match c {
+                $($c => Some($name),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+typed! {
+    bspsumi_, "bspsumi", "bsp_sumI", c_int, Sum, false;
+    bspsumiprefix_, "bspsumiprefix", "bsp_sumI_prefix", c_int, Sum, true;
+    bspproducti_, "bspproducti", "bsp_productI", c_int, Product, false;
+    bspproductiprefix_, "bspproductiprefix", "bsp_productI_prefix", c_int, Product, true;
+    bspmini_, "bspmini", "bsp_minI", c_int, Min, false;
+    bspminiprefix_, "bspminiprefix", "bsp_minI_prefix", c_int, Min, true;
+    bspmaxi_, "bspmaxi", "bsp_maxI", c_int, Max, false;
+    bspmaxiprefix_, "bspmaxiprefix", "bsp_maxI_prefix", c_int, Max, true;
+    bspsumr_, "bspsumr", "bsp_sumR", f32, Sum, false;
+    bspsumrprefix_, "bspsumrprefix", "bsp_sumR_prefix", f32, Sum, true;
+    bspproductr_, "bspproductr", "bsp_productR", f32, Product, false;
+    bspproductrprefix_, "bspproductrprefix", "bsp_productR_prefix", f32, Product, true;
+    bspminr_, "bspminr", "bsp_minR", f32, Min, false;
+    bspminrprefix_, "bspminrprefix", "bsp_minR_prefix", f32, Min, true;
+    bspmaxr_, "bspmaxr", "bsp_maxR", f32, Max, false;
+    bspmaxrprefix_, "bspmaxrprefix", "bsp_maxR_prefix", f32, Max, true;
+    bspsumd_, "bspsumd", "bsp_sumD", f64, Sum, false;
+    bspsumdprefix_, "bspsumdprefix", "bsp_sumD_prefix", f64, Sum, true;
+    bspproductd_, "bspproductd", "bsp_productD", f64, Product, false;
+    bspproductdprefix_, "bspproductdprefix", "bsp_productD_prefix", f64, Product, true;
+    bspmind_, "bspmind", "bsp_minD", f64, Min, false;
+    bspmindprefix_, "bspmindprefix", "bsp_minD_prefix", f64, Min, true;
+    bspmaxd_, "bspmaxd", "bsp_maxD", f64, Max, false;
+    bspmaxdprefix_, "bspmaxdprefix", "bsp_maxD_prefix", f64, Max, true;
+    bspall_, "bspall", "bsp_all", c_int, All, false;
+    bspany_, "bspany", "bsp_any", c_int, Any, false;
 }

@@ -109,6 +109,7 @@ const ROUTINES: &[Prog] = &[
     ok("bsmp.f90"),
     Prog { expect: Expect::Fails { stderr_has: "bspabort test: 42 forty-two\n", min_p: 1 }, ..ok("abort.f90") },
     Prog { with: &["mixed_helper.c"], ..ok("mixed.f90") },
+    ok("level1.f90"),
 ];
 
 /// The paper's and manual pages' examples, ported, results checked.
@@ -140,6 +141,7 @@ const ERRORS: &[Prog] = &[
     err("err_sync_after_end.f90", "bspsync", 0, 0, 1),
     err("err_pid_before_begin.f90", "bsppid", 0, 0, 1),
     err("err_init_after_begin.f90", "bspinit", 0, 1, 1),
+    err("err_bcast_negative_nbytes.f90", "bspbcast", 0, 1, 1),
     Prog { expect: Expect::Fails { stderr_has: "process 1 aborts while the others wait in bspsync", min_p: 2 }, ..ok("err_abort_in_sync.f90") },
 ];
 
