@@ -33,6 +33,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+#[path = "wrapper/mod.rs"]
+mod wrapper;
+use wrapper::{exe_dir, include_dir, lib_dir, prefixed, shell_line};
+
 /// The usage text printed by `--help`, `-h` and `--bsp-help`.
 const USAGE: &str = "\
 Usage: bspcc [--bsp-static] [--bsp-show] [compiler arguments...] file...
@@ -348,70 +352,6 @@ fn mpi_link_flags(over: Option<String>) -> Result<Vec<String>, String> {
         })
 }
 
-/// `prefix` immediately followed by `path`, as one argument.
-fn prefixed(prefix: &str, path: &Path) -> OsString {
-    let mut arg = OsString::from(prefix);
-    arg.push(path);
-    arg
-}
-
-/// The directory of the running executable, where Cargo puts the libraries.
-fn exe_dir() -> std::io::Result<PathBuf> {
-    let exe = std::env::current_exe()?.canonicalize()?;
-    Ok(exe
-        .parent()
-        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf))
-}
-
-/// The directory of the library to link: `$BSPLIB_LIBDIR` if set; else
-/// `exe_dir` or its `deps/`, whichever holds the newer `library` (Cargo's
-/// test builds leave the library in `deps/` without copying it up, so a
-/// copy beside `bspcc` may be stale).
-fn lib_dir(exe_dir: &Path, library: &str, over: Option<OsString>) -> PathBuf {
-    if let Some(dir) = over {
-        return PathBuf::from(dir);
-    }
-    let modified = |dir: &Path| {
-        std::fs::metadata(dir.join(library))
-            .and_then(|m| m.modified())
-            .ok()
-    };
-    let deps = exe_dir.join("deps");
-    match (modified(exe_dir), modified(&deps)) {
-        (Some(up), Some(down)) if down > up => deps,
-        (None, Some(_)) => deps,
-        _ => exe_dir.to_path_buf(),
-    }
-}
-
-/// The directory holding `bsp.h`: next to the libraries if installed there,
-/// else the source tree's.
-fn include_dir(libdir: &Path) -> PathBuf {
-    let installed = libdir.join("include");
-    if installed.join("bsp.h").is_file() {
-        installed
-    } else {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
-    }
-}
-
-/// `line` as a shell command line.
-fn shell_line(line: &[OsString]) -> String {
-    let words: Vec<String> = line.iter().map(|arg| shell_quote(arg)).collect();
-    words.join(" ")
-}
-
-/// `arg` as a shell word: quoted only if it needs to be.
-fn shell_quote(arg: &OsStr) -> String {
-    let text = arg.to_string_lossy();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        text.into_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 /// The exit code reporting `status` (128 + signal if killed).
 fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     let code = status
@@ -518,7 +458,7 @@ fn main() -> ExitCode {
     }
     let line = command_line(
         &compiler,
-        &include_dir(&exe_dir),
+        &include_dir(&exe_dir, "bsp.h"),
         &libdir,
         &options,
         &mpi_libs,
@@ -539,6 +479,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wrapper::shell_quote;
 
     /// The options of a command line split on spaces.
     fn options(args: &str) -> Options {

@@ -24,8 +24,12 @@
 //! is missing, 127 if the compiler cannot be run.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
+
+#[path = "wrapper/mod.rs"]
+mod wrapper;
+use wrapper::{exe_dir, include_dir, lib_dir, prefixed, shell_line};
 
 #[allow(dead_code)] // `bspf77` has its own `main`, which calls this one
 fn main() -> ExitCode {
@@ -132,13 +136,6 @@ fn compiler(bspf90_fc: Option<String>, fc: Option<String>) -> Vec<String> {
         .unwrap_or_else(|| vec!["gfortran".to_owned()])
 }
 
-/// `prefix` immediately followed by `path`, as one argument.
-fn prefixed(prefix: &str, path: &Path) -> OsString {
-    let mut arg = OsString::from(prefix);
-    arg.push(path);
-    arg
-}
-
 /// The full command line.
 fn command_line(
     compiler: &[String],
@@ -167,53 +164,6 @@ fn command_line(
     line
 }
 
-/// The directory of the library: `$BSPLIB_LIBDIR`, else this executable's
-/// directory or its `deps/`, whichever holds the newer `library`.
-fn lib_dir(exe_dir: &Path, library: &str, over: Option<OsString>) -> PathBuf {
-    if let Some(dir) = over {
-        return PathBuf::from(dir);
-    }
-    let modified = |dir: &Path| {
-        std::fs::metadata(dir.join(library))
-            .and_then(|m| m.modified())
-            .ok()
-    };
-    let deps = exe_dir.join("deps");
-    match (modified(exe_dir), modified(&deps)) {
-        (Some(up), Some(down)) if down > up => deps,
-        (None, Some(_)) => deps,
-        _ => exe_dir.to_path_buf(),
-    }
-}
-
-/// The directory of `fbsp.h`: beside the libraries if installed there,
-/// else the source tree's.
-fn include_dir(exe_dir: &Path) -> PathBuf {
-    let installed = exe_dir.join("include");
-    if installed.join("fbsp.h").is_file() {
-        installed
-    } else {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
-    }
-}
-
-/// `line` as a shell command line.
-fn shell_line(line: &[OsString]) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=,:+@%".contains(c);
-    let words: Vec<String> = line
-        .iter()
-        .map(|arg| {
-            let text = arg.to_string_lossy();
-            if !text.is_empty() && text.chars().all(plain) {
-                text.into_owned()
-            } else {
-                format!("'{}'", text.replace('\'', r"'\''"))
-            }
-        })
-        .collect();
-    words.join(" ")
-}
-
 /// `bspf90`'s (and `bspf77`'s) work.
 pub(crate) fn run() -> ExitCode {
     let name = std::env::args()
@@ -233,10 +183,8 @@ pub(crate) fn run() -> ExitCode {
         eprintln!("{name}: no input files ({name} --help for usage)");
         return ExitCode::from(2);
     }
-    let exe_dir = match std::env::current_exe().and_then(|e| e.canonicalize()) {
-        Ok(exe) => exe
-            .parent()
-            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf),
+    let exe_dir = match exe_dir() {
+        Ok(dir) => dir,
         Err(error) => {
             eprintln!("{name}: cannot locate the {name} executable: {error}");
             return ExitCode::from(2);
@@ -258,7 +206,12 @@ pub(crate) fn run() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let line = command_line(&compiler, &include_dir(&exe_dir), &libdir, &options);
+    let line = command_line(
+        &compiler,
+        &include_dir(&exe_dir, "fbsp.h"),
+        &libdir,
+        &options,
+    );
     if options.show {
         println!("{}", shell_line(&line));
         return ExitCode::SUCCESS;
