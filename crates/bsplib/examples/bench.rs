@@ -54,6 +54,12 @@
 //!    `bsp_send` and two syncs (one per direction), on threads and
 //!    processes.
 //!
+//! j. Collectives on threads, p = 2 and 4: a broadcast of 8 bytes and of
+//!    16 MiB and an all-reduce (sum) of one double and of 1 Mi doubles,
+//!    against the same written with plain puts and a sync the obvious way
+//!    (the root puts its data into every process's registered area; every
+//!    process puts its vector to every other, then folds in pid order).
+//!
 //! `--only LETTERS` runs some sections (`--only be`).
 
 use std::convert::Infallible;
@@ -710,6 +716,87 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
     Ok(first(results))
 }
 
+// ----- j. collectives ---------------------------------------------------------------
+
+/// Which operation section j times.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Coll {
+    Broadcast,
+    AllReduce,
+}
+
+/// Seconds per operation on `n` elements (bytes for a broadcast, doubles
+/// for an all-reduce) at `p` threads: the collective (`plain == false`) or
+/// the same with puts and one sync; one per repetition.
+fn bench_collective(
+    p: usize,
+    what: Coll,
+    n: usize,
+    plain: bool,
+    cfg: &Config,
+) -> Result<Vec<f64>, Error> {
+    let reps = match (cfg.quick, n > 1 << 16) {
+        (true, _) => 3,
+        (false, true) => 10,
+        (false, false) => 2_000,
+    };
+    let results = Runtime::new(p).engine(Engine::Threads).run(move |bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let mut bytes = vec![me as u8; n];
+        let mut x = vec![me as f64 + 0.5; n];
+        // The plain versions' registered areas: the broadcast's buffer, and
+        // every process's vector side by side.
+        let dst = Area::<u8>::new(bsp, if what == Coll::Broadcast { n } else { 0 });
+        let all = Area::<f64>::new(bsp, if what == Coll::AllReduce { n * p } else { 0 });
+        bsp.push_reg(&dst)?;
+        bsp.push_reg(&all)?;
+        bsp.sync()?;
+        let mut out = Vec::new();
+        for round in 0..=1 {
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for _ in 0..reps {
+                match (what, plain) {
+                    (Coll::Broadcast, false) => bsp.broadcast(0, &mut bytes)?,
+                    (Coll::Broadcast, true) => {
+                        if me == 0 {
+                            for q in 1..p {
+                                bsp.put(q, &bytes, &dst, 0)?;
+                            }
+                        }
+                        bsp.sync()?;
+                        if me != 0 {
+                            bytes.copy_from_slice(dst.as_slice(bsp));
+                        }
+                    }
+                    (Coll::AllReduce, false) => bsp.all_reduce(&mut x, bsplib::Op::Sum)?,
+                    (Coll::AllReduce, true) => {
+                        for q in 0..p {
+                            bsp.put(q, &x, &all, me * n)?;
+                        }
+                        bsp.sync()?;
+                        let v = all.as_slice(bsp);
+                        x.copy_from_slice(&v[..n]);
+                        for q in 1..p {
+                            for (a, b) in x.iter_mut().zip(&v[q * n..(q + 1) * n]) {
+                                *a += b;
+                            }
+                        }
+                    }
+                }
+            }
+            if round > 0 {
+                out.push(t0.elapsed().as_secs_f64() / reps as f64);
+            }
+        }
+        bsp.pop_reg(&all)?;
+        bsp.pop_reg(&dst)?;
+        bsp.sync()?;
+        Ok(out)
+    })?;
+    Ok(first(results))
+}
+
 // ----- e. scaling: futex barrier baseline, child runs -------------------------
 
 /// The baseline of the empty superstep at p = 1024: a central barrier
@@ -1167,7 +1254,7 @@ fn print_table(rows: &[Row]) {
 // ----- main -----------------------------------------------------------------------
 
 const USAGE: &str =
-    "usage: bench [--quick] [--reps N] [--only SECTIONS]   (sections: letters a-i of the header)";
+    "usage: bench [--quick] [--reps N] [--only SECTIONS]   (sections: letters a-j of the header)";
 
 /// The configuration, or `None` for `--help`.
 fn parse_args() -> Result<Option<Config>, String> {
@@ -1497,6 +1584,38 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
+    if cfg.wants('j') {
+        // j. collectives against plain puts and syncs, threads.
+        for p in [2usize, 4] {
+            for (what, n, label) in [
+                (Coll::Broadcast, 8, "broadcast 8 B"),
+                (Coll::Broadcast, 16 << 20, "broadcast 16 MiB"),
+                (Coll::AllReduce, 1, "all_reduce 1 double"),
+                (Coll::AllReduce, 1 << 20, "all_reduce 1 Mi doubles"),
+            ] {
+                eprintln!("[bench] threads p = {p}: {label}");
+                let (mut coll, mut plain) = (vec![], vec![]);
+                for _ in 0..cfg.reps {
+                    coll.extend(bench_collective(p, what, n, false, cfg)?);
+                    plain.extend(bench_collective(p, what, n, true, cfg)?);
+                }
+                let us = |v: &[f64]| {
+                    let s = stats(v);
+                    Stats {
+                        min: s.min * 1e6,
+                        median: s.median * 1e6,
+                    }
+                };
+                rows.push(Row {
+                    name: format!("{label}, p={p}"),
+                    unit: "us/op",
+                    value: us(&coll),
+                    baseline: Some(("plain puts + sync".into(), us(&plain))),
+                    target: Target::Info("(one-phase today; the two-phase algorithms are next)"),
+                });
+            }
+        }
+    }
     if cfg.wants('i') {
         // i. active-message round trip against bsp_send and two syncs.
         for engine in [Engine::Threads, Engine::Processes] {

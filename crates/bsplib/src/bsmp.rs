@@ -180,25 +180,30 @@ impl Process {
         Ok(())
     }
 
-    /// Sends `payload` to `pid` as a collective record (copied now), to be
-    /// read from `inbox.coll` after the sync that ends this superstep.
+    /// Sends the word `first` then `body` to `pid` as one collective record
+    /// (copied now, with no copy in between), to be read from `inbox.coll`
+    /// after the sync that ends this superstep.
     pub(crate) fn coll_send(
         &mut self,
         pid: usize,
-        payload: &[u8],
+        first: u64,
+        body: &[u8],
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
         self.dest(pid)
             .sends
-            .try_reserve_record(payload.len().saturating_add(8))
+            .try_reserve_record(body.len().saturating_add(16))
             .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
         let buf = &mut self.dest(pid).sends;
-        // SAFETY: the header is a record of its own (no payload), then the
-        // payload, padded to 8: the layout `Inbox::collect` reads.
+        let first = first.to_ne_bytes();
+        // SAFETY: the header and the payload's first word are one record,
+        // the rest of the payload another (each a multiple of 8, then
+        // padded): one payload of `8 + body.len()` bytes, the layout
+        // `Inbox::collect` reads; both sources are live slices.
         unsafe {
-            buf.push_record([COLL_RECORD, payload.len()], payload.as_ptr(), 0);
-            buf.push_raw(payload.as_ptr(), payload.len());
+            buf.push_record([COLL_RECORD, 8 + body.len()], first.as_ptr(), 8);
+            buf.push_raw(body.as_ptr(), body.len());
         }
         self.flags |= DATA;
         Ok(())

@@ -272,10 +272,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let mut rec = Vec::with_capacity(8 + data.len());
-        rec.extend_from_slice(&DATA.to_ne_bytes());
-        rec.extend_from_slice(data);
-        self.coll_send(to, &rec, call, loc)
+        self.coll_send(to, DATA, data, call, loc)
     }
 }
 
@@ -321,20 +318,13 @@ impl Bsp {
             ];
             let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
             let mut desc = Vec::with_capacity(64 + file.len());
-            for w in [
-                DESC,
-                fields[0],
-                fields[1],
-                fields[2],
-                fields[3],
-                u64::from(line),
-            ] {
+            for w in [fields[0], fields[1], fields[2], fields[3], u64::from(line)] {
                 desc.extend_from_slice(&w.to_ne_bytes());
             }
             desc.extend_from_slice(&(file.len() as u64).to_ne_bytes());
             desc.extend_from_slice(file.as_bytes());
             let right = (p.pid + 1) % p.nprocs;
-            p.coll_send(right, &desc, name, loc)?;
+            p.coll_send(right, DESC, &desc, name, loc)?;
             p.coll = Some((name, fields));
         }
         self.sync_at(loc)?;
@@ -384,11 +374,14 @@ impl Bsp {
         loc: Loc,
     ) -> Result<(), Error> {
         let name = NAMES[kind];
-        let bytes: Vec<u8> = bytemuck::cast_slice(data).to_vec();
+        // The root's data is copied straight into its records (no copy in
+        // between).
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let nbytes = bytes.len();
         let call = Call {
             kind,
             root,
-            nbytes: bytes.len(),
+            nbytes,
             op: 0,
         };
         let got = self.collective(
@@ -397,12 +390,12 @@ impl Bsp {
             |p| {
                 if p.pid == root {
                     for q in (0..p.nprocs).filter(|&q| q != root) {
-                        p.coll_put(q, &bytes, name, loc)?;
+                        p.coll_put(q, bytes, name, loc)?;
                     }
                 }
                 Ok(())
             },
-            |p| Ok((p.pid != root).then(|| p.coll_data(root, bytes.len()).map(<[u8]>::to_vec))),
+            |p| Ok((p.pid != root).then(|| p.coll_data(root, nbytes).map(<[u8]>::to_vec))),
         )?;
         if let Some(got) = got {
             let got = got.ok_or_else(|| lost(self, name, root, loc))?;
@@ -882,13 +875,13 @@ impl Bsp {
 
     /// Reduction to `root` (or everyone): everyone sends its data to the
     /// root(s), which fold the `p` contributions in pid order.
-    fn fold<T: Pod>(
+    fn fold<T: Pod, F: Fn(&T, &T) -> T>(
         &mut self,
         root: Option<usize>,
         data: &[T],
         op: u64,
         kind: usize,
-        f: &dyn Fn(&T, &T) -> T,
+        f: &F,
         loc: Loc,
     ) -> Result<Option<Vec<T>>, Error> {
         let all = self.gather_to_as(root, data, kind, op, loc)?;
@@ -906,13 +899,13 @@ impl Bsp {
 
     /// Scans: process `i` sends its data to every process after it, and
     /// folds what came from those before it (and its own, if inclusive).
-    fn prefix<T: Pod>(
+    fn prefix<T: Pod, F: Fn(&T, &T) -> T>(
         &mut self,
         data: &[T],
         op: u64,
         kind: usize,
         inclusive: bool,
-        f: &dyn Fn(&T, &T) -> T,
+        f: &F,
         loc: Loc,
     ) -> Result<Option<Vec<T>>, Error> {
         let name = NAMES[kind];
