@@ -10,7 +10,11 @@
 //!   and, for information, a `get` of 16 MiB then `sync`;
 //! - an active-message round trip between ranks 0 and 1 (a question whose
 //!   completion handler answers with a message that moves a counter rank
-//!   0 waits on) against an 8-byte `MPI_Send` / `MPI_Recv` ping-pong.
+//!   0 waits on) against an 8-byte `MPI_Send` / `MPI_Recv` ping-pong;
+//! - the collectives: `broadcast` of 8 bytes and 16 MiB against
+//!   `MPI_Bcast`, `all_reduce` (sum) of one and of 1 Mi doubles against
+//!   `MPI_Allreduce`, and each MPI call followed by an `MPI_Barrier` (a
+//!   collective ends a superstep: it includes a sync).
 //!
 //! Each figure and its baselines are measured alternately, 7 rounds; rank
 //! 0 prints min and median per operation and the ratio of minima.
@@ -18,7 +22,7 @@
 //! ```text
 //! cargo build --release --features mpi --example mpi_bench
 //! OMPI_MCA_osc=^ucx mpirun -np 2 --oversubscribe --bind-to none \
-//!     -x BSPLIB_ENGINE=mpi target/release/examples/mpi_bench [--quick]
+//!     -x BSPLIB_ENGINE=mpi target/release/examples/mpi_bench [--quick] [--only coll]
 //! ```
 
 use std::time::Instant;
@@ -151,7 +155,12 @@ fn record(rounds: &mut Rounds, name: &str, t: f64) {
     }
 }
 
-fn bench(bsp: &mut Bsp, quick: bool) -> Result<Rounds, Error> {
+fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool) -> Result<Rounds, Error> {
+    if only_coll {
+        let mut rounds = Rounds::new();
+        collectives(bsp, quick, &mut rounds)?;
+        return Ok(rounds);
+    }
     let world = SimpleCommunicator::world();
     let (me, p) = (bsp.pid(), bsp.nprocs());
     let right = (me + 1) % p;
@@ -235,6 +244,7 @@ fn bench(bsp: &mut Bsp, quick: bool) -> Result<Rounds, Error> {
         }
     }
     round_trips(bsp, &world, quick, &mut rounds)?;
+    collectives(bsp, quick, &mut rounds)?;
     bsp.pop_reg(&dst)?;
     bsp.sync()?;
     drop(window);
@@ -326,6 +336,85 @@ fn round_trips(
     bsp.am_term()
 }
 
+/// Broadcast and all-reduce against MPI's own, alone and followed by a
+/// barrier.
+fn collectives(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
+    use bsplib::Op;
+    use mpi::collective::SystemOperation;
+    let world = SimpleCommunicator::world();
+    let cases: [(&str, usize, usize); 4] = if quick {
+        [
+            ("bcast", 8, 100),
+            ("bcast", 16 << 20, 2),
+            ("allreduce", 1, 100),
+            ("allreduce", 1 << 20, 2),
+        ]
+    } else {
+        [
+            ("bcast", 8, 5_000),
+            ("bcast", 16 << 20, 20),
+            ("allreduce", 1, 5_000),
+            ("allreduce", 1 << 20, 20),
+        ]
+    };
+    // Case by case (the streams shrink some syncs after a large case: that
+    // belongs to no small one).
+    for &(what, n, reps) in &cases {
+        for _ in 0..ROUNDS {
+            let root = world.process_at_rank(0);
+            if what == "bcast" {
+                let label = human(n);
+                let mut buf = vec![bsp.pid() as u8; n];
+                world.barrier();
+                let t = time(reps, || root.broadcast_into(&mut buf[..]));
+                record(rounds, &format!("MPI_Bcast {label}"), t);
+                world.barrier();
+                let t = time(reps, || {
+                    root.broadcast_into(&mut buf[..]);
+                    world.barrier();
+                });
+                record(rounds, &format!("MPI_Bcast+Barrier {label}"), t);
+                world.barrier();
+                let mut err = Ok(());
+                let t = time(reps, || {
+                    if err.is_ok() {
+                        err = bsp.broadcast(0, &mut buf);
+                    }
+                });
+                err?;
+                record(rounds, &format!("broadcast {label}"), t);
+            } else {
+                let label = human(8 * n);
+                let mine = vec![bsp.pid() as f64 + 0.5; n];
+                let mut out = vec![0.0f64; n];
+                world.barrier();
+                let t = time(reps, || {
+                    world.all_reduce_into(&mine[..], &mut out[..], SystemOperation::sum())
+                });
+                record(rounds, &format!("MPI_Allreduce {label}"), t);
+                world.barrier();
+                let t = time(reps, || {
+                    world.all_reduce_into(&mine[..], &mut out[..], SystemOperation::sum());
+                    world.barrier();
+                });
+                record(rounds, &format!("MPI_Allreduce+Barrier {label}"), t);
+                world.barrier();
+                let mut err = Ok(());
+                let mut x = mine.clone();
+                let t = time(reps, || {
+                    if err.is_ok() {
+                        x.copy_from_slice(&mine);
+                        err = bsp.all_reduce(&mut x, Op::Sum);
+                    }
+                });
+                err?;
+                record(rounds, &format!("all_reduce {label}"), t);
+            }
+        }
+    }
+    Ok(())
+}
+
 fn human(len: usize) -> String {
     match len {
         n if n >= 1 << 20 => format!("{} MiB", n >> 20),
@@ -341,9 +430,10 @@ fn stats(v: &[f64]) -> (f64, f64) {
 
 fn main() -> Result<(), Error> {
     let quick = std::env::args().any(|a| a == "--quick");
+    let only_coll = std::env::args().any(|a| a == "coll");
     let results = Runtime::new(usize::MAX)
         .engine(Engine::Mpi)
-        .run_portable(|bsp| bench(bsp, quick))?;
+        .run_portable(|bsp| bench(bsp, quick, only_coll))?;
     // Only process 0 returns (the others end with their BSP process).
     let p = results.len();
     let rounds = &results[0];
@@ -385,5 +475,22 @@ fn main() -> Result<(), Error> {
     }
     ratio("bsp get+sync 16 MiB", "MPI_Alltoallv 16 MiB");
     ratio("AM round trip", "MPI ping-pong 8 B");
+    for size in ["8 B", "16 MiB"] {
+        ratio(&format!("broadcast {size}"), &format!("MPI_Bcast {size}"));
+        ratio(
+            &format!("broadcast {size}"),
+            &format!("MPI_Bcast+Barrier {size}"),
+        );
+    }
+    for size in ["8 B", "8 MiB"] {
+        ratio(
+            &format!("all_reduce {size}"),
+            &format!("MPI_Allreduce {size}"),
+        );
+        ratio(
+            &format!("all_reduce {size}"),
+            &format!("MPI_Allreduce+Barrier {size}"),
+        );
+    }
     Ok(())
 }

@@ -34,6 +34,18 @@ pub(crate) struct Inbox {
     head: usize,
     bytes: usize,
     pub(crate) coll: Vec<(usize, Msg)>,
+    /// The bytes of messages put back by [`Inbox::restore`] (a collective
+    /// of several supersteps), which `msgs` points into.
+    kept: Vec<u64>,
+}
+
+/// The messages of a queue set aside across the inner syncs of a
+/// collective of several supersteps: their tags and payloads, copied, at
+/// word-aligned offsets.
+pub(crate) struct Aside {
+    bytes: Vec<u64>,
+    /// `(tag offset, tag length, payload offset, payload length)`.
+    msgs: Vec<(usize, usize, usize, usize)>,
 }
 
 impl Inbox {
@@ -42,6 +54,64 @@ impl Inbox {
         self.head = 0;
         self.bytes = 0;
         self.coll.clear();
+        self.kept.clear();
+    }
+
+    /// Copies the messages still in the queue (`None` if there are none),
+    /// to be put back by [`Inbox::restore`] after the syncs that would
+    /// drop them.
+    pub(crate) fn set_aside(&self) -> Option<Aside> {
+        let msgs = &self.msgs[self.head..];
+        if msgs.is_empty() {
+            return None;
+        }
+        let words = |n: usize| n.div_ceil(8);
+        let total: usize = msgs.iter().map(|m| words(m.tag_len) + words(m.len)).sum();
+        let mut aside = Aside {
+            bytes: vec![0u64; total],
+            msgs: Vec::with_capacity(msgs.len()),
+        };
+        let base = aside.bytes.as_mut_ptr().cast::<u8>();
+        let mut at = 0;
+        for m in msgs {
+            let tag_at = at;
+            at += 8 * words(m.tag_len);
+            let payload_at = at;
+            at += 8 * words(m.len);
+            // SAFETY: a queued message's tag and payload are readable
+            // until the next `clear` (`collect`'s contract), and `bytes`
+            // has room for both at these offsets (sized above).
+            unsafe {
+                mem::copy(m.tag, base.add(tag_at), m.tag_len);
+                mem::copy(m.payload, base.add(payload_at), m.len);
+            }
+            aside.msgs.push((tag_at, m.tag_len, payload_at, m.len));
+        }
+        Some(aside)
+    }
+
+    /// Puts the messages of `aside` back in front of the queue; their
+    /// bytes stay readable until the next `clear`.
+    pub(crate) fn restore(&mut self, aside: Aside) {
+        self.kept = aside.bytes;
+        let base = self.kept.as_ptr().cast::<u8>();
+        let back: Vec<Msg> = aside
+            .msgs
+            .iter()
+            .map(|&(tag_at, tag_len, payload_at, len)| {
+                self.bytes += len;
+                // SAFETY: the offsets are inside `kept` (`set_aside`).
+                unsafe {
+                    Msg {
+                        tag: base.add(tag_at),
+                        tag_len,
+                        payload: base.add(payload_at),
+                        len,
+                    }
+                }
+            })
+            .collect();
+        self.msgs.splice(self.head..self.head, back);
     }
 
     /// Indexes the message records `[tag len][len][tag][payload]` of one

@@ -104,6 +104,85 @@ impl Op {
     }
 }
 
+/// How the collectives that have a choice (broadcast, reduce, all-reduce)
+/// move their data: [`Bsp::set_collective_algorithm`]. The result is the
+/// same whichever is used, bit for bit (reductions fold in pid order in
+/// every one); only the time differs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Chosen per call by the BSP cost (the default): the one-phase form
+    /// for small data; for large data the two-phase form where the
+    /// machine's `g`, `l` and cores make it cheaper, and on the `mpi`
+    /// engine MPI's own collectives (`MPI_Bcast`, `MPI_Alltoallv`,
+    /// `MPI_Allgatherv`) after the superstep's sync.
+    #[default]
+    Auto,
+    /// One superstep: the data goes straight to the processes that need
+    /// it (`(p - 1)·n·g + l`).
+    OnePhase,
+    /// Two supersteps: a broadcast scatters the root's data then
+    /// all-gathers it, a reduction reduce-scatters (block `j` folded by
+    /// process `j`) then gathers or all-gathers (`≈ 2n·g + 2l`).
+    TwoPhase,
+}
+
+/// The form a collective takes (in its descriptor's operator word, bits
+/// 32 and up, so processes that chose differently are caught).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    One = 1,
+    Two = 2,
+    Native = 3,
+}
+
+/// Where MPI's own collectives take over on `mpi` (bytes per process):
+/// below it one superstep with the data in the streams is cheaper than a
+/// sync, an agreement and an MPI call (`examples/mpi_bench.rs`).
+const NATIVE_MIN: usize = 32 << 10;
+
+/// The shared-memory engines' `g` (seconds per byte a process copies) and
+/// `l` (seconds per sync with data), measured by `examples/bench.rs` on a
+/// two-core machine, until a probe measures them per machine.
+const SHM_G: f64 = 0.15e-9;
+const SHM_L: f64 = 2.0e-6;
+
+impl Process {
+    /// The form of a collective moving `n` bytes per process, for one with
+    /// a two-phase form (`two`) or not.
+    fn path(&self, n: usize, two: bool) -> Path {
+        let p = self.nprocs;
+        match self.coll_algo {
+            _ if p == 1 || !two => Path::One,
+            Algorithm::OnePhase => Path::One,
+            Algorithm::TwoPhase => Path::Two,
+            Algorithm::Auto if self.world.rendezvous().is_some() => {
+                if n >= NATIVE_MIN && crate::engine::coll_fits(n.saturating_mul(p)) {
+                    Path::Native
+                } else {
+                    Path::One
+                }
+            }
+            Algorithm::Auto => {
+                // The time is the larger of the busiest process's copies
+                // and all copies shared among the cores (threads and
+                // processes beyond the cores take turns).
+                let cores = std::thread::available_parallelism().map_or(1, usize::from);
+                let c = cores.min(p) as f64;
+                let (pf, n) = (p as f64, n as f64);
+                let one = ((pf - 1.0) * n).max(2.0 * (pf - 1.0) * n / c) * SHM_G + SHM_L;
+                let h2 = 2.0 * (pf - 1.0) * n / pf;
+                let total2 = 2.0 * (pf - 1.0) * n + h2;
+                let two = h2.max(total2 / c) * SHM_G + 2.0 * SHM_L;
+                if two < one {
+                    Path::Two
+                } else {
+                    Path::One
+                }
+            }
+        }
+    }
+}
+
 /// Element types the named operators apply to: the primitive numbers.
 /// Sealed.
 pub trait Reducible: Pod + sealed::Sealed {
@@ -203,6 +282,8 @@ impl Process {
                     format!("its root is {}, ours {}", d.fields[1], mine[1])
                 } else if d.fields[2] != mine[2] {
                     format!("it gave {} bytes, we {}", d.fields[2], mine[2])
+                } else if d.fields[3] >> 32 != mine[3] >> 32 {
+                    "it uses another algorithm (Bsp::set_collective_algorithm)".into()
                 } else {
                     "its operator differs".into()
                 };
@@ -282,6 +363,7 @@ struct Call {
     root: usize,
     nbytes: usize,
     op: u64,
+    path: Path,
 }
 
 impl Bsp {
@@ -314,7 +396,7 @@ impl Bsp {
                 call.kind as u64,
                 call.root as u64,
                 call.nbytes as u64,
-                call.op,
+                call.op | (call.path as u64) << 32,
             ];
             let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
             let mut desc = Vec::with_capacity(64 + file.len());
@@ -330,6 +412,28 @@ impl Bsp {
         self.sync_at(loc)?;
         let p = &mut *self.process();
         read(p)
+    }
+
+    /// Chooses how this process's broadcasts and reductions move their
+    /// data from now on ([`Algorithm`]; [`Algorithm::Auto`] at the start).
+    /// Every process must make the same choice: the collectives' checks
+    /// compare the form each process used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Algorithm, Op};
+    /// let r = bsplib::run(3, |bsp| {
+    ///     bsp.set_collective_algorithm(Algorithm::TwoPhase);
+    ///     let mut x = [bsp.pid() as u64; 5];
+    ///     bsp.all_reduce(&mut x, Op::Sum)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r, [[3; 5]; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn set_collective_algorithm(&mut self, algorithm: Algorithm) {
+        self.process().coll_algo = algorithm;
     }
 
     /// Broadcast: copies `data` of process `root` into `data` of every
@@ -374,32 +478,141 @@ impl Bsp {
         loc: Loc,
     ) -> Result<(), Error> {
         let name = NAMES[kind];
-        // The root's data is copied straight into its records (no copy in
-        // between).
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        let nbytes = bytes.len();
+        let nbytes = std::mem::size_of_val(data);
+        let (path, nprocs) = {
+            let p = self.process();
+            (p.path(nbytes, true), p.nprocs)
+        };
         let call = Call {
             kind,
             root,
             nbytes,
             op: 0,
+            path,
         };
-        let got = self.collective(
-            call,
-            loc,
-            |p| {
-                if p.pid == root {
-                    for q in (0..p.nprocs).filter(|&q| q != root) {
-                        p.coll_put(q, bytes, name, loc)?;
+        let bounds = block_bounds::<T>(data.len(), nprocs);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(data);
+        match path {
+            Path::One => {
+                // The root's data is copied straight into its records, and
+                // the records straight into the others' `data`.
+                let src: &[u8] = bytes;
+                self.collective(
+                    call,
+                    loc,
+                    |p| {
+                        if p.pid == root {
+                            for q in (0..p.nprocs).filter(|&q| q != root) {
+                                p.coll_put(q, src, name, loc)?;
+                            }
+                        }
+                        Ok(())
+                    },
+                    |_| Ok(()),
+                )?;
+                let p = self.process();
+                if p.pid != root {
+                    let got = p
+                        .coll_data(root, nbytes)
+                        .ok_or_else(|| lost_p(&p, name, root, loc))?;
+                    bytes.copy_from_slice(got);
+                }
+            }
+            Path::Two => {
+                // Block `q` of the root's data to process `q`, then every
+                // block to everyone.
+                let src: &[u8] = bytes;
+                self.collective(
+                    call,
+                    loc,
+                    |p| {
+                        if p.pid == root {
+                            for q in (0..p.nprocs).filter(|&q| q != root) {
+                                p.coll_put(q, &src[bounds(q)..bounds(q + 1)], name, loc)?;
+                            }
+                        }
+                        Ok(())
+                    },
+                    |_| Ok(()),
+                )?;
+                {
+                    let p = self.process();
+                    let me = p.pid;
+                    if me != root {
+                        let (a, b) = (bounds(me), bounds(me + 1));
+                        let got = p
+                            .coll_data(root, b - a)
+                            .ok_or_else(|| lost_p(&p, name, root, loc))?;
+                        bytes[a..b].copy_from_slice(got);
                     }
                 }
-                Ok(())
-            },
-            |p| Ok((p.pid != root).then(|| p.coll_data(root, nbytes).map(<[u8]>::to_vec))),
-        )?;
-        if let Some(got) = got {
-            let got = got.ok_or_else(|| lost(self, name, root, loc))?;
-            bytemuck::cast_slice_mut::<T, u8>(data).copy_from_slice(&got);
+                self.gather_blocks(name, None, &bounds, bytes, loc)?;
+            }
+            Path::Native => {
+                self.collective(call, loc, |_| Ok(()), |_| Ok(()))?;
+                let p = self.agree(name, loc)?;
+                if let Some(mpi) = p.world.rendezvous() {
+                    mpi.coll_bcast(root, bytes);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After a collective's sync on `mpi`, before MPI's own collective:
+    /// one more barrier, so that every process enters the MPI call or
+    /// none does (one that found a mismatch has failed, and its end takes
+    /// part in this barrier, which then fails everywhere).
+    fn agree(
+        &mut self,
+        name: &'static str,
+        loc: Loc,
+    ) -> Result<std::cell::RefMut<'_, Process>, Error> {
+        let mut p = self.process();
+        let mut episode = p.episode;
+        let r = p.world.barrier(&mut episode, 0);
+        p.episode = episode;
+        match r {
+            Ok(_) => Ok(p),
+            Err(why) => Err(p.interrupted(why, name, loc)),
+        }
+    }
+
+    /// The second phase of a two-phase collective: every process sends
+    /// its block `all[bounds(me)..bounds(me + 1)]` to every other (`root`
+    /// `None`) or to `root`, and after one more sync each receiver has
+    /// every block in `all`. The message queue (the messages sent in the
+    /// superstep the collective ended) is set aside across that sync.
+    fn gather_blocks(
+        &mut self,
+        name: &'static str,
+        root: Option<usize>,
+        bounds: &dyn Fn(usize) -> usize,
+        all: &mut [u8],
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let aside = {
+            let p = &mut *self.process();
+            let me = p.pid;
+            let mine = &all[bounds(me)..bounds(me + 1)];
+            for q in (0..p.nprocs).filter(|&q| q != me && root.is_none_or(|r| r == q)) {
+                p.coll_put(q, mine, name, loc)?;
+            }
+            p.inbox.set_aside()
+        };
+        self.sync_at(loc)?;
+        let p = &mut *self.process();
+        if root.is_none_or(|r| r == p.pid) {
+            for q in (0..p.nprocs).filter(|&q| q != p.pid) {
+                let (a, b) = (bounds(q), bounds(q + 1));
+                let got = p
+                    .coll_data(q, b - a)
+                    .ok_or_else(|| lost_p(p, name, q, loc))?;
+                all[a..b].copy_from_slice(got);
+            }
+        }
+        if let Some(aside) = aside {
+            p.inbox.restore(aside);
         }
         Ok(())
     }
@@ -526,6 +739,7 @@ impl Bsp {
             root,
             nbytes: std::mem::size_of_val(dst),
             op: 0,
+            path: Path::One,
         };
         let got = self.collective(
             call,
@@ -619,6 +833,7 @@ impl Bsp {
             root: 0,
             nbytes: s.len(),
             op: 0,
+            path: Path::One,
         };
         let got = self.collective(
             call,
@@ -720,9 +935,7 @@ impl Bsp {
         f: impl Fn(&T, &T) -> T,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let r = self.fold(None, data, 0, 6, &f, loc)?;
-        data.copy_from_slice(&r.unwrap_or_default());
-        Ok(())
+        self.fold_in(None, data, 0, 6, &f, loc)
     }
 
     /// All-reduce with a named operator ([`Op`]), which the processes'
@@ -758,9 +971,7 @@ impl Bsp {
     pub fn all_reduce<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
-        let r = self.fold(None, data, op.id(), 6, &f, loc)?;
-        data.copy_from_slice(&r.unwrap_or_default());
-        Ok(())
+        self.fold_in(None, data, op.id(), 6, &f, loc)
     }
 
     /// Reduction to `root` with a named operator.
@@ -873,8 +1084,179 @@ impl Bsp {
         Ok(())
     }
 
-    /// Reduction to `root` (or everyone): everyone sends its data to the
-    /// root(s), which fold the `p` contributions in pid order.
+    /// Reduction to `root` (or everyone, `None`), as collective `kind`
+    /// with operator `op`: `x0 ⊕ x1 ⊕ … ⊕ x(p-1)` element by element, in
+    /// that order whatever the form. `inout` holds this process's data and
+    /// receives the result (on the root, or everywhere); the others' is
+    /// left as it was.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_in<T: Pod, F: Fn(&T, &T) -> T>(
+        &mut self,
+        root: Option<usize>,
+        inout: &mut [T],
+        op: u64,
+        kind: usize,
+        f: &F,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[kind];
+        let m = inout.len();
+        let nbytes = std::mem::size_of_val(inout);
+        let (path, nprocs, me) = {
+            let p = self.process();
+            (p.path(nbytes, true), p.nprocs, p.pid)
+        };
+        let call = Call {
+            kind,
+            root: root.unwrap_or(0),
+            nbytes,
+            op,
+            path,
+        };
+        let gets = root.is_none_or(|r| r == me);
+        match path {
+            Path::One => {
+                let src: &[u8] = bytemuck::cast_slice(inout);
+                self.collective(
+                    call,
+                    loc,
+                    |p| {
+                        let me = p.pid;
+                        for q in (0..p.nprocs).filter(|&q| q != me) {
+                            if root.is_none_or(|r| r == q) {
+                                p.coll_put(q, src, name, loc)?;
+                            }
+                        }
+                        Ok(())
+                    },
+                    |_| Ok(()),
+                )?;
+                if gets {
+                    let p = self.process();
+                    let parts = (0..nprocs)
+                        .map(|q| {
+                            if q == me {
+                                Ok(None)
+                            } else {
+                                p.coll_data(q, nbytes)
+                                    .map(Some)
+                                    .ok_or_else(|| lost_p(&p, name, q, loc))
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    fold_parts(&parts, inout, f);
+                }
+            }
+            Path::Two | Path::Native => {
+                let bounds = block_bounds::<T>(m, nprocs);
+                let size = std::mem::size_of::<T>().max(1);
+                let (a, b) = (bounds(me), bounds(me + 1));
+                // Phase 1 (reduce-scatter): block `q` of everyone's data to
+                // process `q`, which folds the `p` blocks in pid order.
+                if path == Path::Native {
+                    return self.fold_native(root, inout, call, &bounds, f, loc);
+                }
+                let mut block: Vec<T> = inout[a / size..b / size].to_vec();
+                let src: &[u8] = bytemuck::cast_slice(inout);
+                self.collective(
+                    call,
+                    loc,
+                    |p| {
+                        let me = p.pid;
+                        for q in (0..p.nprocs).filter(|&q| q != me) {
+                            p.coll_put(q, &src[bounds(q)..bounds(q + 1)], name, loc)?;
+                        }
+                        Ok(())
+                    },
+                    |_| Ok(()),
+                )?;
+                {
+                    let p = self.process();
+                    let parts = (0..nprocs)
+                        .map(|q| {
+                            if q == me {
+                                Ok(None)
+                            } else {
+                                p.coll_data(q, b - a)
+                                    .map(Some)
+                                    .ok_or_else(|| lost_p(&p, name, q, loc))
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    fold_parts(&parts, &mut block, f);
+                }
+                // Phase 2: the folded blocks to the root, or to everyone;
+                // `gather_blocks` sends this process's block from `out`.
+                let out: &mut [u8] = bytemuck::cast_slice_mut(inout);
+                let keep = (!gets).then(|| out[a..b].to_vec());
+                out[a..b].copy_from_slice(bytemuck::cast_slice(&block));
+                self.gather_blocks(name, root, &bounds, out, loc)?;
+                if let Some(keep) = keep {
+                    out[a..b].copy_from_slice(&keep);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `mpi` engine's large reductions: after the sync (which carried
+    /// only the descriptors) and an agreement, `MPI_Alltoallv` gives each
+    /// process block `me` of everyone's data, which it folds in pid order
+    /// in place in the receive buffer, and `MPI_Allgatherv` (or
+    /// `MPI_Gatherv`) gives the folded blocks to everyone (or the root),
+    /// straight into `inout`. No allocation once the buffer has grown.
+    fn fold_native<T: Pod, F: Fn(&T, &T) -> T>(
+        &mut self,
+        root: Option<usize>,
+        inout: &mut [T],
+        call: Call,
+        bounds: &dyn Fn(usize) -> usize,
+        f: &F,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[call.kind];
+        self.collective(call, loc, |_| Ok(()), |_| Ok(()))?;
+        let mut p = self.agree(name, loc)?;
+        let (me, nprocs) = (p.pid, p.nprocs);
+        let gets = root.is_none_or(|r| r == me);
+        let (a, b) = (bounds(me), bounds(me + 1));
+        let len = b - a;
+        let mut scratch = std::mem::take(&mut p.coll_scratch);
+        let words = (len * nprocs).div_ceil(8);
+        if scratch.len() < words {
+            scratch.resize(words, 0);
+        }
+        let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut scratch)[..len * nprocs];
+        let Some(mpi) = p.world.rendezvous() else {
+            return Ok(());
+        };
+        mpi.coll_scatter_blocks(bytemuck::cast_slice(inout), bounds, got, len);
+        if len > 0 {
+            let (before, rest) = got.split_at_mut(me * len);
+            let (mine, after) = rest.split_at_mut(len);
+            let mut parts: Vec<Option<&[u8]>> = before.chunks(len).map(Some).collect();
+            parts.push(None);
+            parts.extend(after.chunks(len).map(Some));
+            match bytemuck::try_cast_slice_mut::<u8, T>(mine) {
+                Ok(acc) => {
+                    fold_parts(&parts, acc, f);
+                    send_folded(mpi, root, acc, bounds, inout, gets);
+                }
+                Err(_) => {
+                    let mut acc: Vec<T> = to_vec(mine);
+                    fold_parts(&parts, &mut acc, f);
+                    send_folded(mpi, root, &acc, bounds, inout, gets);
+                }
+            }
+        } else {
+            send_folded::<T>(mpi, root, &[], bounds, inout, gets);
+        }
+        p.coll_scratch = scratch;
+        Ok(())
+    }
+
+    /// [`fold_in`](Bsp::fold_in) leaving `data` as it is: the result on
+    /// the root (or everywhere), `None` elsewhere.
     fn fold<T: Pod, F: Fn(&T, &T) -> T>(
         &mut self,
         root: Option<usize>,
@@ -884,17 +1266,10 @@ impl Bsp {
         f: &F,
         loc: Loc,
     ) -> Result<Option<Vec<T>>, Error> {
-        let all = self.gather_to_as(root, data, kind, op, loc)?;
-        Ok(all.map(|all| {
-            let n = data.len();
-            let mut acc: Vec<T> = all[..n].to_vec();
-            for q in 1..all.len() / n.max(1) {
-                for (a, x) in acc.iter_mut().zip(&all[q * n..(q + 1) * n]) {
-                    *a = f(a, x);
-                }
-            }
-            acc
-        }))
+        let mut v = data.to_vec();
+        self.fold_in(root, &mut v, op, kind, f, loc)?;
+        let me = self.pid();
+        Ok(root.is_none_or(|r| r == me).then_some(v))
     }
 
     /// Scans: process `i` sends its data to every process after it, and
@@ -915,6 +1290,7 @@ impl Bsp {
             root: 0,
             nbytes: bytes.len(),
             op,
+            path: Path::One,
         };
         let before = self.collective(
             call,
@@ -967,6 +1343,7 @@ impl Bsp {
             root: root.unwrap_or(0),
             nbytes: bytes.len(),
             op,
+            path: Path::One,
         };
         let parts = self.collective(
             call,
@@ -1019,6 +1396,76 @@ fn lost_p(p: &Process, name: &'static str, from: usize, loc: Loc) -> Error {
         name,
         loc,
     )
+}
+
+/// Phase 2 of [`Bsp::fold_native`]: this process's folded block `acc` to
+/// the root or everyone, the blocks into `out` on those that get them.
+fn send_folded<T: Pod>(
+    mpi: &crate::engine::Rendezvous,
+    root: Option<usize>,
+    acc: &[T],
+    bounds: &dyn Fn(usize) -> usize,
+    out: &mut [T],
+    gets: bool,
+) {
+    let mine: &[u8] = bytemuck::cast_slice(acc);
+    if gets {
+        mpi.coll_gather_blocks(root, mine, bounds, bytemuck::cast_slice_mut(out));
+    } else {
+        mpi.coll_gather_blocks(root, mine, bounds, &mut []);
+    }
+}
+
+/// The byte offsets of the blocks a collective of `m` elements of `T`
+/// splits into for `p` processes: block `q` is `bounds(q) ..
+/// bounds(q + 1)`, whole elements, the first `m mod p` blocks one element
+/// shorter than the others at most.
+fn block_bounds<T>(m: usize, p: usize) -> impl Fn(usize) -> usize {
+    let size = std::mem::size_of::<T>();
+    move |q: usize| ((q as u128 * m as u128 / p as u128) as usize) * size
+}
+
+/// Folds `parts` (one per process in pid order: the bytes of its data,
+/// or `None` for this process's own, which is `acc` on entry) element by
+/// element from the left into `acc`: `acc[i] = x0[i] ⊕ x1[i] ⊕ …`. Works
+/// through chunks that stay in cache, reading each record in place when
+/// it is aligned for `T`; no copy of the whole data is made.
+fn fold_parts<T: Pod, F: Fn(&T, &T) -> T>(parts: &[Option<&[u8]>], acc: &mut [T], f: &F) {
+    const CHUNK: usize = 4096;
+    let size = std::mem::size_of::<T>();
+    if size == 0 || parts.len() < 2 {
+        return;
+    }
+    let mut run: Vec<T> = Vec::with_capacity(CHUNK.min(acc.len()));
+    let mut tmp: Vec<T> = Vec::new();
+    for (c, out) in acc.chunks_mut(CHUNK).enumerate() {
+        let at = c * CHUNK;
+        run.clear();
+        for (i, part) in parts.iter().enumerate() {
+            let x: &[T] = match part {
+                None => out,
+                Some(b) => {
+                    let b = &b[at * size..(at + out.len()) * size];
+                    match bytemuck::try_cast_slice::<u8, T>(b) {
+                        Ok(xs) => xs,
+                        Err(_) => {
+                            tmp.clear();
+                            tmp.extend(b.chunks_exact(size).map(bytemuck::pod_read_unaligned::<T>));
+                            &tmp
+                        }
+                    }
+                }
+            };
+            if i == 0 {
+                run.extend_from_slice(x);
+            } else {
+                for (a, b) in run.iter_mut().zip(x) {
+                    *a = f(a, b);
+                }
+            }
+        }
+        out.copy_from_slice(&run);
+    }
 }
 
 /// The `T`s whose bytes are `b` (copied: `b` need not be aligned).

@@ -97,7 +97,7 @@ mod vector;
 pub use area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
-pub use collectives::{level1, Op, Reducible};
+pub use collectives::{level1, Algorithm, Op, Reducible};
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};

@@ -141,6 +141,12 @@ pub(crate) struct Process {
     /// descriptor; and the OR of the flags of the last sync's barrier A.
     pub(crate) coll: Option<(&'static str, [u64; 4])>,
     pub(crate) last_flags: u32,
+    /// How the collectives move large data (`Bsp::set_collective_algorithm`).
+    pub(crate) coll_algo: crate::collectives::Algorithm,
+    /// The receive buffer of MPI's own collectives (`collectives.rs`),
+    /// kept at its largest size: words, so blocks of word-aligned
+    /// element types are read in place.
+    pub(crate) coll_scratch: Vec<u64>,
     /// How errors name the calls (`Bsp::set_call_names`): the core's own
     /// names (C's, `bsp_put`) if `None`.
     pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
@@ -192,6 +198,8 @@ impl Process {
             am_sessions: 0,
             coll: None,
             last_flags: 0,
+            coll_algo: crate::collectives::Algorithm::Auto,
+            coll_scratch: Vec::new(),
             call_names: None,
             sync_name: None,
         }

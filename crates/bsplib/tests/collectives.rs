@@ -8,7 +8,7 @@
 
 mod common;
 
-use bsplib::{Area, Bsp, Error, ErrorKind, Op};
+use bsplib::{Algorithm, Area, Bsp, Error, ErrorKind, Op};
 use common::{expect_error, scenario};
 
 /// The value process `q` contributes at index `i`.
@@ -16,9 +16,22 @@ fn val(q: usize, i: usize) -> u64 {
     (q as u64 + 1) * 1000 + i as u64
 }
 
+/// The algorithms every scenario runs with, in turn.
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Auto, Algorithm::OnePhase, Algorithm::TwoPhase];
+
 fn everything(bsp: &mut Bsp) -> Result<(), Error> {
+    for algorithm in ALGORITHMS {
+        bsp.set_collective_algorithm(algorithm);
+        everything_with(bsp)?;
+    }
+    Ok(())
+}
+
+fn everything_with(bsp: &mut Bsp) -> Result<(), Error> {
     let (me, p) = (bsp.pid(), bsp.nprocs());
-    for n in [0usize, 1, 5, 1000] {
+    // 5000 elements: above the size where the `mpi` engine hands
+    // broadcasts and reductions to MPI's own collectives.
+    for n in [0usize, 1, 5, 1000, 5000] {
         let mine: Vec<u64> = (0..n).map(|i| val(me, i)).collect();
         let of = |q: usize| -> Vec<u64> { (0..n).map(|i| val(q, i)).collect() };
         // Broadcast from every root.
@@ -87,8 +100,48 @@ fn matrix(q: usize) -> [u32; 4] {
 }
 
 /// Products in pid order (a non-commutative operator), and float sums bit
-/// for bit in pid order.
+/// for bit in pid order, with every algorithm.
 fn ordered(bsp: &mut Bsp) -> Result<(), Error> {
+    for algorithm in ALGORITHMS {
+        bsp.set_collective_algorithm(algorithm);
+        ordered_with(bsp)?;
+        ordered_large(bsp)?;
+    }
+    Ok(())
+}
+
+/// The same on 5000 elements (split into blocks by the two-phase forms,
+/// handed to MPI on `mpi`): element `i` of process `q` is `matrix(q + i)`
+/// and `0.1 * (q + 1)^3 + i`.
+fn ordered_large(bsp: &mut Bsp) -> Result<(), Error> {
+    const N: usize = 5000;
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let mut x: Vec<[u32; 4]> = (0..N).map(|i| matrix(me + i)).collect();
+    bsp.all_reduce_with(&mut x, mul)?;
+    for (i, got) in x.iter().enumerate().step_by(97) {
+        let want = (1..p).fold(matrix(i), |acc, q| mul(&acc, &matrix(q + i)));
+        check_eq!(bsp, *got, want);
+    }
+    let f = |q: usize, i: usize| 0.1f64 * ((q + 1) as f64).powi(3) + i as f64 * 1e-3;
+    let mine: Vec<f64> = (0..N).map(|i| f(me, i)).collect();
+    let r = bsp.reduce(p - 1, &mine, Op::Sum)?;
+    if me == p - 1 {
+        let r = r.unwrap_or_default();
+        check_eq!(bsp, r.len(), N);
+        for (i, got) in r.iter().enumerate() {
+            let want = (1..p).fold(f(0, i), |a, q| a + f(q, i));
+            check_eq!(bsp, got.to_bits(), want.to_bits());
+        }
+    } else {
+        check_eq!(bsp, r, None);
+    }
+    let mut y = mine.clone();
+    bsp.broadcast(p / 2, &mut y)?;
+    check_eq!(bsp, y, (0..N).map(|i| f(p / 2, i)).collect::<Vec<_>>());
+    Ok(())
+}
+
+fn ordered_with(bsp: &mut Bsp) -> Result<(), Error> {
     let (me, p) = (bsp.pid(), bsp.nprocs());
     let product = |k: usize| (1..k).fold(matrix(0), |acc, q| mul(&acc, &matrix(q)));
     let mut x = [matrix(me)];
@@ -112,8 +165,53 @@ fn reductions_combine_in_pid_order() {
 }
 
 /// A collective ends the superstep like `sync`: puts issued before it
-/// land, and messages sent before it are in the queue after it.
+/// land, and messages sent before it are in the queue after it (also
+/// after the two supersteps of a two-phase one, and with their tags).
 fn like_sync(bsp: &mut Bsp) -> Result<(), Error> {
+    for algorithm in ALGORITHMS {
+        bsp.set_collective_algorithm(algorithm);
+        like_sync_with(bsp)?;
+        queue_kept(bsp)?;
+    }
+    Ok(())
+}
+
+fn queue_kept(bsp: &mut Bsp) -> Result<(), Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let right = (me + 1) % p;
+    let left = (me + p - 1) % p;
+    bsp.set_tagsize(4)?;
+    bsp.sync()?;
+    for k in 0..3u32 {
+        let payload = vec![me as u8; k as usize * 3 + 1];
+        bsp.send(right, &(100 * me as u32 + k).to_ne_bytes(), &payload)?;
+    }
+    let mut x: Vec<u64> = (0..5000).map(|i| (me * i) as u64).collect();
+    bsp.all_reduce(&mut x, Op::Sum)?;
+    check_eq!(bsp, x[7], (0..p).map(|q| (q * 7) as u64).sum::<u64>());
+    check_eq!(bsp, bsp.qsize(), (3, 1 + 4 + 7));
+    let mut seen = Vec::new();
+    while let Some(m) = bsp.hpmove() {
+        let tag: u32 = m.tag_as().unwrap_or_default();
+        check_eq!(
+            bsp,
+            m.payload(),
+            &vec![left as u8; (tag % 100) as usize * 3 + 1][..]
+        );
+        seen.push(tag);
+    }
+    seen.sort_unstable();
+    check_eq!(
+        bsp,
+        seen,
+        (0..3).map(|k| 100 * left as u32 + k).collect::<Vec<_>>()
+    );
+    bsp.set_tagsize(0)?;
+    bsp.sync()?;
+    Ok(())
+}
+
+fn like_sync_with(bsp: &mut Bsp) -> Result<(), Error> {
     let (me, p) = (bsp.pid(), bsp.nprocs());
     let right = (me + 1) % p;
     let left = (me + p - 1) % p;
@@ -173,6 +271,20 @@ fn another_root_is_an_error() {
     );
 }
 
+/// Large enough for MPI's own broadcast on `mpi`: process 1 agrees with
+/// its left neighbour and must not wait in MPI for the others.
+#[test]
+fn another_root_is_an_error_for_large_data() {
+    expect_error(
+        3,
+        |bsp| {
+            let root = usize::from(bsp.pid() == 2);
+            bsp.broadcast(root, &mut vec![0u8; 64 << 10])
+        },
+        mismatch("root"),
+    );
+}
+
 #[test]
 fn another_size_is_an_error() {
     expect_error(
@@ -182,6 +294,22 @@ fn another_size_is_an_error() {
             bsp.all_gather(&vec![0u32; n]).map(drop)
         },
         mismatch("bytes"),
+    );
+}
+
+#[test]
+fn another_algorithm_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == 1 {
+                bsp.set_collective_algorithm(Algorithm::TwoPhase);
+            } else {
+                bsp.set_collective_algorithm(Algorithm::OnePhase);
+            }
+            bsp.broadcast(0, &mut [0u8; 64])
+        },
+        mismatch("algorithm"),
     );
 }
 

@@ -55,6 +55,12 @@ pub(crate) const DESCRIPTOR: u64 = 1 << 63;
 /// engine has one ([`World::rendezvous`]).
 pub(crate) const MIN_LARGE: usize = 32 << 10;
 
+/// True when MPI's own collectives can carry `total` bytes (their counts
+/// are `int`s).
+pub(crate) fn coll_fits(total: usize) -> bool {
+    i32::try_from(total).is_ok()
+}
+
 /// The engine that moves large put payloads by rendezvous.
 #[cfg(feature = "mpi")]
 pub(crate) type Rendezvous = mpi::Mpi;
@@ -91,6 +97,27 @@ impl Rendezvous {
         match *self {}
     }
     pub(crate) fn abandon(&self) {
+        match *self {}
+    }
+    pub(crate) fn coll_bcast(&self, _: usize, _: &mut [u8]) {
+        match *self {}
+    }
+    pub(crate) fn coll_scatter_blocks(
+        &self,
+        _: &[u8],
+        _: &dyn Fn(usize) -> usize,
+        _: &mut [u8],
+        _: usize,
+    ) {
+        match *self {}
+    }
+    pub(crate) fn coll_gather_blocks(
+        &self,
+        _: Option<usize>,
+        _: &[u8],
+        _: &dyn Fn(usize) -> usize,
+        _: &mut [u8],
+    ) {
         match *self {}
     }
 }

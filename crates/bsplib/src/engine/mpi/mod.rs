@@ -44,6 +44,7 @@ use super::Interrupt;
 use crate::mem::Records;
 
 mod am;
+pub(crate) mod coll;
 mod rendezvous;
 use crate::stream::{Outbox, StreamWriter};
 
