@@ -10,7 +10,9 @@
  *
  * Every function is collective: every process calls it, in the same
  * superstep, with the same root, nbytes and operator. Each uses ONE
- * superstep: it ends the superstep like bsp_sync (the puts, gets and sends
+ * superstep (bsp_bcast of large data: two where its two-phase form is
+ * cheaper, on machines with many cores): it ends the superstep like
+ * bsp_sync (the puts, gets and sends
  * issued before it are executed, and bsp_qsize/bsp_move afterwards see the
  * messages of the superstep it ended) and returns with the result in
  * place. The caller registers nothing; buffers that are registered work
@@ -46,7 +48,8 @@ extern "C" {
  * `void bsp_bcast(int pid, void *src, void *dst, int nbytes)`: copies
  * the `nbytes` at `src` on process `pid` into `dst` on every process
  * (`pid` too; `src` and `dst` may be the same buffer; `src` is read on
- * `pid` only). One superstep.
+ * `pid` only). One superstep; for large data, two where the two-phase
+ * form (scatter, then all-gather) is cheaper.
  */
 void bsp_bcast(int pid, void *src, void *dst, int nbytes);
 

@@ -6,7 +6,9 @@
 //! `crates/bsplib/src/COLLECTIVES.md`).
 //!
 //! Each is collective (every process calls it in the same superstep with
-//! the same root, size and operator) and uses one superstep: it ends the
+//! the same root, size and operator) and uses one superstep (`bsp_bcast`
+//! of large data: two where the two-phase form is cheaper, on machines
+//! with more cores than this one has, see the README): it ends the
 //! superstep like `bsp_sync` and returns with the result in place. The
 //! caller registers nothing. Misuse stops the run as for the core
 //! primitives, naming the C function. The location macros are written in
@@ -37,7 +39,8 @@ pub type bsp_fold_op_t = Option<
 /// `void bsp_bcast(int pid, void *src, void *dst, int nbytes)`: copies
 /// the `nbytes` at `src` on process `pid` into `dst` on every process
 /// (`pid` too; `src` and `dst` may be the same buffer; `src` is read on
-/// `pid` only). One superstep.
+/// `pid` only). One superstep; for large data, two where the two-phase
+/// form (scatter, then all-gather) is cheaper.
 #[no_mangle]
 pub unsafe extern "C" fn bsp_bcast(pid: c_int, src: *mut c_void, dst: *mut c_void, nbytes: c_int) {
     // SAFETY: forwarded.

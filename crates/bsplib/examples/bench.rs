@@ -726,15 +726,16 @@ enum Coll {
 }
 
 /// Seconds per operation on `n` elements (bytes for a broadcast, doubles
-/// for an all-reduce) at `p` threads: the collective (`plain == false`) or
-/// the same with puts and one sync; one per repetition.
+/// for an all-reduce) at `p` threads: the collective with `algorithm`, or
+/// (`None`) the same with puts and one sync; one per repetition.
 fn bench_collective(
     p: usize,
     what: Coll,
     n: usize,
-    plain: bool,
+    algorithm: Option<bsplib::Algorithm>,
     cfg: &Config,
 ) -> Result<Vec<f64>, Error> {
+    let plain = algorithm.is_none();
     let reps = match (cfg.quick, n > 1 << 16) {
         (true, _) => 3,
         (false, true) => 10,
@@ -752,6 +753,7 @@ fn bench_collective(
         bsp.push_reg(&all)?;
         bsp.sync()?;
         let mut out = Vec::new();
+        bsp.set_collective_algorithm(algorithm.unwrap_or_default());
         for round in 0..=1 {
             bsp.sync()?;
             let t0 = Instant::now();
@@ -1594,10 +1596,25 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
                 (Coll::AllReduce, 1 << 20, "all_reduce 1 Mi doubles"),
             ] {
                 eprintln!("[bench] threads p = {p}: {label}");
-                let (mut coll, mut plain) = (vec![], vec![]);
+                use bsplib::Algorithm;
+                let (mut auto, mut one, mut two, mut plain) = (vec![], vec![], vec![], vec![]);
                 for _ in 0..cfg.reps {
-                    coll.extend(bench_collective(p, what, n, false, cfg)?);
-                    plain.extend(bench_collective(p, what, n, true, cfg)?);
+                    auto.extend(bench_collective(p, what, n, Some(Algorithm::Auto), cfg)?);
+                    plain.extend(bench_collective(p, what, n, None, cfg)?);
+                    one.extend(bench_collective(
+                        p,
+                        what,
+                        n,
+                        Some(Algorithm::OnePhase),
+                        cfg,
+                    )?);
+                    two.extend(bench_collective(
+                        p,
+                        what,
+                        n,
+                        Some(Algorithm::TwoPhase),
+                        cfg,
+                    )?);
                 }
                 let us = |v: &[f64]| {
                     let s = stats(v);
@@ -1609,9 +1626,16 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
                 rows.push(Row {
                     name: format!("{label}, p={p}"),
                     unit: "us/op",
-                    value: us(&coll),
+                    value: us(&auto),
                     baseline: Some(("plain puts + sync".into(), us(&plain))),
-                    target: Target::Info("(one-phase today; the two-phase algorithms are next)"),
+                    target: Target::Info("(the algorithm chosen by the cost)"),
+                });
+                rows.push(Row {
+                    name: format!("{label}, p={p}, two-phase"),
+                    unit: "us/op",
+                    value: us(&two),
+                    baseline: Some(("one-phase".into(), us(&one))),
+                    target: Target::Info("(both forms, forced)"),
                 });
             }
         }

@@ -147,6 +147,8 @@ pub(crate) struct Process {
     /// kept at its largest size: words, so blocks of word-aligned
     /// element types are read in place.
     pub(crate) coll_scratch: Vec<u64>,
+    /// The bytes of the descriptor being sent, kept for reuse.
+    pub(crate) coll_desc: Vec<u8>,
     /// How errors name the calls (`Bsp::set_call_names`): the core's own
     /// names (C's, `bsp_put`) if `None`.
     pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
@@ -200,6 +202,7 @@ impl Process {
             last_flags: 0,
             coll_algo: crate::collectives::Algorithm::Auto,
             coll_scratch: Vec::new(),
+            coll_desc: Vec::new(),
             call_names: None,
             sync_name: None,
         }
