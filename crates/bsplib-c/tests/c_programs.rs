@@ -351,9 +351,10 @@ const LAPI: &[Prog] = &[
 const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usize) -> Prog {
     prog(
         file,
+        // The superstep of the calls (the first one of these programs).
         Expect::Mismatch {
             calls,
-            superstep: 1,
+            superstep: 0,
             min_p,
         },
     )

@@ -77,6 +77,9 @@ pub(crate) const NAMES: [&str; 41] = [
 const DESC: u64 = 0;
 const DATA: u64 = 1;
 
+/// The collective "index" of a plain sync in the checks of `mpi`.
+const SYNC_KIND: u64 = u64::MAX;
+
 /// A named reduction operator: the descriptor carries it, so processes
 /// that pass different ones are caught (closures cannot be compared
 /// across processes and are not).
@@ -135,10 +138,10 @@ enum Path {
     Native = 3,
 }
 
-/// Where MPI's own collectives take over on `mpi` (bytes per process):
-/// below it one superstep with the data in the streams is cheaper than a
-/// sync, an agreement and an MPI call (`examples/mpi_bench.rs`).
-const NATIVE_MIN: usize = 32 << 10;
+/// On `mpi`, reductions of up to this many bytes in all (`p · n`) gather
+/// every contribution with one MPI call and fold locally; larger ones
+/// reduce-scatter then all-gather (two calls, `≈ 2n` bytes per process).
+const GATHER_MAX: usize = 32 << 10;
 
 /// The shared-memory engines' `g` (seconds per byte a process copies) and
 /// `l` (seconds per sync with data), measured by `examples/bench.rs` on a
@@ -163,7 +166,7 @@ impl Process {
             Algorithm::OnePhase => Path::One,
             Algorithm::TwoPhase => Path::Two,
             Algorithm::Auto if self.world.rendezvous().is_some() => {
-                if n >= NATIVE_MIN && crate::engine::coll_fits(n.saturating_mul(p)) {
+                if crate::engine::coll_fits(n.saturating_mul(p)) {
                     Path::Native
                 } else {
                     Path::One
@@ -248,6 +251,9 @@ struct Desc {
 
 impl Desc {
     fn name(&self) -> &'static str {
+        if self.fields[0] == SYNC_KIND {
+            return "bsp_sync";
+        }
         NAMES
             .get(self.fields[0] as usize)
             .copied()
@@ -260,6 +266,11 @@ impl Process {
     /// compares its descriptor with its left neighbour's; a plain sync
     /// fails if others ended the superstep with a collective.
     pub(crate) fn check_collective(&mut self, loc: Loc) -> Result<(), Error> {
+        if self.world.rendezvous().is_some() {
+            // Checked in barrier A (`coll_check_hash`).
+            self.coll = None;
+            return Ok(());
+        }
         let left = (self.pid + self.nprocs - 1) % self.nprocs;
         let Some((name, mine)) = self.coll.take() else {
             if self.last_flags & crate::mailbox::COLL == 0 {
@@ -276,7 +287,11 @@ impl Process {
                     "other processes called a collective where this process called bsp_sync".into()
                 }
             };
-            return Err(self.fail(ErrorKind::CollectiveMismatch { detail }, "bsp_sync", loc));
+            return Err(self.fail_in_call(
+                ErrorKind::CollectiveMismatch { detail },
+                "bsp_sync",
+                loc,
+            ));
         };
         if self.left_fields(left) == Some(mine) {
             return Ok(());
@@ -303,7 +318,121 @@ impl Process {
             }
             None => format!("process {left} did not call {name}: it called bsp_sync"),
         };
-        Err(self.fail(ErrorKind::CollectiveMismatch { detail }, name, loc))
+        Err(self.fail_in_call(ErrorKind::CollectiveMismatch { detail }, name, loc))
+    }
+
+    /// [`fail`](Process::fail) naming the superstep of the call (the sync
+    /// that found the error has already begun the next one).
+    fn fail_in_call(&self, kind: ErrorKind, call: &'static str, loc: Loc) -> Error {
+        let superstep = self.superstep.saturating_sub(1);
+        let err = Error::new(kind, self.call_name(call), self.pid, superstep, loc);
+        self.world.fail(err.clone());
+        err
+    }
+
+    /// On `mpi`: the hash barrier A compares (this process's collective's
+    /// descriptor, or a plain sync's).
+    pub(crate) fn coll_check_hash(&self) -> u64 {
+        let fields = self.coll.map_or([SYNC_KIND, 0, 0, 0], |(_, f)| f);
+        fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
+            (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+        })
+    }
+
+    /// On `mpi`, when barrier A found processes whose checks differ (every
+    /// process learns it in the same barrier): every process sends every
+    /// other its descriptor and the place of its call (`MPI_Allgather` of
+    /// fixed-size slots; nothing else happens between the barrier and it,
+    /// so every process takes part), and the error names the first two
+    /// neighbours, in pid order, that disagree.
+    pub(crate) fn coll_check_error(&mut self, loc: Loc) -> Error {
+        const SLOT: usize = 512;
+        let (mine_name, fields) = self
+            .coll
+            .take()
+            .unwrap_or(("bsp_sync", [SYNC_KIND, 0, 0, 0]));
+        let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
+        let file = &file.as_bytes()[..file.len().min(SLOT - 48)];
+        let mut slot = [0u8; SLOT];
+        for (i, w) in [
+            fields[0],
+            fields[1],
+            fields[2],
+            fields[3],
+            u64::from(line),
+            file.len() as u64,
+        ]
+        .iter()
+        .enumerate()
+        {
+            slot[8 * i..8 * i + 8].copy_from_slice(&w.to_ne_bytes());
+        }
+        slot[48..48 + file.len()].copy_from_slice(file);
+        let mut all = vec![0u8; SLOT * self.nprocs];
+        if let Some(m) = self.world.rendezvous() {
+            m.coll_gather(None, &slot, &mut all);
+        }
+        let desc = |q: usize| {
+            let b = &all[q * SLOT..(q + 1) * SLOT];
+            let w =
+                |i: usize| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or_default());
+            let flen = (w(5) as usize).min(SLOT - 48);
+            Desc {
+                fields: [w(0), w(1), w(2), w(3)],
+                line: w(4),
+                file: String::from_utf8_lossy(&b[48..48 + flen]).into_owned(),
+            }
+        };
+        let n = self.nprocs;
+        let detail = (1..n)
+            .map(|q| (q - 1, q))
+            .chain(std::iter::once((n - 1, 0)))
+            .map(|(a, b)| (a, b, desc(a), desc(b)))
+            .find(|(_, _, da, db)| da.fields != db.fields)
+            .map_or_else(
+                || "the processes ended the superstep with different collectives".into(),
+                |(a, b, da, db)| {
+                    let at = |d: &Desc| format!("{}:{}", d.file, d.line);
+                    let what = if da.fields[0] != db.fields[0] {
+                        return format!(
+                            "process {a} called {} ({}) where process {b} called {} ({})",
+                            da.name(),
+                            at(&da),
+                            db.name(),
+                            at(&db)
+                        );
+                    } else if da.fields[1] != db.fields[1] {
+                        format!(
+                            "the root is {} on process {a}, {} on process {b}",
+                            da.fields[1], db.fields[1]
+                        )
+                    } else if da.fields[2] != db.fields[2] {
+                        format!(
+                            "process {a} gave {} bytes, process {b} {}",
+                            da.fields[2], db.fields[2]
+                        )
+                    } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
+                        "they use different algorithms (Bsp::set_collective_algorithm)".into()
+                    } else {
+                        "their operators differ".into()
+                    };
+                    format!(
+                        "{} on process {a} ({}) and on process {b} ({}) do not match: {what}",
+                        da.name(),
+                        at(&da),
+                        at(&db)
+                    )
+                },
+            );
+        let err = Error::new(
+            ErrorKind::CollectiveMismatch { detail },
+            self.call_name(mine_name),
+            self.pid,
+            self.superstep,
+            loc,
+        );
+        self.world.fail_collective(err.clone(), self.pid);
+        err
     }
 
     /// The fields of the descriptor process `left` sent in the last sync,
@@ -425,19 +554,23 @@ impl Bsp {
                 call.nbytes as u64,
                 call.op | (call.path as u64) << 32,
             ];
-            let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
-            // In a buffer kept for it (no allocation per call).
-            let mut desc = std::mem::take(&mut p.coll_desc);
-            desc.clear();
-            for w in [fields[0], fields[1], fields[2], fields[3], u64::from(line)] {
-                desc.extend_from_slice(&w.to_ne_bytes());
+            // On `mpi` barrier A checks the calls (`coll_check_hash`);
+            // elsewhere the right neighbour compares this descriptor, sent
+            // from a buffer kept for it (no allocation per call).
+            if p.world.rendezvous().is_none() {
+                let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
+                let mut desc = std::mem::take(&mut p.coll_desc);
+                desc.clear();
+                for w in [fields[0], fields[1], fields[2], fields[3], u64::from(line)] {
+                    desc.extend_from_slice(&w.to_ne_bytes());
+                }
+                desc.extend_from_slice(&(file.len() as u64).to_ne_bytes());
+                desc.extend_from_slice(file.as_bytes());
+                let right = (p.pid + 1) % p.nprocs;
+                let sent = p.coll_send(right, DESC, &desc, name, loc);
+                p.coll_desc = desc;
+                sent?;
             }
-            desc.extend_from_slice(&(file.len() as u64).to_ne_bytes());
-            desc.extend_from_slice(file.as_bytes());
-            let right = (p.pid + 1) % p.nprocs;
-            let sent = p.coll_send(right, DESC, &desc, name, loc);
-            p.coll_desc = desc;
-            sent?;
             p.coll = Some((name, fields));
         }
         self.sync_at(loc)?;
@@ -584,8 +717,10 @@ impl Bsp {
             }
             Path::Native => {
                 self.collective(call, loc, |_| Ok(()), |_| Ok(()))?;
-                let p = self.agree(name, loc)?;
-                if let Some(mpi) = p.world.rendezvous() {
+                let p = self.native_ready(name, loc)?;
+                // (Nothing to move: no MPI call, which some MPIs refuse
+                // with the dangling address of an empty slice.)
+                if let (Some(mpi), false) = (p.world.rendezvous(), bytes.is_empty()) {
                     mpi.coll_bcast(root, bytes);
                 }
             }
@@ -594,15 +729,23 @@ impl Bsp {
     }
 
     /// After a collective's sync on `mpi`, before MPI's own collective:
-    /// one more barrier, so that every process enters the MPI call or
-    /// none does (one that found a mismatch has failed, and its end takes
-    /// part in this barrier, which then fails everywhere).
-    fn agree(
+    /// every process must enter the MPI call, or none. Barrier A found
+    /// them all in this collective with the same arguments; if the sync
+    /// then had nothing else to do (no puts, gets, messages or
+    /// registrations anywhere, no active messages), nothing could fail
+    /// since, and the call is made at once. Otherwise one more barrier: a
+    /// process that failed in the sync takes part in it with its end, and
+    /// it fails everywhere.
+    fn native_ready(
         &mut self,
         name: &'static str,
         loc: Loc,
     ) -> Result<std::cell::RefMut<'_, Process>, Error> {
+        use crate::mailbox::{DATA, GET, HPPUT, LARGE, REG};
         let mut p = self.process();
+        if p.last_flags & (REG | GET | DATA | HPPUT | LARGE) == 0 && p.am.is_none() {
+            return Ok(p);
+        }
         let mut episode = p.episode;
         let r = p.world.barrier(&mut episode, 0);
         p.episode = episode;
@@ -1241,12 +1384,15 @@ impl Bsp {
         Ok(())
     }
 
-    /// The `mpi` engine's large reductions: after the sync (which carried
-    /// only the descriptors) and an agreement, `MPI_Alltoallv` gives each
-    /// process block `me` of everyone's data, which it folds in pid order
-    /// in place in the receive buffer, and `MPI_Allgatherv` (or
-    /// `MPI_Gatherv`) gives the folded blocks to everyone (or the root),
-    /// straight into `inout`. No allocation once the buffer has grown.
+    /// The `mpi` engine's reductions, after the sync (whose barrier A
+    /// checked the calls) and [`native_ready`](Bsp::native_ready): up to
+    /// [`GATHER_MAX`] bytes in all, `MPI_Allgather` (`MPI_Gather`) of
+    /// every contribution, folded in pid order by those that get the
+    /// result; beyond, `MPI_Alltoallv` gives each process block `me` of
+    /// everyone's data, which it folds in pid order in place in the
+    /// receive buffer, and `MPI_Allgatherv` (`MPI_Gatherv`) gives the
+    /// folded blocks to everyone (the root), straight into `inout`. No
+    /// allocation once the receive buffer has grown.
     fn fold_native<T: Pod, F: Fn(&T, &T) -> T>(
         &mut self,
         root: Option<usize>,
@@ -1258,13 +1404,46 @@ impl Bsp {
     ) -> Result<(), Error> {
         let name = NAMES[call.kind];
         self.collective(call, loc, |_| Ok(()), |_| Ok(()))?;
-        let mut p = self.agree(name, loc)?;
+        let mut p = self.native_ready(name, loc)?;
         let (me, nprocs) = (p.pid, p.nprocs);
         let gets = root.is_none_or(|r| r == me);
+        let n = std::mem::size_of_val(inout);
+        if n == 0 {
+            // Nothing to move (every process gives 0 bytes: barrier A
+            // checked); no MPI call, as for a broadcast.
+            return Ok(());
+        }
+        if n * nprocs <= GATHER_MAX {
+            // Every contribution to the root(s), folded there in pid order.
+            let mut scratch = std::mem::take(&mut p.coll_scratch);
+            let words = (n * nprocs).div_ceil(8).max(1);
+            if scratch.len() < words {
+                scratch.resize(words, 0);
+            }
+            let all = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut scratch)[..n * nprocs];
+            if let Some(mpi) = p.world.rendezvous() {
+                let mine: &[u8] = bytemuck::cast_slice(inout);
+                if gets {
+                    mpi.coll_gather(root, mine, all);
+                } else {
+                    mpi.coll_gather(root, mine, &mut []);
+                }
+            }
+            if gets && n > 0 {
+                let parts: Vec<Option<&[u8]>> = all
+                    .chunks(n)
+                    .enumerate()
+                    .map(|(q, c)| (q != me).then_some(c))
+                    .collect();
+                fold_parts(&parts, inout, f);
+            }
+            p.coll_scratch = scratch;
+            return Ok(());
+        }
         let (a, b) = (bounds(me), bounds(me + 1));
         let len = b - a;
         let mut scratch = std::mem::take(&mut p.coll_scratch);
-        let words = (len * nprocs).div_ceil(8);
+        let words = (len * nprocs).div_ceil(8).max(1);
         if scratch.len() < words {
             scratch.resize(words, 0);
         }
@@ -1428,7 +1607,7 @@ fn lost(bsp: &mut Bsp, name: &'static str, from: usize, loc: Loc) -> Error {
 }
 
 fn lost_p(p: &Process, name: &'static str, from: usize, loc: Loc) -> Error {
-    p.fail(
+    p.fail_in_call(
         ErrorKind::CollectiveMismatch {
             detail: format!(
                 "the data of {name} from process {from} did not come with the bytes of this \

@@ -144,6 +144,12 @@ impl Process {
             (true, true) => self.flags | AM_ON,
             (true, false) => self.flags | AM_OFF,
         } | if self.coll.is_some() { COLL } else { 0 };
+        // On `mpi`, barrier A also checks that every process ends the
+        // superstep with the same collective (or a plain sync):
+        // `collectives.rs`.
+        if let Some(m) = self.world.rendezvous() {
+            m.set_check(self.coll_check_hash());
+        }
         let all = if self.am.is_some() {
             self.am_barrier(flags, CALL, loc)?
         } else {
@@ -152,6 +158,9 @@ impl Process {
                 .map_err(|why| self.interrupted(why, CALL, loc))?
         };
         self.last_flags = all;
+        if self.world.rendezvous().is_some_and(|m| m.check_failed()) {
+            return Err(self.coll_check_error(loc));
+        }
         if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
             self.am_switch = None;
             return Err(self.fail(

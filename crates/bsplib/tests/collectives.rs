@@ -336,7 +336,7 @@ fn another_collective_is_an_error() {
                 bsp.broadcast(0, &mut [0u8])
             }
         },
-        mismatch("it called"),
+        mismatch("all_gather"),
     );
 }
 

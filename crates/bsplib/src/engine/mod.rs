@@ -102,6 +102,15 @@ impl Rendezvous {
     pub(crate) fn coll_bcast(&self, _: usize, _: &mut [u8]) {
         match *self {}
     }
+    pub(crate) fn coll_gather(&self, _: Option<usize>, _: &[u8], _: &mut [u8]) {
+        match *self {}
+    }
+    pub(crate) fn set_check(&self, _: u64) {
+        match *self {}
+    }
+    pub(crate) fn check_failed(&self) -> bool {
+        match *self {}
+    }
     pub(crate) fn coll_scatter_blocks(
         &self,
         _: &[u8],

@@ -91,9 +91,14 @@ pub(super) struct Outgoing {
 /// not move).
 #[derive(Default)]
 pub(super) struct Operands {
-    mine: [u64; 2],
-    all: [u64; 2],
+    mine: Words,
+    all: Words,
 }
+
+/// The operands of the engine's reductions: the superstep's flags, who
+/// arrives from where (`SYNCING`, `ENDED`, `FAILED`), and the check of the
+/// collective the sync ends (a hash and its complement: `super::CHECK`).
+pub(super) type Words = [u64; 4];
 
 /// A reduction's operation.
 #[derive(Clone, Copy)]
@@ -234,7 +239,9 @@ impl Mpi {
         if self.is_stopped() {
             return Err(Interrupt::Stopped);
         }
-        let (all, panicked) = self.all_reduce([u64::from(flags), SYNCING], Op::Or, Some(poll));
+        let [h, not_h] = self.take_check();
+        let words = [u64::from(flags), SYNCING, h, not_h];
+        let (all, panicked) = self.all_reduce(words, Op::Or, Some(poll));
         let result = self.after_barrier(all);
         if let Some(payload) = panicked {
             if matches!(result, Err(_) | Ok(0)) {
@@ -256,7 +263,7 @@ impl Mpi {
             .is_some()
     }
 
-    /// An all-reduce of two words with `op` over point-to-point messages
+    /// An all-reduce of four words with `op` over point-to-point messages
     /// (tag [`REDUCE_TAG`]; module docs), completed by polling; with
     /// `poll`, called once at the start and then whenever a record is
     /// waiting, its sends in flight tested meanwhile. A panic of `poll` is
@@ -270,15 +277,17 @@ impl Mpi {
     /// reduction after reduction, so MPI's non-overtaking rule pairs them.
     pub(super) fn all_reduce(
         &self,
-        mine: [u64; 2],
+        mine: Words,
         op: Op,
         mut poll: Option<&mut dyn FnMut() -> bool>,
-    ) -> ([u64; 2], Option<Box<dyn Any + Send>>) {
+    ) -> (Words, Option<Box<dyn Any + Send>>) {
         let mut guard = lock(&self.operands);
         let r = &mut *guard;
-        let combine = |a: [u64; 2], b: [u64; 2]| match op {
-            Op::Or => [a[0] | b[0], a[1] | b[1]],
-            Op::Min => [a[0].min(b[0]), a[1].min(b[1])],
+        let combine = |a: Words, b: Words| -> Words {
+            std::array::from_fn(|i| match op {
+                Op::Or => a[i] | b[i],
+                Op::Min => a[i].min(b[i]),
+            })
         };
         let mut panicked = None;
         // Whether the last poll left work waiting for room (it is then
@@ -290,7 +299,7 @@ impl Mpi {
         let (me, p) = (self.comm.rank() as usize, self.nprocs);
         let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
         let mut acc = mine;
-        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: [u64; 2]| {
+        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: Words| {
             r.mine = acc;
             self.exchange(r, to, from, &mut poll, &mut panicked, &mut busy);
         };
@@ -333,7 +342,7 @@ impl Mpi {
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         let mut reqs = [Request(null), Request(null)];
         if let Some(from) = from {
-            // SAFETY: `all` is two `u64`s at an address that stays put (the
+            // SAFETY: `all` is four `u64`s at an address that stays put (the
             // engine is inside the run's `World`) and is not touched (the
             // caller holds its lock) until the request completes below:
             // this function returns only then (a panic of `poll` is
@@ -342,7 +351,7 @@ impl Mpi {
             unsafe {
                 ffi::MPI_Irecv(
                     r.all.as_mut_ptr().cast(),
-                    2,
+                    r.all.len() as i32,
                     ffi::RSMPI_UINT64_T,
                     from as i32,
                     REDUCE_TAG,
@@ -356,7 +365,7 @@ impl Mpi {
             unsafe {
                 ffi::MPI_Isend(
                     r.mine.as_ptr().cast(),
-                    2,
+                    r.mine.len() as i32,
                     ffi::RSMPI_UINT64_T,
                     to as i32,
                     REDUCE_TAG,

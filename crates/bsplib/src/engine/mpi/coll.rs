@@ -25,6 +25,23 @@ fn partition(p: usize, bounds: &dyn Fn(usize) -> usize) -> (Vec<Count>, Vec<Coun
 }
 
 impl Mpi {
+    /// `MPI_Allgather` (`root` `None`) or `MPI_Gather` to `root` of
+    /// `mine` from every process into `all` (`p · mine.len()` bytes on
+    /// those that get it; empty on the others).
+    pub(crate) fn coll_gather(&self, root: Option<usize>, mine: &[u8], all: &mut [u8]) {
+        match root {
+            None => self.comm.all_gather_into(mine, all),
+            Some(root) => {
+                let at = self.comm.process_at_rank(root as i32);
+                if self.comm.rank() as usize == root {
+                    at.gather_into_root(mine, all);
+                } else {
+                    at.gather_into(mine);
+                }
+            }
+        }
+    }
+
     /// `MPI_Bcast` of `buf` from `root`.
     pub(crate) fn coll_bcast(&self, root: usize, buf: &mut [u8]) {
         self.comm.process_at_rank(root as i32).broadcast_into(buf);

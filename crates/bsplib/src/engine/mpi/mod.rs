@@ -268,6 +268,11 @@ pub(crate) struct Mpi {
     am: Mutex<am::Outgoing>,
     /// The operands of the reduction in progress (`am.rs`).
     operands: Mutex<am::Operands>,
+    /// The check of the next barrier and the verdict of the last
+    /// ([`Mpi::set_check`]).
+    check: std::sync::atomic::AtomicU64,
+    check_set: AtomicBool,
+    check_failed: AtomicBool,
 }
 
 impl Drop for Mpi {
@@ -290,6 +295,9 @@ impl Mpi {
             rndv: rendezvous::Rendezvous::default(),
             am: Mutex::default(),
             operands: Mutex::default(),
+            check: std::sync::atomic::AtomicU64::new(0),
+            check_set: AtomicBool::new(false),
+            check_failed: AtomicBool::new(false),
         }
     }
 
@@ -370,7 +378,7 @@ impl Mpi {
         }
         let word = ENDED | if failed { FAILED } else { 0 };
         loop {
-            let all = self.reduce_or([0, word]);
+            let all = self.reduce_or([0, word, 0, 0]);
             if all[1] & SYNCING == 0 {
                 return;
             }
@@ -390,13 +398,16 @@ impl Mpi {
 
     /// The barrier: see the module docs.
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
-        let all = self.reduce_or([u64::from(flags), SYNCING]);
+        let [h, not_h] = self.take_check();
+        let all = self.reduce_or([u64::from(flags), SYNCING, h, not_h]);
         self.after_barrier(all)
     }
 
     /// What a barrier whose reduction gave `all` returns (taking part in
     /// the naming of an ended process if one ended).
-    fn after_barrier(&self, all: [u64; 2]) -> Result<u32, Interrupt> {
+    fn after_barrier(&self, all: am::Words) -> Result<u32, Interrupt> {
+        self.check_failed
+            .store(all[2] & all[3] != 0, Ordering::Relaxed);
         if all[1] & ENDED != 0 && self.values {
             let me = self.comm.rank() as u64;
             let [ended, _] = self.min_ended(u64::MAX, me);
@@ -426,7 +437,7 @@ impl Mpi {
 
     /// Process `pid` ended: the reduction that matches the others' barrier.
     pub(crate) fn ended(&self, pid: usize) {
-        let all = self.reduce_or([0, ENDED]);
+        let all = self.reduce_or([0, ENDED, 0, 0]);
         NO_ABORT.store(true, Ordering::SeqCst);
         if all[1] & SYNCING != 0 {
             // Someone waits in a sync: tell them who ended. One of them
@@ -437,15 +448,45 @@ impl Mpi {
 
     /// Every reduction of the engine is this non-blocking one (`am.rs`):
     /// the dispatching barrier must match it.
-    fn reduce_or(&self, mine: [u64; 2]) -> [u64; 2] {
+    fn reduce_or(&self, mine: am::Words) -> am::Words {
         self.all_reduce(mine, am::Op::Or, None).0
+    }
+
+    /// The check the next barrier carries: `Some(h)` for the sync of a
+    /// collective (or a plain sync: `CHECK_SYNC`), whose descriptor hashes
+    /// to `h`; the barrier's OR of the hashes and of their complements
+    /// share a bit exactly when two processes' differ
+    /// ([`check_failed`](Self::check_failed)). Barriers that are not a
+    /// sync's carry nothing (zeros: they change no OR).
+    pub(crate) fn set_check(&self, h: u64) {
+        self.check.store(h, Ordering::Relaxed);
+        self.check_set.store(true, Ordering::Relaxed);
+    }
+
+    /// The words of the check for the barrier starting now (and clears it).
+    fn take_check(&self) -> [u64; 2] {
+        if self.check_set.swap(false, Ordering::Relaxed) {
+            let h = self.check.load(Ordering::Relaxed);
+            [h, !h]
+        } else {
+            [0, 0]
+        }
+    }
+
+    /// Whether the last barrier found processes whose checks differ (a
+    /// collective called by some only, or with other arguments).
+    pub(crate) fn check_failed(&self) -> bool {
+        self.check_failed.load(Ordering::Relaxed)
     }
 
     /// The smallest pid of the processes that ended (`ended`: this
     /// process's pid if it ended, else `u64::MAX`), and of those that wait
     /// in a sync (`waiting`, likewise): the one that reports the error.
     fn min_ended(&self, ended: u64, waiting: u64) -> [u64; 2] {
-        self.all_reduce([ended, waiting], am::Op::Min, None).0
+        let all = self
+            .all_reduce([ended, waiting, u64::MAX, u64::MAX], am::Op::Min, None)
+            .0;
+        [all[0], all[1]]
     }
 
     /// A writer of this rank's streams on channel `ch`.
