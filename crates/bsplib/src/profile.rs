@@ -78,8 +78,7 @@ impl Setup {
             )
         };
         std::fs::create_dir_all(dir).map_err(|e| what(e, "cannot be created"))?;
-        // SAFETY: `getpid` has no preconditions.
-        let probe = dir.join(format!(".bsplib-probe.{}", unsafe { libc::getpid() }));
+        let probe = dir.join(format!(".bsplib-probe.{}", std::process::id()));
         std::fs::write(&probe, b"").map_err(|e| what(e, "cannot be written"))?;
         let _ = std::fs::remove_file(&probe);
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -292,13 +291,11 @@ impl Recorder {
     /// into place); `Err` names the file and the reason.
     pub(crate) fn write(&self) -> Result<PathBuf, String> {
         let path = self.setup.dir.join(format!("profile.{}.json", self.pid));
-        // SAFETY: `getpid` has no preconditions.
-        let tmp = self
-            .setup
-            .dir
-            .join(format!(".profile.{}.json.{}", self.pid, unsafe {
-                libc::getpid()
-            }));
+        let tmp = self.setup.dir.join(format!(
+            ".profile.{}.json.{}",
+            self.pid,
+            std::process::id()
+        ));
         std::fs::write(&tmp, self.to_json())
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {

@@ -596,14 +596,14 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
             p0.nprocs
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<p>Prediction per superstep: <code>w + g·h + l</code>, with w the longest computation of the superstep, \
          h the largest of every process's bytes sent and received, g = {g} ns per byte and l = {} µs{}. \
          The defaults were measured on the project's 2-core VM by <code>examples/bench.rs</code> \
          (section c: the h-relation of 8-byte puts, and the empty superstep, threads engine); \
          there is no probe yet (issue 15): pass <code>--g</code> and <code>--l</code> for another machine or engine. \
-         g measured with single words overestimates large transfers.</p>\n",
+         g measured with single words overestimates large transfers.</p>",
         o.l_us,
         if (g, o.l_us) == (DEFAULT_G_NS_PER_BYTE, DEFAULT_L_US) {
             " (the defaults)"
@@ -660,11 +660,11 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     let maxc = per.iter().map(|x| x.1).fold(0.0, f64::max);
     let step_imb: f64 =
         all.iter().map(|s| s.w).sum::<f64>() / all.iter().map(|s| s.w_mean).sum::<f64>().max(1.0);
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<p>Computation, most loaded process against the mean: <b id=\"imbalance\">{:.2}</b>x over the run; \
          summed per superstep (Σ max w / Σ mean w): <b>{step_imb:.2}</b>x. A process's sync time is mostly \
-         waiting for the slowest one.</p>\n",
+         waiting for the slowest one.</p>",
         if mean > 0.0 { maxc / mean } else { 1.0 }
     );
     let widest = per.iter().map(|x| x.1 + x.2).fold(1.0, f64::max);
@@ -715,7 +715,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     }
     html.push_str("</table>\n");
     if all.len() > 2000 {
-        let _ = write!(html, "<p>(the first 2000 of {})</p>\n", all.len());
+        let _ = writeln!(html, "<p>(the first 2000 of {})</p>", all.len());
     }
     html.push_str("</body></html>\n");
     html
