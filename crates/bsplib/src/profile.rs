@@ -291,11 +291,10 @@ impl Recorder {
     /// into place); `Err` names the file and the reason.
     pub(crate) fn write(&self) -> Result<PathBuf, String> {
         let path = self.setup.dir.join(format!("profile.{}.json", self.pid));
-        let tmp = self.setup.dir.join(format!(
-            ".profile.{}.json.{}",
-            self.pid,
-            std::process::id()
-        ));
+        let tmp = self
+            .setup
+            .dir
+            .join(format!(".profile.{}.json.{}", self.pid, std::process::id()));
         std::fs::write(&tmp, self.to_json())
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {
