@@ -375,8 +375,18 @@ const PREDICTED: &str = "#59a14f";
 /// rectangle (or, past a few thousand rectangles, one column per pixel
 /// coloured by what the process did most in it).
 fn timeline(procs: &[Process], html: &mut String) {
+    // The axis starts at the first process's first computation (not at
+    // the run's start: forking or spawning the processes comes before).
     let t0 = procs.iter().map(|p| p.start_unix_us).min().unwrap_or(0);
-    let shift = |p: &Process| (p.start_unix_us - t0) as f64 * 1e3;
+    let first = procs
+        .iter()
+        .filter_map(|p| {
+            let r = p.rows.first()?;
+            Some((p.start_unix_us - t0) as f64 * 1e3 + r.compute_start_ns as f64)
+        })
+        .fold(f64::INFINITY, f64::min);
+    let first = if first.is_finite() { first } else { 0.0 };
+    let shift = |p: &Process| (p.start_unix_us - t0) as f64 * 1e3 - first;
     let end = procs
         .iter()
         .map(|p| shift(p) + p.rows.last().map_or(0, |r| r.sync_end_ns) as f64)
@@ -673,8 +683,8 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     let _ = write!(
         html,
         "<svg class=\"imbalance\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" xmlns=\"http://www.w3.org/2000/svg\">",
-        left + w + 120.0,
-        left + w + 120.0
+        left + w + 200.0,
+        left + w + 200.0
     );
     for (k, (pid, c, s)) in per.iter().enumerate() {
         let y = 4.0 + k as f64 * rh;
