@@ -292,6 +292,52 @@ fn a_collective_names_itself_as_the_end_of_its_superstep() {
 }
 
 #[test]
+fn hpputs_and_owned_puts_are_counted_as_hpputs_where_the_engine_keeps_them_apart() {
+    for (engine, p) in configurations() {
+        let dir = profile_dir("hp");
+        let got = run_profiled(engine, p, &dir, |bsp| {
+            let right = (bsp.pid() + 1) % bsp.nprocs();
+            let x = Area::<u64>::new(bsp, 4);
+            bsp.push_reg(&x)?;
+            bsp.sync()?;
+            let src = [7u64, 8];
+            // SAFETY: `src` lives until after the sync and nobody else
+            // touches words 0..2 of `x` on `right` in this superstep.
+            unsafe { bsp.hpput(right, &src, &x, 0)? };
+            bsp.put_owned(right, vec![9u64], &x, 2)?;
+            bsp.put(right, &[10u64], &x, 3)?;
+            bsp.sync()?;
+            Ok(x.as_slice(bsp).iter().sum::<u64>() as u32)
+        })
+        .unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+        assert!(
+            got.iter().all(|&v| v == 34),
+            "{} p={p}: {got:?}",
+            engine.name()
+        );
+        let pids = own_pids(got.len());
+        for &pid in &pids {
+            let prof = read_json(&dir.join(format!("profile.{pid}.json")));
+            let r = row(&prof, 1);
+            let what = format!("{} p={p} process {pid}", engine.name());
+            // Shared memory keeps the hpput and the owned put apart; the
+            // exchange engines send small ones as puts (PROFILE.md).
+            let hp = match engine {
+                Engine::Serial | Engine::Threads => 2,
+                _ => 0,
+            };
+            for dir in ["out", "in"] {
+                assert_eq!(r[&format!("hpputs_{dir}")], hp, "{what}");
+                assert_eq!(r[&format!("puts_{dir}")], 3 - hp, "{what}");
+                assert_eq!(r[&format!("records_{dir}")], 3, "{what}");
+                assert_eq!(r[&format!("bytes_{dir}")], 32, "{what}");
+            }
+        }
+        clean(&dir, &pids);
+    }
+}
+
+#[test]
 fn a_directory_that_cannot_be_made_fails_the_start_naming_it() {
     if mpi_mode() {
         return;
