@@ -143,8 +143,10 @@ pub(crate) struct Recorder {
     /// current superstep), in ns since `start`.
     last_end_ns: u64,
     rows: Vec<Row>,
-    /// Active messages: `(session, sent, handled)` at the last sync.
+    /// Active messages: `(session, sent, handled)` at the last sync, and
+    /// the totals of a session a sync closed (`profile_am_closing`).
     am_seen: (u32, u64, u64),
+    am_closing: Option<(u64, u64)>,
     superstep: u64,
 }
 
@@ -164,6 +166,7 @@ impl Recorder {
             last_end_ns: ns(since),
             rows: Vec::with_capacity(INITIAL_ROWS),
             am_seen: (0, 0, 0),
+            am_closing: None,
             superstep: 0,
         }
     }
@@ -480,6 +483,26 @@ fn add_stream(
 }
 
 impl Process {
+    /// A sync switches active-message mode (`superstep.rs`, after barrier
+    /// A, where every message sent before it has been handled): keeps the
+    /// totals of the session it may close.
+    #[cold]
+    pub(crate) fn profile_am_closing(&mut self) {
+        let totals = self.am.as_ref().map(|am| am.message_totals());
+        if let Some(r) = &mut self.profile {
+            r.am_closing = totals;
+        }
+    }
+
+    /// The active-message totals `(sent, handled)` the profiler saw last
+    /// in this process's current session (zero in a new session).
+    fn am_seen(&self) -> (u64, u64) {
+        match &self.profile {
+            Some(r) if r.am_seen.0 == self.am_sessions => (r.am_seen.1, r.am_seen.2),
+            _ => (0, 0),
+        }
+    }
+
     /// `bsp_sync` with the profiler on: counts what this superstep sends,
     /// runs the sync, counts what it received, and keeps the row.
     #[cold]
@@ -510,21 +533,13 @@ impl Process {
         c.get_bytes_in = self.gets.iter().map(|g| g.len as u64).sum();
         c.records_out += c.gets_out;
         c.bytes_in += c.get_bytes_in;
-        if let Some(am) = &self.am {
-            let (sent, handled) = am.message_totals();
-            let (session, s0, h0) = self.profile.as_ref().map_or((0, 0, 0), |r| r.am_seen);
-            let (s0, h0) = if session == self.am_sessions {
-                (s0, h0)
-            } else {
-                (0, 0)
-            };
-            c.am_out = sent.saturating_sub(s0);
-            c.am_in = handled.saturating_sub(h0);
-            c.records_out += c.am_out;
-            c.records_in += c.am_in;
-            if let Some(r) = &mut self.profile {
-                r.am_seen = (self.am_sessions, sent, handled);
-            }
+        // Active messages: those sent in this superstep (counted before
+        // the sync: messages its completion handlers send while it waits
+        // belong to the next one), and those handled up to the end of this
+        // sync, whose fence handles every message sent before it.
+        let am_before = self.am.as_ref().map(|am| am.message_totals());
+        if let Some((sent, _)) = am_before {
+            c.am_out = sent.saturating_sub(self.am_seen().0);
         }
         let ended_by = self.call_name(self.coll.map_or("bsp_sync", |(name, _)| name));
         let superstep = self.superstep;
@@ -536,6 +551,26 @@ impl Process {
             self.for_each_received(q, |puts, hpputs, sends, gets| {
                 add_stream(&mut c, false, puts, hpputs, sends, Some(gets));
             });
+        }
+        // After `am_term` the session is gone: its last count is the one
+        // taken as the sync closed it (`profile_am_closing`).
+        let closing = self.profile.as_mut().and_then(|r| r.am_closing.take());
+        let am_after = self.am.as_ref().map(|am| am.message_totals()).or(closing);
+        if let Some((_, handled)) = am_after {
+            c.am_in = handled.saturating_sub(self.am_seen().1);
+        }
+        c.records_out += c.am_out;
+        c.records_in += c.am_in;
+        if self.am.is_some() {
+            // The session after the sync: the one before it (a plain
+            // sync), or a new one (`am_init`), in which nothing was sent
+            // before the sync.
+            let sent = am_before.map_or(0, |(sent, _)| sent);
+            let handled = am_after.map_or(0, |(_, handled)| handled);
+            let session = self.am_sessions;
+            if let Some(r) = &mut self.profile {
+                r.am_seen = (session, sent, handled);
+            }
         }
         if let Some(r) = &mut self.profile {
             let end = r.now_ns();

@@ -174,6 +174,9 @@ impl Process {
             ));
         }
         if let Some(next) = self.am_switch.take() {
+            if self.profile.is_some() {
+                self.profile_am_closing();
+            }
             let held = self.am.as_ref().is_some_and(|c| c.holds_sends());
             self.am = next;
             if held {

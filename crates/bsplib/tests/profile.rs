@@ -338,6 +338,52 @@ fn hpputs_and_owned_puts_are_counted_as_hpputs_where_the_engine_keeps_them_apart
 }
 
 #[test]
+fn active_messages_are_counted_in_the_superstep_they_are_sent_and_handled_in() {
+    use bsplib::am::{Counters, Handlers, Landing, Source};
+    for (engine, p) in configurations() {
+        let dir = profile_dir("am");
+        let got = run_profiled(engine, p, &dir, |bsp| {
+            let right = (bsp.pid() + 1) % bsp.nprocs();
+            let mut hs = Handlers::new();
+            let nothing = hs.add("nothing", |_| Landing::none());
+            bsp.am_init(hs)?; // superstep 0
+            for k in 0..3u32 {
+                bsp.am_send(
+                    right,
+                    nothing,
+                    &[k],
+                    Source::<u8>::Contiguous(&[]),
+                    Counters::none(),
+                )?;
+            }
+            bsp.sync()?; // superstep 1: 3 sent, 3 handled
+            bsp.am_send(
+                right,
+                nothing,
+                &[9u32],
+                Source::<u8>::Contiguous(&[]),
+                Counters::none(),
+            )?;
+            bsp.am_term()?; // superstep 2: 1 sent, 1 handled
+            Ok(0)
+        })
+        .unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+        let pids = own_pids(got.len());
+        for &pid in &pids {
+            let prof = read_json(&dir.join(format!("profile.{pid}.json")));
+            let what = format!("{} p={p} process {pid}", engine.name());
+            for (s, n) in [(0, 0), (1, 3), (2, 1), (3, 0)] {
+                let r = row(&prof, s);
+                assert_eq!(r["am_out"], n, "{what} superstep {s}");
+                assert_eq!(r["am_in"], n, "{what} superstep {s}");
+                assert_eq!(r["records_out"], n, "{what} superstep {s}");
+            }
+        }
+        clean(&dir, &pids);
+    }
+}
+
+#[test]
 fn a_directory_that_cannot_be_made_fails_the_start_naming_it() {
     if mpi_mode() {
         return;
