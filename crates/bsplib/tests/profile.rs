@@ -401,3 +401,28 @@ fn a_directory_that_cannot_be_made_fails_the_start_naming_it() {
     assert!(text.contains("profile directory"), "{text}");
     std::fs::remove_file(&file).unwrap();
 }
+
+#[test]
+fn a_profile_that_cannot_be_written_at_the_end_leaves_the_run_s_outcome() {
+    if mpi_mode() {
+        return;
+    }
+    // The directory disappears during the run: the files cannot be
+    // written (each process says so on standard error), and the run still
+    // returns its results.
+    let dir = profile_dir("gone");
+    let gone = dir.clone();
+    let r = Runtime::new(2)
+        .profile(Some(dir.clone()))
+        .run(move |bsp| {
+            bsp.sync()?;
+            if bsp.pid() == 0 {
+                std::fs::remove_dir_all(&gone).unwrap();
+            }
+            bsp.sync()?;
+            Ok(bsp.pid())
+        })
+        .unwrap();
+    assert_eq!(r, vec![0, 1]);
+    assert!(!dir.exists());
+}
