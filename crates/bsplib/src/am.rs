@@ -733,6 +733,11 @@ pub(crate) struct Context {
 }
 
 impl Context {
+    /// Messages sent and handled so far in this session (the profiler).
+    pub(crate) fn message_totals(&self) -> (u64, u64) {
+        (self.sent.iter().sum(), self.handled.iter().sum())
+    }
+
     /// A new session's context (the process counts the sessions).
     fn new(p: &mut Process, handlers: Handlers) -> Context {
         p.am_sessions = p.am_sessions.wrapping_add(1);

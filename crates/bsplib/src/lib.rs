@@ -86,6 +86,7 @@ pub mod launch;
 mod mailbox;
 mod mem;
 mod process;
+mod profile;
 pub mod raw;
 mod registration;
 mod runtime;

@@ -155,6 +155,21 @@ pub(crate) struct Process {
     /// The name errors give to the sync in progress, when it is a C LAPI
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
+    /// The profiler's recorder, when the run profiles (`profile.rs`).
+    pub(crate) profile: Option<Box<crate::profile::Recorder>>,
+}
+
+/// The recorder of process `pid`, if its run profiles.
+fn world_profile(
+    world: &World,
+    pid: usize,
+    nprocs: usize,
+    start: Instant,
+) -> Option<Box<crate::profile::Recorder>> {
+    let setup = world.profile()?;
+    Some(Box::new(crate::profile::Recorder::new(
+        setup, pid, nprocs, start,
+    )))
 }
 
 impl Process {
@@ -170,6 +185,7 @@ impl Process {
             world.board().set_os_pid(pid, unsafe { libc::getpid() });
             crate::engine::cma::allow_siblings();
         }
+        let profile = world_profile(&world, pid, nprocs, start);
         Process {
             pid,
             nprocs,
@@ -205,6 +221,7 @@ impl Process {
             coll_desc: Vec::new(),
             call_names: None,
             sync_name: None,
+            profile,
         }
     }
 

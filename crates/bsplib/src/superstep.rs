@@ -91,6 +91,15 @@ impl Process {
     /// them fails (see `Process::check_running`), and the message queue is
     /// emptied.
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
+        // The profiler (`profile.rs`): off, this branch is all it costs.
+        if self.profile.is_some() {
+            return self.sync_profiled(loc);
+        }
+        self.sync_unprofiled(loc)
+    }
+
+    /// `bsp_sync` itself (see [`Process::sync`]).
+    pub(crate) fn sync_unprofiled(&mut self, loc: Loc) -> Result<(), Error> {
         self.world
             .board()
             .set(self.pid, self.superstep, State::Syncing);
@@ -174,6 +183,9 @@ impl Process {
             ));
         }
         if let Some(next) = self.am_switch.take() {
+            if self.profile.is_some() {
+                self.profile_am_closing();
+            }
             let held = self.am.as_ref().is_some_and(|c| c.holds_sends());
             self.am = next;
             if held {
@@ -795,6 +807,30 @@ impl<'a> Incoming<'a> {
                 hpputs: &[],
             },
         })
+    }
+}
+
+impl Process {
+    /// The profiler (`profile.rs`), right after a sync that ended the
+    /// superstep of parity `q` with records (`REG | GET | DATA`): calls
+    /// `f(puts, hpputs, sends, get requests)` with what each process sent
+    /// us. The streams stay readable until barrier A of the next sync
+    /// (module docs; exchange engines rewrite channel `q` two syncs on).
+    pub(crate) fn for_each_received(
+        &self,
+        q: usize,
+        mut f: impl FnMut(Records<'_>, &[HpPut], Records<'_>, Records<'_>),
+    ) {
+        let incoming = Incoming {
+            world: &self.world,
+            q,
+            me: self.pid,
+        };
+        for src in 0..self.nprocs {
+            if let Some(from) = incoming.get(src) {
+                f(from.puts, from.hpputs, from.sends, from.gets);
+            }
+        }
     }
 }
 

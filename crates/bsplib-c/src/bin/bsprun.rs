@@ -43,6 +43,11 @@ Options:
                   stop the run when a process waits in bsp_sync longer
                   than S seconds, naming the processes that never arrived
                   and the superstep each was last seen in (not on mpi)
+  --profile DIR, --profile=DIR
+                  profile the run: each process writes, at its end,
+                  DIR/profile.<pid>.json (a Chrome / Perfetto trace with
+                  every superstep's times, h-relation and sync line);
+                  bspprof DIR makes a report of them
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
   --version       print the version and exit
@@ -51,6 +56,7 @@ Environment set for the program (only when the option is given):
   BSPLIB_NPROCS   the number of processes
   BSPLIB_ENGINE   the engine
   BSPLIB_DEADLINE the deadline, in seconds
+  BSPLIB_PROFILE  the profile directory (made absolute)
 
 On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
 every process is (computing in superstep s, or waiting in its bsp_sync)
@@ -86,6 +92,8 @@ struct Invocation {
     engine: Option<&'static str>,
     /// `BSPLIB_DEADLINE` (seconds), if an option gave it.
     deadline: Option<String>,
+    /// `BSPLIB_PROFILE` (a directory), if an option gave it.
+    profile: Option<OsString>,
     /// The program, resolved through `PATH` if it has no `/`.
     program: OsString,
     /// The program's arguments.
@@ -155,6 +163,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
     let mut nprocs = None;
     let mut engine = None;
     let mut deadline = None;
+    let mut profile = None;
     let mut rest = args.iter().map(AsRef::as_ref);
     while let Some(arg) = rest.next() {
         let program = if arg == "--" {
@@ -181,6 +190,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
                 }
                 ("--engine", _) => engine = Some(parse_engine(value()?)?),
                 ("--deadline", _) => deadline = Some(parse_deadline(value()?)?),
+                ("--profile", _) => profile = Some(absolute(value()?)),
                 _ => return Err(UsageError::UnknownOption(text.into_owned())),
             }
             continue;
@@ -191,11 +201,17 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
             nprocs,
             engine,
             deadline,
+            profile,
             program: program.to_owned(),
             args: rest.map(OsStr::to_owned).collect(),
         }));
     }
     Err(UsageError::NoProgram)
+}
+
+/// The profile directory, absolute (the program may change directory).
+fn absolute(dir: String) -> OsString {
+    std::path::absolute(&dir).map_or_else(|_| dir.into(), Into::into)
 }
 
 /// The value of the process-count option `option`: a positive decimal
@@ -261,6 +277,9 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
         .args(["-x", "BSPLIB_ENGINE"]);
     if inv.nprocs.is_some() {
         command.args(["-x", "BSPLIB_NPROCS"]);
+    }
+    if inv.profile.is_some() {
+        command.args(["-x", "BSPLIB_PROFILE"]);
     }
     command.arg(&inv.program).args(&inv.args);
     Ok(command)
@@ -481,6 +500,9 @@ fn run(inv: &Invocation) -> ExitCode {
             return ExitCode::from(2);
         }
         command.env("BSPLIB_DEADLINE", deadline);
+    }
+    if let Some(dir) = &inv.profile {
+        command.env("BSPLIB_PROFILE", dir);
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
         return run_mpirun(command, &inv.program);
@@ -733,6 +755,22 @@ mod tests {
             ("-h", "Help"),
             ("--version", "Version"),
         ]);
+    }
+
+    #[test]
+    fn profile_directory_made_absolute() {
+        for line in ["--profile prof -np 2 p", "--profile=prof -np 2 p"] {
+            let args: Vec<_> = line.split_whitespace().collect();
+            let Ok(Action::Run(inv)) = parse(&args) else {
+                panic!("bsprun {line}")
+            };
+            let dir = std::path::PathBuf::from(inv.profile.expect("a profile directory"));
+            assert!(dir.is_absolute() && dir.ends_with("prof"), "{dir:?}");
+        }
+        assert_eq!(
+            summary(&["-np", "2", "--profile"]),
+            "MissingValue(\"--profile\")"
+        );
     }
 
     #[test]

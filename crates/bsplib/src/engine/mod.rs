@@ -299,6 +299,8 @@ pub(crate) struct World {
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
     sync: Sync,
+    /// The profiler's set-up, when the run profiles (`profile.rs`).
+    profile: std::sync::OnceLock<crate::profile::Setup>,
 }
 
 impl World {
@@ -335,6 +337,17 @@ impl World {
             #[cfg(feature = "mpi")]
             Sync::Mpi(_) => {}
         }
+    }
+
+    /// Turns the profiler on for this run (before any process starts).
+    pub(crate) fn set_profile(&self, setup: crate::profile::Setup) {
+        let _ = self.profile.set(setup);
+    }
+
+    /// The profiler's set-up, if the run profiles.
+    #[inline]
+    pub(crate) fn profile(&self) -> Option<&crate::profile::Setup> {
+        self.profile.get()
     }
 
     /// The run's deadline, if any.
@@ -516,6 +529,7 @@ impl World {
             senders,
             am,
             failure: Mutex::new(None),
+            profile: std::sync::OnceLock::new(),
             board,
             sync,
         })

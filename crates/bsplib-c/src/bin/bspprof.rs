@@ -1,0 +1,829 @@
+//! `bspprof`: turns a profile directory (`bsprun --profile DIR`,
+//! `BSPLIB_PROFILE=DIR`, `Runtime::profile`) into one Chrome / Perfetto
+//! trace and a self-contained HTML report.
+//!
+//! ```text
+//! bspprof [--g NS_PER_BYTE] [--l US] [-o report.html] [--trace trace.json] DIR
+//! ```
+//!
+//! The report (inline SVG and CSS, no scripts, no fonts, nothing fetched)
+//! shows the timeline (one row per process, computing against
+//! synchronising), each superstep's measured time against the BSP
+//! prediction `w + g·h + l`, the heaviest supersteps with their source
+//! lines, and the load imbalance across processes. The profile format is
+//! described in `crates/bsplib/src/PROFILE.md`.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+/// g measured on this project's 2-core VM by `examples/bench.rs`, section
+/// c (the bspbench h-relation of single 8-byte words, threads, p = 2,
+/// fitted T = l + g·h: 58 ns per word, 2026-11-23), per byte.
+const DEFAULT_G_NS_PER_BYTE: f64 = 7.25;
+/// l measured the same way: an empty superstep, threads, p = 4 (1.44 µs).
+const DEFAULT_L_US: f64 = 1.5;
+/// Heaviest supersteps listed by default.
+const DEFAULT_TOP: usize = 10;
+
+fn usage() -> String {
+    format!(
+        "\
+Usage: bspprof [options] DIR
+
+Reads the profile a run wrote into DIR (bsprun --profile DIR, or
+BSPLIB_PROFILE=DIR) and writes one Chrome / Perfetto trace of every
+process, and an HTML report with the timeline, each superstep's time
+against the prediction w + g*h + l, the heaviest supersteps with their
+source lines, and the load imbalance across processes.
+
+Options:
+  --g G           g, in nanoseconds per byte (default {DEFAULT_G_NS_PER_BYTE}, measured on
+                  the project's 2-core VM by examples/bench.rs, 8-byte puts)
+  --l L           l, in microseconds (default {DEFAULT_L_US}, same source)
+  --top N         heaviest supersteps listed (default {DEFAULT_TOP})
+  -o FILE, --output FILE
+                  the HTML report (default DIR/report.html)
+  --trace FILE    the merged trace (default DIR/trace.json); open it in
+                  ui.perfetto.dev or chrome://tracing
+  -h, --help      print this help and exit
+"
+    )
+}
+
+/// The command line.
+#[derive(Debug)]
+struct Options {
+    dir: PathBuf,
+    g: f64,
+    l_us: f64,
+    top: usize,
+    output: Option<PathBuf>,
+    trace: Option<PathBuf>,
+}
+
+fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
+    let mut dir = None;
+    let (mut g, mut l_us, mut top) = (DEFAULT_G_NS_PER_BYTE, DEFAULT_L_US, DEFAULT_TOP);
+    let (mut output, mut trace) = (None, None);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let text = arg.to_string_lossy();
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (text.to_string(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().map(|v| v.to_string_lossy().into_owned()))
+                .ok_or_else(|| format!("option {name} needs a value"))
+        };
+        let number = |v: String, what: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("{name}: {what} must be a number >= 0, not '{v}'"))
+        };
+        match name.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--g" => g = number(value()?, "g")?,
+            "--l" => l_us = number(value()?, "l")?,
+            "--top" => {
+                let v = value()?;
+                top = v
+                    .parse()
+                    .map_err(|_| format!("--top: not a count: '{v}'"))?;
+            }
+            "-o" | "--output" => output = Some(PathBuf::from(value()?)),
+            "--trace" => trace = Some(PathBuf::from(value()?)),
+            _ if name.starts_with('-') && name.len() > 1 => {
+                return Err(format!("unknown option '{name}'"))
+            }
+            _ => {
+                if dir.replace(PathBuf::from(arg)).is_some() {
+                    return Err("one profile directory only".into());
+                }
+            }
+        }
+    }
+    let dir = dir.ok_or("no profile directory given")?;
+    Ok(Some(Options {
+        dir,
+        g,
+        l_us,
+        top,
+        output,
+        trace,
+    }))
+}
+
+/// One superstep of one process (the columns of `PROFILE.md`).
+#[derive(Clone, Debug, Default)]
+struct Row {
+    superstep: u64,
+    compute_start_ns: u64,
+    sync_start_ns: u64,
+    sync_end_ns: u64,
+    bytes_out: u64,
+    bytes_in: u64,
+    records_out: u64,
+    records_in: u64,
+    at: String,
+    ended_by: String,
+}
+
+/// One process's profile.
+struct Process {
+    pid: usize,
+    nprocs: usize,
+    engine: String,
+    start_unix_us: u64,
+    rows: Vec<Row>,
+    events: Vec<Value>,
+}
+
+fn read_process(path: &Path) -> Result<Process, String> {
+    let what = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| what(&e))?;
+    let mut v: Value = serde_json::from_str(&text).map_err(|e| what(&e))?;
+    let b = &v["bsplib"];
+    if b["format"].as_u64() != Some(1) {
+        return Err(what(
+            &"not a bsplib profile of format 1 (key bsplib.format)",
+        ));
+    }
+    let cols: Vec<&str> = b["columns"]
+        .as_array()
+        .ok_or_else(|| what(&"no bsplib.columns"))?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let col = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .ok_or_else(|| what(&format!("no column {name}")))
+    };
+    let idx = [
+        "superstep",
+        "compute_start_ns",
+        "sync_start_ns",
+        "sync_end_ns",
+        "bytes_out",
+        "bytes_in",
+        "records_out",
+        "records_in",
+    ]
+    .map(col);
+    let mut num_idx = [0; 8];
+    for (i, r) in idx.into_iter().enumerate() {
+        num_idx[i] = r?;
+    }
+    let (at, ended_by) = (col("at")?, col("ended_by")?);
+    let mut rows = Vec::new();
+    for r in b["supersteps"]
+        .as_array()
+        .ok_or_else(|| what(&"no bsplib.supersteps"))?
+    {
+        let r = r.as_array().ok_or_else(|| what(&"a row is not an array"))?;
+        let n = |i: usize| r.get(num_idx[i]).and_then(Value::as_u64).unwrap_or(0);
+        let s = |i: usize| {
+            r.get(i)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        rows.push(Row {
+            superstep: n(0),
+            compute_start_ns: n(1),
+            sync_start_ns: n(2),
+            sync_end_ns: n(3),
+            bytes_out: n(4),
+            bytes_in: n(5),
+            records_out: n(6),
+            records_in: n(7),
+            at: s(at),
+            ended_by: s(ended_by),
+        });
+    }
+    let u = |k: &str| b[k].as_u64().ok_or_else(|| what(&format!("no bsplib.{k}")));
+    let p = Process {
+        pid: u("pid")? as usize,
+        nprocs: u("nprocs")? as usize,
+        engine: b["engine"].as_str().unwrap_or("?").to_string(),
+        start_unix_us: u("start_unix_us")?,
+        rows,
+        events: match v["traceEvents"].take() {
+            Value::Array(a) => a,
+            _ => return Err(what(&"no traceEvents")),
+        },
+    };
+    Ok(p)
+}
+
+/// Every `profile.<pid>.json` of `dir`, in pid order.
+fn read_dir(dir: &Path) -> Result<Vec<Process>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name
+            .strip_prefix("profile.")
+            .and_then(|r| r.strip_suffix(".json"))
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            files.push((pid, e.path()));
+        }
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "{} holds no profile.<pid>.json files (run the program with bsprun --profile {0}, \
+             or BSPLIB_PROFILE={0})",
+            dir.display()
+        ));
+    }
+    files.sort();
+    let procs = files
+        .iter()
+        .map(|(_, path)| read_process(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = procs[0].nprocs;
+    if let Some(p) = procs.iter().find(|p| p.nprocs != n) {
+        return Err(format!(
+            "{}: profiles of different runs (p = {n} and p = {}): use one directory per run",
+            dir.display(),
+            p.nprocs
+        ));
+    }
+    Ok(procs)
+}
+
+/// The processes' events on one timeline (shifted by their wall-clock
+/// starts), as one trace-event file.
+fn merged_trace(procs: &[Process]) -> Value {
+    let t0 = procs.iter().map(|p| p.start_unix_us).min().unwrap_or(0);
+    let mut events = Vec::new();
+    for p in procs {
+        let shift = (p.start_unix_us - t0) as f64;
+        for e in &p.events {
+            let mut e = e.clone();
+            if let Some(ts) = e.get("ts").and_then(Value::as_f64) {
+                e["ts"] = serde_json::json!(ts + shift);
+            }
+            events.push(e);
+        }
+    }
+    serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" })
+}
+
+/// One superstep across the processes.
+#[derive(Clone, Debug)]
+struct Step {
+    s: u64,
+    /// Measured: the longest a process took from the end of the last sync
+    /// to the end of this one (ns).
+    t: f64,
+    /// The longest computation (ns), and the mean.
+    w: f64,
+    w_mean: f64,
+    /// max over processes of max(bytes out, bytes in).
+    h: u64,
+    records: u64,
+    at: Vec<String>,
+    ended_by: String,
+    /// `w + g h + l` (ns); no `l` for the last superstep (no sync).
+    predicted: f64,
+}
+
+fn steps(procs: &[Process], g: f64, l_ns: f64) -> Vec<Step> {
+    let n = procs.iter().map(|p| p.rows.len()).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let rows: Vec<&Row> = procs.iter().filter_map(|p| p.rows.get(i)).collect();
+        let w: Vec<f64> = rows
+            .iter()
+            .map(|r| r.sync_start_ns.saturating_sub(r.compute_start_ns) as f64)
+            .collect();
+        let t = rows
+            .iter()
+            .map(|r| r.sync_end_ns.saturating_sub(r.compute_start_ns) as f64)
+            .fold(0.0, f64::max);
+        let wmax = w.iter().copied().fold(0.0, f64::max);
+        let h = rows
+            .iter()
+            .map(|r| r.bytes_out.max(r.bytes_in))
+            .max()
+            .unwrap_or(0);
+        let mut at: Vec<String> = rows
+            .iter()
+            .map(|r| r.at.clone())
+            .filter(|a| !a.is_empty())
+            .collect();
+        at.sort();
+        at.dedup();
+        let ended_by = rows.first().map(|r| r.ended_by.clone()).unwrap_or_default();
+        let sync = ended_by != "bsp_end";
+        out.push(Step {
+            s: rows.first().map_or(i as u64, |r| r.superstep),
+            t,
+            w: wmax,
+            w_mean: w.iter().sum::<f64>() / w.len().max(1) as f64,
+            h,
+            records: rows
+                .iter()
+                .map(|r| r.records_out.max(r.records_in))
+                .max()
+                .unwrap_or(0),
+            at,
+            ended_by,
+            predicted: wmax + if sync { g * h as f64 + l_ns } else { 0.0 },
+        });
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A duration in ns, readable.
+fn dur(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+const COMPUTE: &str = "#4e79a7";
+const SYNC: &str = "#f28e2b";
+const PREDICTED: &str = "#59a14f";
+
+/// The timeline: one row per process; each superstep a compute and a sync
+/// rectangle (or, past a few thousand rectangles, one column per pixel
+/// coloured by what the process did most in it).
+fn timeline(procs: &[Process], html: &mut String) {
+    // The axis starts at the first process's first computation (not at
+    // the run's start: forking or spawning the processes comes before).
+    let t0 = procs.iter().map(|p| p.start_unix_us).min().unwrap_or(0);
+    let first = procs
+        .iter()
+        .filter_map(|p| {
+            let r = p.rows.first()?;
+            Some((p.start_unix_us - t0) as f64 * 1e3 + r.compute_start_ns as f64)
+        })
+        .fold(f64::INFINITY, f64::min);
+    let first = if first.is_finite() { first } else { 0.0 };
+    let shift = |p: &Process| (p.start_unix_us - t0) as f64 * 1e3 - first;
+    let end = procs
+        .iter()
+        .map(|p| shift(p) + p.rows.last().map_or(0, |r| r.sync_end_ns) as f64)
+        .fold(1.0, f64::max);
+    let (left, width, row_h) = (90.0, 900.0, 18.0);
+    let height = 30.0 + row_h * procs.len() as f64;
+    let x = |ns: f64| left + ns / end * width;
+    let _ = write!(
+        html,
+        "<svg class=\"timeline\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" xmlns=\"http://www.w3.org/2000/svg\">",
+        left + width + 10.0,
+        left + width + 10.0
+    );
+    let rects: usize = procs.iter().map(|p| p.rows.len() * 2).sum();
+    for (k, p) in procs.iter().enumerate() {
+        let y = 4.0 + k as f64 * row_h;
+        let _ = write!(
+            html,
+            "<text x=\"4\" y=\"{:.1}\" class=\"lbl\">process {}</text>",
+            y + 12.0,
+            p.pid
+        );
+        let sh = shift(p);
+        if rects <= 6000 {
+            for r in &p.rows {
+                for (a, b, colour, what) in [
+                    (r.compute_start_ns, r.sync_start_ns, COMPUTE, "compute"),
+                    (r.sync_start_ns, r.sync_end_ns, SYNC, "sync"),
+                ] {
+                    if b <= a {
+                        continue;
+                    }
+                    let (xa, xb) = (x(sh + a as f64), x(sh + b as f64));
+                    let _ = write!(
+                        html,
+                        "<rect x=\"{xa:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{colour}\"><title>process {} superstep {}: {what} {}</title></rect>",
+                        (xb - xa).max(0.3),
+                        row_h - 4.0,
+                        p.pid,
+                        r.superstep,
+                        dur((b - a) as f64)
+                    );
+                }
+            }
+        } else {
+            // Per pixel: the time spent syncing in it, against computing.
+            let bins = width as usize;
+            let mut sync = vec![0.0f64; bins];
+            let mut busy = vec![0.0f64; bins];
+            let bin_ns = end / bins as f64;
+            let mut add = |a: f64, b: f64, into_sync: bool| {
+                let (mut t, stop) = (a, b);
+                while t < stop {
+                    let i = ((t / bin_ns) as usize).min(bins - 1);
+                    let edge = ((i + 1) as f64 * bin_ns).min(stop).max(t + 1.0);
+                    let d = edge - t;
+                    busy[i] += d;
+                    if into_sync {
+                        sync[i] += d;
+                    }
+                    t = edge;
+                }
+            };
+            for r in &p.rows {
+                add(
+                    sh + r.compute_start_ns as f64,
+                    sh + r.sync_start_ns as f64,
+                    false,
+                );
+                add(sh + r.sync_start_ns as f64, sh + r.sync_end_ns as f64, true);
+            }
+            for i in 0..bins {
+                if busy[i] > 0.0 {
+                    let colour = if sync[i] * 2.0 > busy[i] {
+                        SYNC
+                    } else {
+                        COMPUTE
+                    };
+                    let _ = write!(
+                        html,
+                        "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"1\" height=\"{:.1}\" fill=\"{colour}\"/>",
+                        left + i as f64,
+                        row_h - 4.0
+                    );
+                }
+            }
+        }
+    }
+    let ya = height - 12.0;
+    let _ = write!(
+        html,
+        "<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#333\"/>",
+        ya - 8.0,
+        left + width,
+        ya - 8.0
+    );
+    for k in 0..=4 {
+        let t = end * k as f64 / 4.0;
+        let _ = write!(
+            html,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"middle\">{}</text>",
+            x(t).min(left + width - 20.0),
+            ya + 6.0,
+            dur(t)
+        );
+    }
+    html.push_str("</svg>\n");
+}
+
+/// Per-superstep bars: measured against predicted (at most `limit`
+/// supersteps: the heaviest, in superstep order, when there are more).
+fn bars(all: &[Step], limit: usize, html: &mut String) {
+    let mut shown: Vec<&Step> = all.iter().collect();
+    if shown.len() > limit {
+        shown.sort_by(|a, b| b.t.total_cmp(&a.t));
+        shown.truncate(limit);
+        shown.sort_by_key(|s| s.s);
+        let _ = write!(
+            html,
+            "<p>The {limit} longest of {} supersteps, in order.</p>",
+            all.len()
+        );
+    }
+    let max = shown
+        .iter()
+        .map(|s| s.t.max(s.predicted))
+        .fold(1.0, f64::max);
+    let (left, height, plot) = (70.0, 230.0, 180.0);
+    let bw = (900.0 / shown.len().max(1) as f64).clamp(2.0, 40.0);
+    let width = left + bw * shown.len() as f64 + 10.0;
+    let _ = write!(
+        html,
+        "<svg class=\"bars\" width=\"{width:.0}\" height=\"{height}\" viewBox=\"0 0 {width:.0} {height}\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    for k in 0..=4 {
+        let v = max * k as f64 / 4.0;
+        let y = 10.0 + plot - plot * k as f64 / 4.0;
+        let _ = write!(
+            html,
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"end\">{}</text>",
+            width - 10.0,
+            left - 4.0,
+            y + 4.0,
+            dur(v)
+        );
+    }
+    for (i, s) in shown.iter().enumerate() {
+        let x0 = left + i as f64 * bw;
+        for (j, (v, colour, what)) in [
+            (s.t, SYNC, "measured"),
+            (s.predicted, PREDICTED, "predicted"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let h = plot * v / max;
+            let _ = write!(
+                html,
+                "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{h:.2}\" fill=\"{colour}\"><title>superstep {}: {what} {} (w {}, h {} bytes)</title></rect>",
+                x0 + j as f64 * bw * 0.45,
+                10.0 + plot - h,
+                (bw * 0.42).max(0.8),
+                s.s,
+                dur(v),
+                dur(s.w),
+                s.h
+            );
+        }
+        if shown.len() <= 40 {
+            let _ = write!(
+                html,
+                "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"middle\">{}</text>",
+                x0 + bw * 0.45,
+                height - 22.0,
+                s.s
+            );
+        }
+    }
+    html.push_str("</svg>\n");
+}
+
+fn report(procs: &[Process], o: &Options) -> String {
+    let g = o.g;
+    let l_ns = o.l_us * 1e3;
+    let all = steps(procs, g, l_ns);
+    let p0 = &procs[0];
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bspprof: {}</title>\n<style>\
+body{{font-family:sans-serif;margin:1.5em;color:#222}} table{{border-collapse:collapse}} \
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#f4f4f4}} td.at{{text-align:left;font-family:monospace}} \
+.lbl{{font-size:11px;font-family:sans-serif}} .key span{{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}}\
+</style></head><body>\n",
+        esc(&o.dir.display().to_string())
+    );
+    let syncs = all.iter().filter(|s| s.ended_by != "bsp_end").count();
+    let total: f64 = all.iter().map(|s| s.t).sum();
+    let predicted: f64 = all.iter().map(|s| s.predicted).sum();
+    let _ = write!(
+        html,
+        "<h1>bspprof</h1>\n<p>Profile <code>{}</code>: engine <b>{}</b>, p = <b>{}</b> ({} process files), \
+         <b id=\"supersteps\">{}</b> supersteps ({syncs} syncs and the end), measured <b>{}</b>, predicted <b>{}</b>.</p>\n",
+        esc(&o.dir.display().to_string()),
+        esc(&p0.engine),
+        p0.nprocs,
+        procs.len(),
+        all.len(),
+        dur(total),
+        dur(predicted)
+    );
+    if procs.len() != p0.nprocs {
+        let _ = write!(
+            html,
+            "<p><b>Warning:</b> {} of {} processes left a profile (a process that ended abnormally writes none).</p>",
+            procs.len(),
+            p0.nprocs
+        );
+    }
+    let _ = writeln!(
+        html,
+        "<p>Prediction per superstep: <code>w + g·h + l</code>, with w the longest computation of the superstep, \
+         h the largest of every process's bytes sent and received, g = {g} ns per byte and l = {} µs{}. \
+         The defaults were measured on the project's 2-core VM by <code>examples/bench.rs</code> \
+         (section c: the h-relation of 8-byte puts, and the empty superstep, threads engine); \
+         there is no probe yet (issue 15): pass <code>--g</code> and <code>--l</code> for another machine or engine. \
+         g measured with single words overestimates large transfers.</p>",
+        o.l_us,
+        if (g, o.l_us) == (DEFAULT_G_NS_PER_BYTE, DEFAULT_L_US) {
+            " (the defaults)"
+        } else {
+            " (given)"
+        }
+    );
+
+    html.push_str("<h2>Timeline</h2>\n<p class=\"key\"><span style=\"background:#4e79a7\"></span>computing<span style=\"background:#f28e2b\"></span>in a sync (waiting and exchanging)</p>\n");
+    timeline(procs, &mut html);
+
+    html.push_str("<h2>Supersteps: measured against predicted</h2>\n<p class=\"key\"><span style=\"background:#f28e2b\"></span>measured<span style=\"background:#59a14f\"></span>predicted w + g·h + l</p>\n");
+    bars(&all, 300, &mut html);
+
+    let _ = write!(html, "<h2>Heaviest supersteps</h2>\n<table><tr><th>superstep</th><th>measured</th><th>predicted</th><th>w (max)</th><th>w (mean)</th><th>h (bytes)</th><th>records (max)</th><th>ended by</th><th>at</th></tr>\n");
+    let mut heavy: Vec<&Step> = all.iter().collect();
+    heavy.sort_by(|a, b| b.t.total_cmp(&a.t));
+    for s in heavy.iter().take(o.top) {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"at\">{}</td><td class=\"at\">{}</td></tr>",
+            s.s,
+            dur(s.t),
+            dur(s.predicted),
+            dur(s.w),
+            dur(s.w_mean),
+            s.h,
+            s.records,
+            esc(&s.ended_by),
+            esc(&s.at.join(", "))
+        );
+    }
+    html.push_str("</table>\n");
+
+    // Load imbalance: per process, total computing and syncing.
+    html.push_str("<h2>Load imbalance</h2>\n");
+    let per: Vec<(usize, f64, f64)> = procs
+        .iter()
+        .map(|p| {
+            let c: f64 = p
+                .rows
+                .iter()
+                .map(|r| r.sync_start_ns.saturating_sub(r.compute_start_ns) as f64)
+                .sum();
+            let s: f64 = p
+                .rows
+                .iter()
+                .map(|r| r.sync_end_ns.saturating_sub(r.sync_start_ns) as f64)
+                .sum();
+            (p.pid, c, s)
+        })
+        .collect();
+    let mean = per.iter().map(|x| x.1).sum::<f64>() / per.len() as f64;
+    let maxc = per.iter().map(|x| x.1).fold(0.0, f64::max);
+    let step_imb: f64 =
+        all.iter().map(|s| s.w).sum::<f64>() / all.iter().map(|s| s.w_mean).sum::<f64>().max(1.0);
+    let _ = writeln!(
+        html,
+        "<p>Computation, most loaded process against the mean: <b id=\"imbalance\">{:.2}</b>x over the run; \
+         summed per superstep (Σ max w / Σ mean w): <b>{step_imb:.2}</b>x. A process's sync time is mostly \
+         waiting for the slowest one.</p>",
+        if mean > 0.0 { maxc / mean } else { 1.0 }
+    );
+    let widest = per.iter().map(|x| x.1 + x.2).fold(1.0, f64::max);
+    let (left, w, rh) = (90.0, 700.0, 18.0);
+    let height = 8.0 + rh * per.len() as f64;
+    let _ = write!(
+        html,
+        "<svg class=\"imbalance\" width=\"{}\" height=\"{height}\" viewBox=\"0 0 {} {height}\" xmlns=\"http://www.w3.org/2000/svg\">",
+        left + w + 200.0,
+        left + w + 200.0
+    );
+    for (k, (pid, c, s)) in per.iter().enumerate() {
+        let y = 4.0 + k as f64 * rh;
+        let (wc, ws) = (w * c / widest, w * s / widest);
+        let _ = write!(
+            html,
+            "<text x=\"4\" y=\"{:.1}\" class=\"lbl\">process {pid}</text>\
+             <rect x=\"{left}\" y=\"{y:.1}\" width=\"{wc:.2}\" height=\"{:.1}\" fill=\"{COMPUTE}\"><title>computing {}</title></rect>\
+             <rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{ws:.2}\" height=\"{:.1}\" fill=\"{SYNC}\"><title>in syncs {}</title></rect>\
+             <text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\">{} / {}</text>",
+            y + 12.0,
+            rh - 4.0,
+            dur(*c),
+            left + wc,
+            rh - 4.0,
+            dur(*s),
+            left + wc + ws + 4.0,
+            y + 12.0,
+            dur(*c),
+            dur(*s)
+        );
+    }
+    html.push_str("</svg>\n");
+
+    html.push_str("<h2>Every superstep</h2>\n<table><tr><th>superstep</th><th>measured</th><th>predicted</th><th>w (max)</th><th>h (bytes)</th><th>ended by</th><th>at</th></tr>\n");
+    for s in all.iter().take(2000) {
+        let _ = writeln!(
+            html,
+            "<tr class=\"step\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"at\">{}</td><td class=\"at\">{}</td></tr>",
+            s.s,
+            dur(s.t),
+            dur(s.predicted),
+            dur(s.w),
+            s.h,
+            esc(&s.ended_by),
+            esc(&s.at.join(", "))
+        );
+    }
+    html.push_str("</table>\n");
+    if all.len() > 2000 {
+        let _ = writeln!(html, "<p>(the first 2000 of {})</p>", all.len());
+    }
+    html.push_str("</body></html>\n");
+    html
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let o = match parse(&args) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            print!("{}", usage());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("bspprof: {e}\nTry 'bspprof --help' for more information.");
+            return ExitCode::from(2);
+        }
+    };
+    let procs = match read_dir(&o.dir) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bspprof: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let trace_path = o.trace.clone().unwrap_or_else(|| o.dir.join("trace.json"));
+    let html_path = o
+        .output
+        .clone()
+        .unwrap_or_else(|| o.dir.join("report.html"));
+    let trace = serde_json::to_string(&merged_trace(&procs)).expect("a JSON value serialises");
+    for (path, text) in [(&trace_path, trace), (&html_path, report(&procs, &o))] {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("bspprof: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    println!(
+        "bspprof: {} ({} processes); trace {}",
+        html_path.display(),
+        procs.len(),
+        trace_path.display()
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(line: &str) -> Result<Option<Options>, String> {
+        let args: Vec<OsString> = line.split_whitespace().map(Into::into).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn options() {
+        let o = opts("--g 2.5 --l=3 -o r.html dir").unwrap().unwrap();
+        assert_eq!((o.g, o.l_us), (2.5, 3.0));
+        assert_eq!(o.dir, PathBuf::from("dir"));
+        assert_eq!(o.output, Some(PathBuf::from("r.html")));
+        assert!(opts("--help").unwrap().is_none());
+        assert_eq!(opts("").unwrap_err(), "no profile directory given");
+        assert_eq!(
+            opts("--g x d").unwrap_err(),
+            "--g: g must be a number >= 0, not 'x'"
+        );
+        assert_eq!(opts("--bogus d").unwrap_err(), "unknown option '--bogus'");
+    }
+
+    #[test]
+    fn prediction_is_w_plus_g_h_plus_l() {
+        let row = |s, c, ss, se, out, inn| Row {
+            superstep: s,
+            compute_start_ns: c,
+            sync_start_ns: ss,
+            sync_end_ns: se,
+            bytes_out: out,
+            bytes_in: inn,
+            ended_by: "bsp_sync".into(),
+            ..Row::default()
+        };
+        let proc_ = |pid, rows| Process {
+            pid,
+            nprocs: 2,
+            engine: "threads".into(),
+            start_unix_us: 0,
+            rows,
+            events: Vec::new(),
+        };
+        let procs = [
+            proc_(0, vec![row(0, 0, 1000, 1500, 100, 10)]),
+            proc_(1, vec![row(0, 0, 400, 1500, 0, 300)]),
+        ];
+        let s = steps(&procs, 2.0, 50.0);
+        assert_eq!(s[0].h, 300);
+        assert_eq!(s[0].w, 1000.0);
+        assert_eq!(s[0].t, 1500.0);
+        assert_eq!(s[0].predicted, 1000.0 + 2.0 * 300.0 + 50.0);
+    }
+}

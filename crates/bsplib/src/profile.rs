@@ -1,0 +1,610 @@
+//! The superstep profiler (issue 15; design in `PROFILE.md` beside this
+//! file).
+//!
+//! Turned on for a run by [`Runtime::profile`](crate::Runtime::profile),
+//! the environment variable `BSPLIB_PROFILE=DIR` ([`Runtime::from_env`],
+//! and so C's `bsp_begin`) or `bsprun --profile DIR`. Each process then
+//! records, for every superstep, when it computed and when it synchronised,
+//! what it sent and received (the h-relation), and the source location of
+//! the sync that ended the superstep; at its end it writes
+//! `DIR/profile.<pid>.json`, a Chrome / Perfetto trace-event file with the
+//! raw rows beside the events (key `bsplib`). `bspprof DIR` merges the
+//! files into one trace and an HTML report.
+//!
+//! Off, a run pays one predictable branch per sync (`Process::sync`) and
+//! nothing per put: the counts are taken at the sync, from the mailbox
+//! and the delivered streams, never at the calls.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::bsmp::COLL_RECORD;
+use crate::engine::DESCRIPTOR;
+use crate::error::SourceLocation;
+use crate::mailbox::{HpPut, DATA, GET, REG};
+use crate::mem::{pad8, put_len, Payload, Records, VECTOR};
+use crate::process::{Loc, Process};
+
+/// The version of the file format (key `bsplib.format`).
+pub(crate) const FORMAT: u32 = 1;
+
+/// The columns of a row of `bsplib.supersteps`, in order (documented in
+/// `PROFILE.md`).
+pub(crate) const COLUMNS: [&str; 26] = [
+    "superstep",
+    "compute_start_ns",
+    "sync_start_ns",
+    "sync_end_ns",
+    "bytes_out",
+    "bytes_in",
+    "records_out",
+    "records_in",
+    "puts_out",
+    "puts_in",
+    "hpputs_out",
+    "hpputs_in",
+    "gets_out",
+    "get_bytes_in",
+    "gets_served",
+    "messages_out",
+    "messages_in",
+    "collective_out",
+    "collective_in",
+    "am_out",
+    "am_in",
+    "other_out",
+    "other_in",
+    "failed",
+    "at",
+    "ended_by",
+];
+
+/// A run's profiling set-up, shared by its processes (`World`).
+#[derive(Clone, Debug)]
+pub(crate) struct Setup {
+    dir: PathBuf,
+    engine: &'static str,
+}
+
+impl Setup {
+    /// Makes `dir` (and its parents) and checks that files can be written
+    /// in it; `Err` names what failed.
+    pub(crate) fn prepare(dir: &Path, engine: &'static str) -> Result<Setup, String> {
+        let what = |e: std::io::Error, doing: &str| {
+            format!(
+                "the profile directory {} (BSPLIB_PROFILE, Runtime::profile or bsprun --profile) {doing}: {e}",
+                dir.display()
+            )
+        };
+        std::fs::create_dir_all(dir).map_err(|e| what(e, "cannot be created"))?;
+        let probe = dir.join(format!(".bsplib-probe.{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(|e| what(e, "cannot be written"))?;
+        let _ = std::fs::remove_file(&probe);
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        Ok(Setup { dir, engine })
+    }
+}
+
+/// What one process sent and received in one superstep (see `PROFILE.md`,
+/// "The h-relation").
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) bytes_out: u64,
+    pub(crate) bytes_in: u64,
+    pub(crate) records_out: u64,
+    pub(crate) records_in: u64,
+    pub(crate) puts_out: u64,
+    pub(crate) puts_in: u64,
+    pub(crate) hpputs_out: u64,
+    pub(crate) hpputs_in: u64,
+    pub(crate) gets_out: u64,
+    pub(crate) get_bytes_in: u64,
+    pub(crate) gets_served: u64,
+    pub(crate) messages_out: u64,
+    pub(crate) messages_in: u64,
+    pub(crate) collective_out: u64,
+    pub(crate) collective_in: u64,
+    pub(crate) am_out: u64,
+    pub(crate) am_in: u64,
+    /// The generic slot, for record kinds still to come (accumulates):
+    /// records this walker does not know are counted here.
+    pub(crate) other_out: u64,
+    pub(crate) other_in: u64,
+}
+
+/// One superstep of one process.
+#[derive(Clone, Copy)]
+struct Row {
+    superstep: u64,
+    compute_start_ns: u64,
+    sync_start_ns: u64,
+    sync_end_ns: u64,
+    counts: Counts,
+    failed: bool,
+    at: Option<SourceLocation>,
+    /// The call that ended the superstep: `bsp_sync`, a collective's
+    /// name, or `bsp_end` for the last one.
+    ended_by: &'static str,
+}
+
+/// Rows reserved at the start (grown by doubling when full).
+const INITIAL_ROWS: usize = 1024;
+
+/// One process's recorder: its rows, written out when it is dropped
+/// (the end of the process, however it ends).
+pub(crate) struct Recorder {
+    setup: Setup,
+    pid: usize,
+    nprocs: usize,
+    start: Instant,
+    start_unix_us: u64,
+    /// The end of the last sync (the start of the computation of the
+    /// current superstep), in ns since `start`.
+    last_end_ns: u64,
+    rows: Vec<Row>,
+    /// Active messages: `(session, sent, handled)` at the last sync, and
+    /// the totals of a session a sync closed (`profile_am_closing`).
+    am_seen: (u32, u64, u64),
+    am_closing: Option<(u64, u64)>,
+    superstep: u64,
+}
+
+impl Recorder {
+    pub(crate) fn new(setup: &Setup, pid: usize, nprocs: usize, start: Instant) -> Recorder {
+        let since = start.elapsed();
+        let now_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let start_unix_us = now_unix.saturating_sub(since).as_micros() as u64;
+        Recorder {
+            setup: setup.clone(),
+            pid,
+            nprocs,
+            start,
+            start_unix_us,
+            last_end_ns: ns(since),
+            rows: Vec::with_capacity(INITIAL_ROWS),
+            am_seen: (0, 0, 0),
+            am_closing: None,
+            superstep: 0,
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        ns(self.start.elapsed())
+    }
+
+    /// The JSON of the whole profile (a trace-event file).
+    pub(crate) fn to_json(&self) -> String {
+        let mut s = String::with_capacity(256 + self.rows.len() * 900);
+        let pid = TRACE_PID;
+        let me = self.pid;
+        s.push_str("{\"traceEvents\":[\n");
+        let _ = write!(
+            s,
+            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"bsplib run ({}, p = {})\"}}}},\n\
+             {{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"process {me}\"}}}},\n\
+             {{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"sort_index\":{me}}}}}",
+            self.setup.engine, self.nprocs
+        );
+        for r in &self.rows {
+            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
+            let at = json_str(at.as_deref().unwrap_or(""));
+            let c = &r.counts;
+            let _ = write!(
+                s,
+                ",\n{{\"ph\":\"X\",\"cat\":\"compute\",\"name\":\"compute\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{}}}}}",
+                us(r.compute_start_ns),
+                us(r.sync_start_ns.saturating_sub(r.compute_start_ns)),
+                r.superstep
+            );
+            if r.ended_by == "bsp_end" {
+                continue;
+            }
+            let _ = write!(
+                s,
+                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{},\"at\":{at},\"bytes_out\":{},\"bytes_in\":{},\"records_out\":{},\"records_in\":{},\"puts_out\":{},\"puts_in\":{},\"hpputs_out\":{},\"hpputs_in\":{},\"gets_out\":{},\"get_bytes_in\":{},\"gets_served\":{},\"messages_out\":{},\"messages_in\":{},\"collective_out\":{},\"collective_in\":{},\"am_out\":{},\"am_in\":{},\"other_out\":{},\"other_in\":{},\"failed\":{}}}}}",
+                json_str(r.ended_by),
+                us(r.sync_start_ns),
+                us(r.sync_end_ns.saturating_sub(r.sync_start_ns)),
+                r.superstep,
+                c.bytes_out,
+                c.bytes_in,
+                c.records_out,
+                c.records_in,
+                c.puts_out,
+                c.puts_in,
+                c.hpputs_out,
+                c.hpputs_in,
+                c.gets_out,
+                c.get_bytes_in,
+                c.gets_served,
+                c.messages_out,
+                c.messages_in,
+                c.collective_out,
+                c.collective_in,
+                c.am_out,
+                c.am_in,
+                c.other_out,
+                c.other_in,
+                r.failed,
+            );
+            let _ = write!(
+                s,
+                ",\n{{\"ph\":\"C\",\"name\":\"h bytes, process {me}\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"args\":{{\"out\":{},\"in\":{}}}}}",
+                us(r.sync_start_ns),
+                c.bytes_out,
+                c.bytes_in
+            );
+        }
+        let _ = write!(
+            s,
+            "\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{{\"format\":{FORMAT},\"engine\":{},\"nprocs\":{},\"pid\":{},\"start_unix_us\":{},\
+             \"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
+            json_str(self.setup.engine),
+            self.nprocs,
+            self.pid,
+            self.start_unix_us
+        );
+        for (i, c) in COLUMNS.iter().enumerate() {
+            let _ = write!(s, "{}{}", if i > 0 { "," } else { "" }, json_str(c));
+        }
+        s.push_str("],\n\"supersteps\":[");
+        for (i, r) in self.rows.iter().enumerate() {
+            let c = &r.counts;
+            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
+            let _ = write!(
+                s,
+                "{}\n[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]",
+                if i > 0 { "," } else { "" },
+                r.superstep,
+                r.compute_start_ns,
+                r.sync_start_ns,
+                r.sync_end_ns,
+                c.bytes_out,
+                c.bytes_in,
+                c.records_out,
+                c.records_in,
+                c.puts_out,
+                c.puts_in,
+                c.hpputs_out,
+                c.hpputs_in,
+                c.gets_out,
+                c.get_bytes_in,
+                c.gets_served,
+                c.messages_out,
+                c.messages_in,
+                c.collective_out,
+                c.collective_in,
+                c.am_out,
+                c.am_in,
+                c.other_out,
+                c.other_in,
+                u8::from(r.failed),
+                json_str(at.as_deref().unwrap_or("")),
+                json_str(r.ended_by),
+            );
+        }
+        s.push_str("\n]}}\n");
+        s
+    }
+
+    /// Writes `DIR/profile.<pid>.json` (through a temporary file renamed
+    /// into place); `Err` names the file and the reason.
+    pub(crate) fn write(&self) -> Result<PathBuf, String> {
+        let path = self.setup.dir.join(format!("profile.{}.json", self.pid));
+        let tmp = self
+            .setup
+            .dir
+            .join(format!(".profile.{}.json.{}", self.pid, std::process::id()));
+        std::fs::write(&tmp, self.to_json())
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot write the profile {}: {e}", path.display())
+            })?;
+        Ok(path)
+    }
+}
+
+impl Drop for Recorder {
+    /// The end of the process: its last superstep (computation only,
+    /// ended by `bsp_end`), then the file. A file that cannot be written
+    /// is reported on standard error (the run's outcome stands).
+    fn drop(&mut self) {
+        let end = self.now_ns();
+        self.rows.push(Row {
+            superstep: self.superstep,
+            compute_start_ns: self.last_end_ns,
+            sync_start_ns: end,
+            sync_end_ns: end,
+            counts: Counts::default(),
+            failed: false,
+            at: None,
+            ended_by: "bsp_end",
+        });
+        if let Err(e) = self.write() {
+            let line = format!("bsplib: process {}: {e}\n", self.pid);
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+    }
+}
+
+/// The trace's one process id (every BSP process is a thread track of it).
+const TRACE_PID: u32 = 1;
+
+fn ns(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Nanoseconds as microseconds with three decimals (the trace's `ts`).
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// `s` as a JSON string literal.
+pub(crate) fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Counts the put records of one stream: `(puts, hpputs, payload bytes,
+/// unknown records)`. The layout is `superstep::apply_puts`'s; a record
+/// this walker does not recognise stops the walk and counts one unknown.
+pub(crate) fn count_puts(puts: Records<'_>) -> (u64, u64, u64, u64) {
+    let (mut n, mut hp, mut bytes) = (0, 0, 0);
+    let mut at = 0;
+    while at < puts.len() {
+        let (Some(slot), Some(word)) = (puts.try_word(at), puts.try_word(at + 16)) else {
+            return (n, hp, bytes, 1);
+        };
+        let slot = slot as u64;
+        if slot & VECTOR != 0 {
+            n += 1;
+            bytes += word as u64;
+            at += 40 + pad8(word);
+        } else if slot & DESCRIPTOR != 0 {
+            n += 1;
+            bytes += word as u64;
+            at += 24;
+        } else {
+            let (len, pad, payload) = put_len(word);
+            bytes += len as u64;
+            match payload {
+                Payload::Remote => {
+                    hp += 1;
+                    at += 32;
+                }
+                Payload::Bulk => {
+                    n += 1;
+                    at += 32;
+                }
+                Payload::Inline => {
+                    n += 1;
+                    at += pad8(24 + pad + len);
+                }
+            }
+        }
+    }
+    (n, hp, bytes, 0)
+}
+
+/// Counts get requests: `(requests, bytes asked for)`.
+pub(crate) fn count_gets(gets: Records<'_>) -> (u64, u64) {
+    let (mut n, mut bytes) = (0, 0);
+    let mut at = 0;
+    while at < gets.len() {
+        let (Some(slot), Some(len)) = (gets.try_word(at), gets.try_word(at + 16)) else {
+            break;
+        };
+        n += 1;
+        bytes += len as u64;
+        at += if slot as u64 & VECTOR != 0 { 40 } else { 24 };
+    }
+    (n, bytes)
+}
+
+/// Counts message records: `(messages, collective records, bytes of tags
+/// and payloads)`.
+pub(crate) fn count_sends(sends: Records<'_>) -> (u64, u64, u64) {
+    let (mut n, mut coll, mut bytes) = (0, 0, 0);
+    let mut at = 0;
+    while at < sends.len() {
+        let (Some(tag), Some(len)) = (sends.try_word(at), sends.try_word(at + 8)) else {
+            break;
+        };
+        if tag == COLL_RECORD {
+            coll += 1;
+            bytes += len as u64;
+            at += 16 + pad8(len);
+        } else {
+            n += 1;
+            bytes += (tag + len) as u64;
+            at += 16 + pad8(tag) + pad8(len);
+        }
+    }
+    (n, coll, bytes)
+}
+
+/// Adds one stream's records to `c`, as sent (`out`) or received.
+fn add_stream(
+    c: &mut Counts,
+    out: bool,
+    puts: Records<'_>,
+    hpputs: &[HpPut],
+    sends: Records<'_>,
+    gets: Option<Records<'_>>,
+) {
+    let (n, hp, pbytes, unknown) = count_puts(puts);
+    let hpbytes: u64 = hpputs.iter().map(|h| h.len as u64).sum();
+    let hp = hp + hpputs.len() as u64;
+    let (msgs, coll, sbytes) = count_sends(sends);
+    let (served, _) = gets.map_or((0, 0), count_gets);
+    let bytes = pbytes + hpbytes + sbytes;
+    // Served get requests are counted apart (`gets_served`), not as
+    // records in: where the requester reads the owner's memory itself
+    // (shared memory, destinations outside its registered memory) no
+    // request travels, and the counts would differ between engines.
+    let records = n + hp + msgs + coll + unknown;
+    if out {
+        c.puts_out += n;
+        c.hpputs_out += hp;
+        c.messages_out += msgs;
+        c.collective_out += coll;
+        c.other_out += unknown;
+        c.bytes_out += bytes;
+        c.records_out += records;
+    } else {
+        c.puts_in += n;
+        c.hpputs_in += hp;
+        c.messages_in += msgs;
+        c.collective_in += coll;
+        c.other_in += unknown;
+        c.gets_served += served;
+        c.bytes_in += bytes;
+        c.records_in += records;
+    }
+}
+
+impl Process {
+    /// A sync switches active-message mode (`superstep.rs`, after barrier
+    /// A, where every message sent before it has been handled): keeps the
+    /// totals of the session it may close.
+    #[cold]
+    pub(crate) fn profile_am_closing(&mut self) {
+        let totals = self.am.as_ref().map(|am| am.message_totals());
+        if let Some(r) = &mut self.profile {
+            r.am_closing = totals;
+        }
+    }
+
+    /// The active-message totals `(sent, handled)` the profiler saw last
+    /// in this process's current session (zero in a new session).
+    fn am_seen(&self) -> (u64, u64) {
+        match &self.profile {
+            Some(r) if r.am_seen.0 == self.am_sessions => (r.am_seen.1, r.am_seen.2),
+            _ => (0, 0),
+        }
+    }
+
+    /// `bsp_sync` with the profiler on: counts what this superstep sends,
+    /// runs the sync, counts what it received, and keeps the row.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn sync_profiled(&mut self, loc: Loc) -> Result<(), Error> {
+        let start_ns = match &self.profile {
+            Some(r) => r.now_ns(),
+            None => return self.sync_unprofiled(loc),
+        };
+        let mut c = Counts::default();
+        // What we send: our mailbox half of this superstep (shared memory
+        // reads it in place; exchange engines compose their streams from
+        // it), and our gets.
+        let out = self.out_ref();
+        for dest in 0..self.nprocs {
+            if let Some(to) = out.for_dest(dest) {
+                add_stream(
+                    &mut c,
+                    true,
+                    Records::of(&to.puts),
+                    &to.hpputs,
+                    Records::of(&to.sends),
+                    None,
+                );
+            }
+        }
+        c.gets_out = self.gets.len() as u64;
+        c.get_bytes_in = self.gets.iter().map(|g| g.len as u64).sum();
+        c.records_out += c.gets_out;
+        c.bytes_in += c.get_bytes_in;
+        // Active messages: those sent in this superstep (counted before
+        // the sync: messages its completion handlers send while it waits
+        // belong to the next one), and those handled up to the end of this
+        // sync, whose fence handles every message sent before it.
+        let am_before = self.am.as_ref().map(|am| am.message_totals());
+        if let Some((sent, _)) = am_before {
+            c.am_out = sent.saturating_sub(self.am_seen().0);
+        }
+        let ended_by = self.call_name(self.coll.map_or("bsp_sync", |(name, _)| name));
+        let superstep = self.superstep;
+        let q = self.parity;
+
+        let result = self.sync_unprofiled(loc);
+
+        if result.is_ok() && self.last_flags & (REG | GET | DATA) != 0 {
+            self.for_each_received(q, |puts, hpputs, sends, gets| {
+                add_stream(&mut c, false, puts, hpputs, sends, Some(gets));
+            });
+        }
+        // After `am_term` the session is gone: its last count is the one
+        // taken as the sync closed it (`profile_am_closing`).
+        let closing = self.profile.as_mut().and_then(|r| r.am_closing.take());
+        let am_after = self.am.as_ref().map(|am| am.message_totals()).or(closing);
+        if let Some((_, handled)) = am_after {
+            c.am_in = handled.saturating_sub(self.am_seen().1);
+        }
+        c.records_out += c.am_out;
+        c.records_in += c.am_in;
+        if self.am.is_some() {
+            // The session after the sync: the one before it (a plain
+            // sync), or a new one (`am_init`), in which nothing was sent
+            // before the sync.
+            let sent = am_before.map_or(0, |(sent, _)| sent);
+            let handled = am_after.map_or(0, |(_, handled)| handled);
+            let session = self.am_sessions;
+            if let Some(r) = &mut self.profile {
+                r.am_seen = (session, sent, handled);
+            }
+        }
+        if let Some(r) = &mut self.profile {
+            let end = r.now_ns();
+            r.rows.push(Row {
+                superstep,
+                compute_start_ns: r.last_end_ns,
+                sync_start_ns: start_ns,
+                sync_end_ns: end,
+                counts: c,
+                failed: result.is_err(),
+                at: loc,
+                ended_by,
+            });
+            r.last_end_ns = end;
+            r.superstep = self.superstep;
+        }
+        result
+    }
+}
+
+use crate::error::Error;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_str("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    }
+
+    #[test]
+    fn microseconds_keep_three_decimals() {
+        assert_eq!(us(1_234_567), "1234.567");
+        assert_eq!(us(5), "0.005");
+    }
+}
