@@ -157,12 +157,13 @@ fn cores() -> usize {
 }
 
 impl Process {
-    /// The form of a collective moving `n` bytes per process, for one with
-    /// a two-phase form (`two`) or not.
-    fn path(&self, n: usize, two: bool) -> Path {
+    /// The form of a collective moving `n` bytes per process: a broadcast
+    /// or a reduction to one root (`everyone` false), or an all-reduce
+    /// (`everyone` true).
+    fn path(&self, n: usize, everyone: bool) -> Path {
         let p = self.nprocs;
         match self.coll_algo {
-            _ if p == 1 || !two => Path::One,
+            _ if p == 1 => Path::One,
             Algorithm::OnePhase => Path::One,
             Algorithm::TwoPhase => Path::Two,
             Algorithm::Auto if self.world.rendezvous().is_some() => {
@@ -173,15 +174,26 @@ impl Process {
                 }
             }
             Algorithm::Auto => {
-                // The time is the larger of the busiest process's copies
-                // and all copies shared among the cores (threads and
-                // processes beyond the cores take turns).
-                let c = cores().min(p) as f64;
+                // Bytes each form makes the busiest process copy (`h`:
+                // into the streams, out of them, through the fold) and
+                // makes all processes copy (`v`); the time is the larger
+                // of `h` and `v` shared among the cores (processes
+                // beyond the cores take turns), times `g`, plus `l` per
+                // superstep. An all-reduce in one phase folds everything
+                // on every process; in two, each process folds `1/p`.
                 let (pf, n) = (p as f64, n as f64);
-                let one = ((pf - 1.0) * n).max(2.0 * (pf - 1.0) * n / c) * SHM_G + SHM_L;
-                let h2 = 2.0 * (pf - 1.0) * n / pf;
-                let total2 = 2.0 * (pf - 1.0) * n + h2;
-                let two = h2.max(total2 / c) * SHM_G + 2.0 * SHM_L;
+                let m = (pf - 1.0) * n;
+                let ((h1, v1), (h2, v2)) = if everyone {
+                    ((2.0 * m, 2.0 * pf * m), (4.0 * m / pf, 4.0 * m))
+                } else {
+                    (
+                        (m, 2.0 * m),
+                        (2.0 * m / pf + n / pf, 2.0 * m * (1.0 + 1.0 / pf)),
+                    )
+                };
+                let c = cores().min(p) as f64;
+                let one = h1.max(v1 / c) * SHM_G + SHM_L;
+                let two = h2.max(v2 / c) * SHM_G + 2.0 * SHM_L;
                 if two < one {
                     Path::Two
                 } else {
@@ -648,7 +660,7 @@ impl Bsp {
         let nbytes = std::mem::size_of_val(data);
         let (path, nprocs) = {
             let p = self.process();
-            (p.path(nbytes, true), p.nprocs)
+            (p.path(nbytes, false), p.nprocs)
         };
         let call = Call {
             kind,
@@ -1289,7 +1301,7 @@ impl Bsp {
         let nbytes = std::mem::size_of_val(inout);
         let (path, nprocs, me) = {
             let p = self.process();
-            (p.path(nbytes, true), p.nprocs, p.pid)
+            (p.path(nbytes, root.is_none()), p.nprocs, p.pid)
         };
         let call = Call {
             kind,
