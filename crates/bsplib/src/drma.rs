@@ -59,7 +59,7 @@ impl Process {
     /// registered in it: the slot number to put in the record. (The owner
     /// checks the record again: it trusts no sender.)
     #[inline]
-    fn resolve(
+    pub(crate) fn resolve(
         &self,
         pid: usize,
         local: usize,

@@ -88,6 +88,7 @@ mod mem;
 mod process;
 pub mod raw;
 mod registration;
+pub mod rma;
 mod runtime;
 mod stream;
 mod strided;

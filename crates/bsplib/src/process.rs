@@ -147,6 +147,8 @@ pub(crate) struct Process {
     /// The name errors give to the sync in progress, when it is a C LAPI
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
+    /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
+    pub(crate) rma: crate::rma::RmaState,
 }
 
 impl Process {
@@ -194,6 +196,7 @@ impl Process {
             last_flags: 0,
             call_names: None,
             sync_name: None,
+            rma: Default::default(),
         }
     }
 

@@ -167,6 +167,49 @@ impl<'a> Raw<'a> {
         }
     }
 
+    /// `bsp_accumulate(pid, src, dst, offset, count, type, op)`: combines
+    /// the `count` elements of type `ty` at `src` (read now) with `op`
+    /// at the next sync into byte `offset` of the area registered on
+    /// `pid` in the slot of `dst`, after the superstep's puts, in origin
+    /// pid order then issue order (see [`Bsp::accumulate`]).
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `count * ty.size()` bytes during the
+    /// call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::accumulate`], plus a negative `offset` or `count`.
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        dst: *mut c_void,
+        offset: i64,
+        count: i64,
+        ty: crate::rma::ElemType,
+        op: crate::rma::Op,
+    ) -> Res {
+        let loc = self.loc();
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().accumulate(
+                pid,
+                src.cast(),
+                dst.addr(),
+                offset,
+                count,
+                ty,
+                op,
+                "bsp_accumulate",
+                loc,
+            )
+        }
+    }
+
     /// `bsp_put_strided(pid, src, src_stride, dst, offset, dst_stride,
     /// block, count)`: `count` blocks of `block` bytes, block `k` read now
     /// from `src + k * src_stride` and written at the sync at byte `offset
