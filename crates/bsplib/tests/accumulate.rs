@@ -779,3 +779,61 @@ fn raw_accumulate_with_a_negative_count_stops_the_run() {
         }),
     );
 }
+
+/// A forged accumulate record (`Raw::forge_accumulate`, which skips the
+/// sender's checks) from process 0 to the last process, refused by the
+/// owner at the sync with `InvalidRecord` mentioning `needle`.
+fn forged(slot: u64, offset: usize, desc: u64, len: usize, needle: &'static str) {
+    expect_error(
+        1,
+        move |bsp| {
+            let x = Area::<u64>::new(bsp, 2);
+            bsp.push_reg(&x)?;
+            bsp.sync()?;
+            if bsp.pid() == 0 {
+                let owner = bsp.nprocs() as i64 - 1;
+                let data = vec![0u8; len];
+                bsp.raw()
+                    .forge_accumulate(owner, slot, offset, desc, &data)?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        move |n, e| {
+            match e.kind() {
+                ErrorKind::InvalidRecord {
+                    what,
+                    sender,
+                    detail,
+                } => {
+                    assert_eq!((*what, *sender), ("accumulate", 0), "{e}");
+                    assert!(detail.contains(needle), "{e}");
+                }
+                k => panic!("expected InvalidRecord, got {k:?}: {e}"),
+            }
+            assert_eq!((e.pid(), e.superstep(), e.call()), (n - 1, 1, "bsp_sync"));
+        },
+    );
+}
+
+/// `type | op << 8`.
+fn desc(ty: ElemType, op: Op) -> u64 {
+    ty as u64 | (op as u64) << 8
+}
+
+#[test]
+fn the_owner_refuses_forged_accumulate_records() {
+    let sum = desc(ElemType::U64, Op::Sum);
+    forged(0, 8, sum, 16, "names bytes 8..24 of registration slot 0");
+    forged(
+        3,
+        0,
+        sum,
+        8,
+        "names registration slot 3, which this process does not have",
+    );
+    forged(0, 0, sum, 12, "not a whole number of u64 elements");
+    forged(0, 0, desc(ElemType::F64, Op::BitXor), 8, "not a valid pair");
+    forged(0, 0, 14 | 1 << 8, 8, "not a valid pair");
+    forged(0, 0, sum | 1 << 20, 8, "not a valid pair");
+}
