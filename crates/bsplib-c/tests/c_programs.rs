@@ -373,6 +373,19 @@ const LEVEL1: &[Prog] = &[
     err("err_level1_root_out_of_range.c", "bsp_bcast", 0, 0, 1),
 ];
 
+/// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
+/// accumulate, and the misuse that stops the run.
+#[rustfmt::skip]
+const RMA: &[Prog] = &[
+    ok("accumulate.c"),
+    err("err_accumulate_operator.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_mismatch.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_two_origins.c", "bsp_sync", 0, 1, 2),
+    err("err_accumulate_out_of_bounds.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unregistered.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unknown_type.c", "bsp_accumulate", 0, 1, 1),
+];
+
 fn nothing(_: usize) -> String {
     String::new()
 }
@@ -432,6 +445,11 @@ fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line
 }
 
 #[test]
+fn rma_programs_pass_and_accumulate_misuse_stops_the_run_naming_the_call_and_line() {
+    run_table(RMA, &C99, &NPROCS);
+}
+
+#[test]
 fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
     run_table(INPROD, &C99, &NPROCS);
 }
@@ -452,6 +470,7 @@ fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
             (c, "header_only.c"),
             (c, "lapi_header_only.c"),
             (c, "level1_header_only.c"),
+            (c, "rma_header_only.c"),
         ]
     }) {
         let output = Command::new(cc)
