@@ -32,6 +32,8 @@
 //! # Ok::<(), bsplib::Error>(())
 //! ```
 
+use std::collections::HashMap;
+
 use bytemuck::{Pod, Zeroable};
 
 use crate::area::Area;
@@ -451,19 +453,17 @@ impl Bsp {
 pub(crate) struct RmaState {
     /// The superstep `issued` belongs to (cleared lazily).
     superstep: u64,
-    issued: Vec<Issued>,
+    /// By (target, slot): the operator and type, and the first call's
+    /// location. A hash map: a histogram over `p` targets makes many
+    /// calls into `p` pairs, and each call looks once.
+    issued: HashMap<(usize, u64), (u16, Loc)>,
+    /// The pair of the last call, and its `desc`: runs of calls into one
+    /// target skip the map.
+    last: Option<(usize, u64, u16)>,
     /// The owner, during a sync: the accumulate records to combine after
     /// the puts, `(sender, byte offset in its put section)`, in order.
     pending: Vec<(usize, usize)>,
     seen: Vec<SeenSlot>,
-}
-
-/// One (target, slot) this process accumulated into this superstep.
-struct Issued {
-    pid: usize,
-    slot: u64,
-    desc: u16,
-    loc: Loc,
 }
 
 /// The first accumulate an owner applied into one of its slots in a sync.
@@ -579,31 +579,22 @@ impl Process {
         if state.superstep != superstep {
             state.superstep = superstep;
             state.issued.clear();
+            state.last = None;
         }
-        // The most recent first: a run of accumulates to one target.
-        let Some(prev) = state
-            .issued
-            .iter()
-            .rev()
-            .find(|i| i.pid == pid && i.slot == slot)
-        else {
-            state.issued.push(Issued {
-                pid,
-                slot,
-                desc: d,
-                loc,
-            });
+        if state.last == Some((pid, slot, d)) {
             return Ok(());
-        };
-        if prev.desc == d {
+        }
+        let (prev, first) = *state.issued.entry((pid, slot)).or_insert((d, loc));
+        if prev == d {
+            state.last = Some((pid, slot, d));
             return Ok(());
         }
         let detail = format!(
             "this call accumulates with {} into registration slot {slot} of process {pid}, \
              into which this process accumulated with {} earlier in this superstep{}",
             describe(d),
-            describe(prev.desc),
-            prev.loc.map_or(String::new(), |l| format!(" (at {l})")),
+            describe(prev),
+            first.map_or(String::new(), |l| format!(" (at {l})")),
         );
         Err(self.fail(ErrorKind::AccumulateMismatch { detail }, call, loc))
     }
