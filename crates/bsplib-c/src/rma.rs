@@ -169,7 +169,7 @@ pub unsafe extern "C" fn bsplib_accumulate_at(
             pid.into(),
             src,
             dst,
-            offset,
+            offset, // `long` is 64 bits (LP64), as `BSP_LONG` says
             count.into(),
             ty.into(),
             op.into(),
