@@ -38,9 +38,10 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::area::Area;
 use crate::bsp::{pid_arg, Bsp};
+use crate::drma::BULK_FROM;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::mailbox::DATA;
-use crate::mem::Records;
+use crate::mem::{Records, PUT_BULK};
 use crate::process::{Loc, Process};
 use crate::registration::Registry;
 use crate::superstep::own_range;
@@ -323,6 +324,27 @@ mod sealed {
 
 /// An element type of [`Bsp::accumulate`]: the primitive integers and
 /// floats, and four [`ValueIndex`] pairs. Sealed.
+///
+/// # Examples
+///
+/// Code generic over the element type:
+///
+/// ```
+/// use bsplib::rma::{Element, Op};
+/// fn add_into_zero<T: Element>(bsp: &bsplib::Bsp, x: &[T], area: &bsplib::Area<T>) -> Result<(), bsplib::Error> {
+///     bsp.accumulate(0, x, area, 0, Op::Sum)
+/// }
+/// let r = bsplib::run(2, |bsp| {
+///     let a = bsplib::Area::<u8>::new(bsp, 2);
+///     bsp.push_reg(&a)?;
+///     bsp.sync()?;
+///     add_into_zero(bsp, &[1u8, 2], &a)?;
+///     bsp.sync()?;
+///     Ok(a.as_slice(bsp).to_vec())
+/// })?;
+/// assert_eq!(r[0], [2, 4]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
 pub trait Element: Pod + sealed::Sealed {
     /// Its type id.
     const TYPE: ElemType;
@@ -550,6 +572,22 @@ impl Process {
         let d = desc(ty, op);
         self.note_issued(pid, slot, d, call, loc)?;
         let line = loc.map_or(0, |l| l.line()) as usize;
+        if nbytes >= BULK_FROM {
+            // `processes`: the payload goes into the top of our channel
+            // now, where the owner reads it in place (one copy fewer).
+            // SAFETY: the caller vouches for `nbytes` bytes at `src`.
+            if let Some(at) = unsafe { self.stage_bulk(src, nbytes) } {
+                self.dest(pid).puts.push_words([
+                    (slot | ACCUMULATE) as usize,
+                    offset,
+                    nbytes | PUT_BULK,
+                    d as usize | line << 32,
+                    at,
+                ]);
+                self.flags |= DATA;
+                return Ok(());
+            }
+        }
         let header = [
             (slot | ACCUMULATE) as usize,
             offset,
@@ -628,10 +666,13 @@ impl RmaState {
         sender: usize,
     ) -> Result<usize, ErrorKind> {
         let len = puts.try_word(at + 16).ok_or_else(|| cut_short(sender))?;
-        let bytes = len
-            .checked_add(HEADER + 7)
-            .map(|b| b & !7)
-            .ok_or_else(|| cut_short(sender))?;
+        let bytes = if len & PUT_BULK != 0 {
+            HEADER + 8
+        } else {
+            len.checked_add(HEADER + 7)
+                .map(|b| b & !7)
+                .ok_or_else(|| cut_short(sender))?
+        };
         puts.try_ptr(at, bytes).ok_or_else(|| cut_short(sender))?;
         self.pending.push((sender, at));
         Ok(bytes)
@@ -647,15 +688,16 @@ impl RmaState {
     /// in the order they were noted: senders in increasing pid order (the
     /// order step 5 walks them in on every engine), each sender's in
     /// issue order. `section(sender)` is the put section `sender` sent
-    /// us. Each record is resolved and checked in our own table.
+    /// us, and on `processes` its channel (where large payloads are).
+    /// Each record is resolved and checked in our own table.
     pub(crate) fn apply<'a>(
         &mut self,
         reg: &Registry,
-        mut section: impl FnMut(usize) -> Option<Records<'a>>,
+        mut section: impl FnMut(usize) -> Option<Section<'a>>,
     ) -> Result<(), ErrorKind> {
         self.seen.clear();
         let pending = std::mem::take(&mut self.pending);
-        let mut view: Option<(usize, Records<'a>)> = None;
+        let mut view: Option<(usize, Section<'a>)> = None;
         let mut result = Ok(());
         for &(sender, at) in &pending {
             let puts = match view {
@@ -682,13 +724,17 @@ impl RmaState {
     }
 }
 
+/// What step 5b reads of one sender: its put section, and on
+/// `processes` its channel of the superstep (large payloads).
+pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
+
 /// Combines the accumulate record at byte `at` of `sender`'s put section
-/// (noted, so its bytes are in the view) into our memory.
+/// (noted, so its header is in the view) into our memory.
 fn apply_record(
     reg: &Registry,
     seen: &mut Vec<SeenSlot>,
     sender: usize,
-    puts: Records<'_>,
+    (puts, bulk): Section<'_>,
     at: usize,
 ) -> Result<(), ErrorKind> {
     let (Some(slot), Some(offset), Some(len), Some(word)) = (
@@ -699,6 +745,7 @@ fn apply_record(
     ) else {
         return Err(cut_short(sender));
     };
+    let (len, bulk_len) = (len & !PUT_BULK, len & PUT_BULK != 0);
     let d = word as u16;
     let line = (word >> 32) as u32;
     let valid = undesc(d).filter(|(ty, op)| op.is_defined_on(*ty) && (word >> 16) & 0xffff == 0);
@@ -744,9 +791,21 @@ fn apply_record(
         Some(_) => {}
     }
     let dst = own_range(reg, "accumulate", sender, slot, offset, len)?;
-    let src = puts
-        .try_ptr(at + HEADER, len)
-        .ok_or_else(|| cut_short(sender))?;
+    let src = if bulk_len {
+        // The payload is in the sender's channel (`Process::stage_bulk`).
+        let from = puts
+            .try_word(at + HEADER)
+            .ok_or_else(|| cut_short(sender))?;
+        bulk.and_then(|b| b.try_ptr(from, len)).ok_or_else(|| {
+            invalid(
+                sender,
+                format!("names {len} bytes at offset {from} of its channel, which are not in it"),
+            )
+        })?
+    } else {
+        puts.try_ptr(at + HEADER, len)
+            .ok_or_else(|| cut_short(sender))?
+    };
     // SAFETY: `dst` is `len` bytes of memory we registered (resolved and
     // checked in our own table), alive until this sync settles
     // registrations, and written by nobody else now; `src` is `len` bytes

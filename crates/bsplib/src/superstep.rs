@@ -517,7 +517,16 @@ impl Process {
             if self.rma.has_pending() {
                 let reg = &self.reg;
                 self.rma
-                    .apply(reg, |src| incoming.get(src).map(|from| from.puts))
+                    .apply(reg, |src| {
+                        let from = incoming.get(src)?;
+                        // `processes`: the sender's channel, where its
+                        // large accumulate payloads are (as for puts).
+                        let bulk = world.channel_region(src, incoming.q).map(|(base, len)| {
+                            // SAFETY: as for the puts' channel view above.
+                            unsafe { Records::new(base, len) }
+                        });
+                        Some((from.puts, bulk))
+                    })
                     .map_err(|kind| self.fail(kind, CALL, loc))?;
             }
         }
