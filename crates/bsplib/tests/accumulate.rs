@@ -837,3 +837,37 @@ fn the_owner_refuses_forged_accumulate_records() {
     forged(0, 0, 14 | 1 << 8, 8, "not a valid pair");
     forged(0, 0, sum | 1 << 20, 8, "not a valid pair");
 }
+
+#[test]
+fn an_unknown_type_or_operator_id_stops_the_run() {
+    // The C interface's path (`bsp_accumulate` passes its ints through).
+    for (ty, op, what, value) in [(42, 0, "element type", 42), (9, -1, "operator", -1)] {
+        expect_error(
+            1,
+            move |bsp| {
+                let x = Area::<f64>::new(bsp, 2);
+                bsp.push_reg(&x)?;
+                bsp.sync()?;
+                if bsp.pid() == last(bsp) {
+                    let src = [1.0f64];
+                    let (s, d) = (src.as_ptr().cast(), x.as_slice(bsp).as_ptr().cast_mut());
+                    let raw = bsp.raw();
+                    // SAFETY: `src` is readable for one f64 (nothing is read).
+                    unsafe {
+                        raw.accumulate_ids(0, s, d.cast(), 0, 1, ty, op)?; // ERROR unknown
+                    }
+                }
+                bsp.sync()?;
+                Ok(())
+            },
+            move |n, e| {
+                names("bsp_accumulate", None, Some("unknown"), |_| true)(n, e);
+                assert_eq!(
+                    e.kind(),
+                    &ErrorKind::AccumulateUnknown { what, value },
+                    "{e}"
+                );
+            },
+        );
+    }
+}
