@@ -119,6 +119,8 @@ pub(crate) struct Process {
     /// requests (otherwise we copy them ourselves at the sync).
     pub(crate) gets_sent: bool,
     pub(crate) get_keep: Vec<Keepalive>,
+    /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
+    pub(crate) rma: crate::rma::RmaState,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
@@ -147,8 +149,6 @@ pub(crate) struct Process {
     /// The name errors give to the sync in progress, when it is a C LAPI
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
-    /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
-    pub(crate) rma: crate::rma::RmaState,
 }
 
 impl Process {
@@ -183,6 +183,7 @@ impl Process {
             owned: Vec::new(),
             gets_sent: false,
             get_keep: Vec::new(),
+            rma: Default::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,
@@ -196,7 +197,6 @@ impl Process {
             last_flags: 0,
             call_names: None,
             sync_name: None,
-            rma: Default::default(),
         }
     }
 
