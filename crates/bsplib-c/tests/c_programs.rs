@@ -359,6 +359,19 @@ const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usi
     )
 }
 
+/// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
+/// accumulate, and the misuse that stops the run.
+#[rustfmt::skip]
+const RMA: &[Prog] = &[
+    ok("accumulate.c"),
+    err("err_accumulate_operator.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_mismatch.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_two_origins.c", "bsp_sync", 0, 1, 2),
+    err("err_accumulate_out_of_bounds.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unregistered.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unknown_type.c", "bsp_accumulate", 0, 1, 1),
+];
+
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in
 /// `crates/bsplib/src/COLLECTIVES.md`): every function, and the
 /// disagreements and bad arguments that stop the run.
@@ -371,19 +384,6 @@ const LEVEL1: &[Prog] = &[
     mismatch("err_level1_operator.c", &["bsp_sumD", "bsp_maxD"], 2),
     err("err_level1_negative_nbytes.c", "bsp_scatter", 0, 0, 1),
     err("err_level1_root_out_of_range.c", "bsp_bcast", 0, 0, 1),
-];
-
-/// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
-/// accumulate, and the misuse that stops the run.
-#[rustfmt::skip]
-const RMA: &[Prog] = &[
-    ok("accumulate.c"),
-    err("err_accumulate_operator.c", "bsp_accumulate", 0, 1, 1),
-    err("err_accumulate_mismatch.c", "bsp_accumulate", 0, 1, 1),
-    err("err_accumulate_two_origins.c", "bsp_sync", 0, 1, 2),
-    err("err_accumulate_out_of_bounds.c", "bsp_accumulate", 0, 1, 1),
-    err("err_accumulate_unregistered.c", "bsp_accumulate", 0, 1, 1),
-    err("err_accumulate_unknown_type.c", "bsp_accumulate", 0, 1, 1),
 ];
 
 fn nothing(_: usize) -> String {
@@ -440,13 +440,13 @@ fn lapi_programs_pass_and_lapi_misuse_stops_the_run_naming_call_process_superste
 }
 
 #[test]
-fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line() {
-    run_table(LEVEL1, &C99, &NPROCS);
+fn rma_programs_pass_and_accumulate_misuse_stops_the_run_naming_the_call_and_line() {
+    run_table(RMA, &C99, &NPROCS);
 }
 
 #[test]
-fn rma_programs_pass_and_accumulate_misuse_stops_the_run_naming_the_call_and_line() {
-    run_table(RMA, &C99, &NPROCS);
+fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line() {
+    run_table(LEVEL1, &C99, &NPROCS);
 }
 
 #[test]

@@ -271,6 +271,22 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *src);
             word(&mut w, *dst);
         }
+        // Accumulate (`rma.rs`): numbered from 60, clear of the kinds
+        // other extensions add after 34.
+        K::AccumulateOperator { op, ty } => {
+            w.u64(60);
+            w.str(op);
+            w.str(ty);
+        }
+        K::AccumulateMismatch { detail } => {
+            w.u64(61);
+            w.str(detail);
+        }
+        K::AccumulateUnknown { what, value } => {
+            w.u64(62);
+            w.str(what);
+            w.u64(*value as u64);
+        }
         K::AmArgument { code, detail } => {
             w.u64(31);
             w.str(code);
@@ -293,22 +309,6 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
         K::CollectiveMismatch { detail } => {
             w.u64(34);
             w.str(detail);
-        }
-        // Accumulate (`rma.rs`): numbered from 60, clear of the kinds
-        // other extensions add after 34.
-        K::AccumulateOperator { op, ty } => {
-            w.u64(60);
-            w.str(op);
-            w.str(ty);
-        }
-        K::AccumulateMismatch { detail } => {
-            w.u64(61);
-            w.str(detail);
-        }
-        K::AccumulateUnknown { what, value } => {
-            w.u64(62);
-            w.str(what);
-            w.u64(*value as u64);
         }
     }
     w.0
@@ -477,6 +477,17 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             src: r.usize()?,
             dst: r.usize()?,
         },
+        60 => K::AccumulateOperator {
+            op: r.static_str()?,
+            ty: r.static_str()?,
+        },
+        61 => K::AccumulateMismatch {
+            detail: r.string()?,
+        },
+        62 => K::AccumulateUnknown {
+            what: r.static_str()?,
+            value: r.u64()? as i64,
+        },
         31 => K::AmArgument {
             code: r.static_str()?,
             detail: r.string()?,
@@ -491,17 +502,6 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         },
         34 => K::CollectiveMismatch {
             detail: r.string()?,
-        },
-        60 => K::AccumulateOperator {
-            op: r.static_str()?,
-            ty: r.static_str()?,
-        },
-        61 => K::AccumulateMismatch {
-            detail: r.string()?,
-        },
-        62 => K::AccumulateUnknown {
-            what: r.static_str()?,
-            value: r.u64()? as i64,
         },
         _ => return None,
     };

@@ -397,17 +397,6 @@ pub enum ErrorKind {
         /// What happened.
         detail: String,
     },
-    /// The source and the destination of a strided transfer hold different
-    /// numbers of bytes.
-    #[error(
-        "the source's blocks hold {src} bytes and the destination's {dst}: they must hold the same"
-    )]
-    ShapeMismatch {
-        /// Bytes in the source's blocks.
-        src: usize,
-        /// Bytes in the destination's blocks.
-        dst: usize,
-    },
     /// An accumulate operator that is not defined on the element type
     /// (a bitwise operator on floats, `MinLoc` on a plain number, `Sum`
     /// on a value–index pair: see [`rma::Op`](crate::rma::Op)).
@@ -434,6 +423,17 @@ pub enum ErrorKind {
         what: &'static str,
         /// The id given.
         value: i64,
+    },
+    /// The source and the destination of a strided transfer hold different
+    /// numbers of bytes.
+    #[error(
+        "the source's blocks hold {src} bytes and the destination's {dst}: they must hold the same"
+    )]
+    ShapeMismatch {
+        /// Bytes in the source's blocks.
+        src: usize,
+        /// Bytes in the destination's blocks.
+        dst: usize,
     },
 }
 
