@@ -19,6 +19,7 @@
 mod fortran;
 pub mod lapi;
 pub mod level1;
+pub mod rma;
 mod startup;
 mod trampoline;
 

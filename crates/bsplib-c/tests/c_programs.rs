@@ -360,6 +360,19 @@ const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usi
     )
 }
 
+/// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
+/// accumulate, and the misuse that stops the run.
+#[rustfmt::skip]
+const RMA: &[Prog] = &[
+    ok("accumulate.c"),
+    err("err_accumulate_operator.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_mismatch.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_two_origins.c", "bsp_sync", 0, 1, 2),
+    err("err_accumulate_out_of_bounds.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unregistered.c", "bsp_accumulate", 0, 1, 1),
+    err("err_accumulate_unknown_type.c", "bsp_accumulate", 0, 1, 1),
+];
+
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in
 /// `crates/bsplib/src/COLLECTIVES.md`): every function, and the
 /// disagreements and bad arguments that stop the run.
@@ -428,6 +441,11 @@ fn lapi_programs_pass_and_lapi_misuse_stops_the_run_naming_call_process_superste
 }
 
 #[test]
+fn rma_programs_pass_and_accumulate_misuse_stops_the_run_naming_the_call_and_line() {
+    run_table(RMA, &C99, &NPROCS);
+}
+
+#[test]
 fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line() {
     run_table(LEVEL1, &C99, &NPROCS);
 }
@@ -453,6 +471,7 @@ fn header_compiles_as_c99_and_cpp_and_a_cpp_program_using_all_20_calls_runs() {
             (c, "header_only.c"),
             (c, "lapi_header_only.c"),
             (c, "level1_header_only.c"),
+            (c, "rma_header_only.c"),
         ]
     }) {
         let output = Command::new(cc)

@@ -1,5 +1,5 @@
-//! The committed `include/bsp.h`, `include/lapi.h` and
-//! `include/bsp_level1.h` are what cbindgen
+//! The committed `include/bsp.h`, `include/lapi.h`,
+//! `include/bsp_level1.h` and `include/bsp_rma.h` are what cbindgen
 //! generates from the sources: `BLESS=1 cargo test -p bsplib-c --test
 //! header` rewrites them.
 
@@ -41,6 +41,11 @@ fn committed_header_is_current() {
 #[test]
 fn committed_lapi_header_is_current() {
     check("cbindgen-lapi.toml", Some("src/lapi.rs"), "lapi.h");
+}
+
+#[test]
+fn committed_rma_header_is_current() {
+    check("cbindgen-rma.toml", Some("src/rma.rs"), "bsp_rma.h");
 }
 
 #[test]

@@ -271,6 +271,22 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             word(&mut w, *src);
             word(&mut w, *dst);
         }
+        // Accumulate (`rma.rs`): numbered from 60, clear of the kinds
+        // other extensions add after 34.
+        K::AccumulateOperator { op, ty } => {
+            w.u64(60);
+            w.str(op);
+            w.str(ty);
+        }
+        K::AccumulateMismatch { detail } => {
+            w.u64(61);
+            w.str(detail);
+        }
+        K::AccumulateUnknown { what, value } => {
+            w.u64(62);
+            w.str(what);
+            w.u64(*value as u64);
+        }
         K::AmArgument { code, detail } => {
             w.u64(31);
             w.str(code);
@@ -325,6 +341,9 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
             detail: cut(detail),
         },
         K::CollectiveMismatch { detail } => K::CollectiveMismatch {
+            detail: cut(detail),
+        },
+        K::AccumulateMismatch { detail } => K::AccumulateMismatch {
             detail: cut(detail),
         },
         K::Died { detail } => K::Died {
@@ -457,6 +476,17 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         30 => K::ShapeMismatch {
             src: r.usize()?,
             dst: r.usize()?,
+        },
+        60 => K::AccumulateOperator {
+            op: r.static_str()?,
+            ty: r.static_str()?,
+        },
+        61 => K::AccumulateMismatch {
+            detail: r.string()?,
+        },
+        62 => K::AccumulateUnknown {
+            what: r.static_str()?,
+            value: r.u64()? as i64,
         },
         31 => K::AmArgument {
             code: r.static_str()?,
@@ -767,6 +797,17 @@ mod tests {
                 stride: 8,
             },
             ErrorKind::ShapeMismatch { src: 24, dst: 32 },
+            ErrorKind::AccumulateOperator {
+                op: "bitwise xor",
+                ty: "f64",
+            },
+            ErrorKind::AccumulateMismatch {
+                detail: "process 1 (line 3) accumulates with max over f64".into(),
+            },
+            ErrorKind::AccumulateUnknown {
+                what: "operator",
+                value: -7,
+            },
             ErrorKind::AmArgument {
                 code: "LAPI_ERR_UHDR_LEN",
                 detail: "too long".into(),

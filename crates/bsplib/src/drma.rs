@@ -10,7 +10,7 @@ use crate::registration::{RegOp, RegOpKind};
 
 /// Puts of at least this many bytes write their payload straight into the
 /// sender's channel on `processes` (`Process::push_bulk`).
-const BULK_FROM: usize = 64 << 10;
+pub(crate) const BULK_FROM: usize = 64 << 10;
 
 /// Bytes at the bottom of a channel that bulk payloads leave to the streams.
 const BULK_FLOOR: usize = 1 << 20;
@@ -59,7 +59,7 @@ impl Process {
     /// registered in it: the slot number to put in the record. (The owner
     /// checks the record again: it trusts no sender.)
     #[inline]
-    fn resolve(
+    pub(crate) fn resolve(
         &self,
         pid: usize,
         local: usize,
@@ -231,19 +231,35 @@ impl Process {
         src: *const u8,
         nbytes: usize,
     ) -> bool {
-        let q = self.parity;
-        let Some((base, capacity)) = self.world.channel_region(self.pid, q) else {
+        // SAFETY: forwarded from our caller.
+        let Some(at) = (unsafe { self.stage_bulk(src, nbytes) }) else {
             return false;
         };
+        self.dest(pid)
+            .puts
+            .push_words([slot as usize, offset, nbytes | PUT_BULK, at]);
+        self.flags |= DATA;
+        true
+    }
+
+    /// `processes`: copies `nbytes` from `src` into the top of our channel
+    /// of this superstep's parity (see [`push_bulk`](Self::push_bulk)),
+    /// and returns their offset in the channel; `None` (nothing done) on
+    /// other engines or when the channel has no room left.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    pub(crate) unsafe fn stage_bulk(&mut self, src: *const u8, nbytes: usize) -> Option<usize> {
+        let q = self.parity;
+        let (base, capacity) = self.world.channel_region(self.pid, q)?;
         // Highest start that fits below the payloads already there, moved
         // down to the source's offset within a cache line; streams keep
         // at least `BULK_FLOOR` bytes below.
-        let Some(top) = (capacity - self.bulk[q]).checked_sub(nbytes) else {
-            return false;
-        };
+        let top = (capacity - self.bulk[q]).checked_sub(nbytes)?;
         let at = top.wrapping_sub(top.wrapping_sub(src.addr()) & 63);
         if at > top || at < BULK_FLOOR {
-            return false;
+            return None;
         }
         // SAFETY: `at + nbytes <= capacity`: inside our channel `q`, which
         // only we write, and which nobody reads during this superstep
@@ -252,11 +268,7 @@ impl Process {
         // the channel (a mapping of the library's).
         unsafe { mem::copy(src, base.add(at), nbytes) };
         self.bulk[q] = capacity - at;
-        self.dest(pid)
-            .puts
-            .push_words([slot as usize, offset, nbytes | PUT_BULK, at]);
-        self.flags |= DATA;
-        true
+        Some(at)
     }
 
     /// Records a get from owner `pid` into `dst`. It is sent as a request

@@ -397,6 +397,33 @@ pub enum ErrorKind {
         /// What happened.
         detail: String,
     },
+    /// An accumulate operator that is not defined on the element type
+    /// (a bitwise operator on floats, `MinLoc` on a plain number, `Sum`
+    /// on a value–index pair: see [`rma::Op`](crate::rma::Op)).
+    #[error("the accumulate operator {op} is not defined on elements of type {ty}")]
+    AccumulateOperator {
+        /// The operator's name.
+        op: &'static str,
+        /// The element type's name.
+        ty: &'static str,
+    },
+    /// Accumulates into one registered area in one superstep with
+    /// different operators or element types (from one process, found at
+    /// the second call; from two, found by the owner at the sync).
+    #[error("accumulates into one area in one superstep must use one operator and one element type: {detail}")]
+    AccumulateMismatch {
+        /// Which accumulates disagree, and where they were made.
+        detail: String,
+    },
+    /// An element type or operator id of an accumulate that names none
+    /// (the C interface's `bsp_type` and `bsp_op`).
+    #[error("{value} is not a known accumulate {what}")]
+    AccumulateUnknown {
+        /// `element type` or `operator`.
+        what: &'static str,
+        /// The id given.
+        value: i64,
+    },
     /// The source and the destination of a strided transfer hold different
     /// numbers of bytes.
     #[error(

@@ -89,6 +89,7 @@ mod process;
 mod profile;
 pub mod raw;
 mod registration;
+pub mod rma;
 mod runtime;
 mod stream;
 mod strided;

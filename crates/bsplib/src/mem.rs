@@ -547,6 +547,25 @@ impl AlignedBuf {
         }
     }
 
+    /// Appends a record of four header words and `len` bytes read from
+    /// `src`, padded to 8 (an accumulate record, `rma.rs`). One capacity
+    /// check for the whole record.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads of `len` bytes (any pointer if `len` is 0).
+    #[inline]
+    pub(crate) unsafe fn push_record4(&mut self, header: [usize; 4], src: *const u8, len: usize) {
+        let at = self.reserve_record(32 + len);
+        for (i, h) in header.into_iter().enumerate() {
+            self.set_word(at, i, h);
+        }
+        // SAFETY: `reserve_record` made bytes `at+32..at+32+len` part of
+        // the buffer; the caller guarantees `src` is readable for `len`
+        // bytes, and `src` cannot alias the buffer, which `&mut self` owns.
+        unsafe { copy(src, self.as_mut_ptr().add(at + 32), len) }
+    }
+
     /// Appends the words of `record` (a record without payload).
     #[inline]
     pub(crate) fn push_words<const N: usize>(&mut self, record: [usize; N]) {

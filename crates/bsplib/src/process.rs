@@ -119,6 +119,8 @@ pub(crate) struct Process {
     /// requests (otherwise we copy them ourselves at the sync).
     pub(crate) gets_sent: bool,
     pub(crate) get_keep: Vec<Keepalive>,
+    /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
+    pub(crate) rma: crate::rma::RmaState,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
@@ -205,6 +207,7 @@ impl Process {
             owned: Vec::new(),
             gets_sent: false,
             get_keep: Vec::new(),
+            rma: Default::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,

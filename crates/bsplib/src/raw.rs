@@ -167,6 +167,98 @@ impl<'a> Raw<'a> {
         }
     }
 
+    /// `bsp_accumulate(pid, src, dst, offset, count, type, op)`: combines
+    /// the `count` elements of type `ty` at `src` (read now) with `op`
+    /// at the next sync into byte `offset` of the area registered on
+    /// `pid` in the slot of `dst`, after the superstep's puts, in origin
+    /// pid order then issue order (see [`Bsp::accumulate`]).
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `count * ty.size()` bytes during the
+    /// call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::accumulate`], plus a negative `offset` or `count`.
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        dst: *mut c_void,
+        offset: i64,
+        count: i64,
+        ty: crate::rma::ElemType,
+        op: crate::rma::Op,
+    ) -> Res {
+        let loc = self.loc();
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.bsp.process().accumulate(
+                pid,
+                src.cast(),
+                dst.addr(),
+                offset,
+                count,
+                ty,
+                op,
+                "bsp_accumulate",
+                loc,
+            )
+        }
+    }
+
+    /// [`accumulate`](Raw::accumulate) with the element type and operator
+    /// given by their ids (the C interface's `bsp_type` and `bsp_op`): an
+    /// id naming none fails with
+    /// [`ErrorKind::AccumulateUnknown`](crate::ErrorKind::AccumulateUnknown).
+    ///
+    /// # Safety
+    ///
+    /// As for [`accumulate`](Raw::accumulate).
+    ///
+    /// # Errors
+    ///
+    /// As for [`accumulate`](Raw::accumulate), plus unknown ids.
+    #[doc(hidden)]
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate_ids(
+        &self,
+        pid: i64,
+        src: *const c_void,
+        dst: *mut c_void,
+        offset: i64,
+        count: i64,
+        ty: i64,
+        op: i64,
+    ) -> Res {
+        use crate::rma::{ElemType, Op};
+        let loc = self.loc();
+        let unknown = |what, value| {
+            let p = self.bsp.process();
+            p.check_running("bsp_accumulate", loc)?;
+            Err(p.fail(
+                crate::ErrorKind::AccumulateUnknown { what, value },
+                "bsp_accumulate",
+                loc,
+            ))
+        };
+        let Some(ty) = ElemType::from_id(ty) else {
+            return unknown("element type", ty);
+        };
+        let Some(op) = Op::from_id(op) else {
+            return unknown("operator", op);
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            self.at(loc)
+                .accumulate(pid, src, dst, offset, count, ty, op)
+        }
+    }
+
     /// `bsp_put_strided(pid, src, src_stride, dst, offset, dst_stride,
     /// block, count)`: `count` blocks of `block` bytes, block `k` read now
     /// from `src + k * src_stride` and written at the sync at byte `offset
@@ -579,6 +671,47 @@ impl<'a> Raw<'a> {
         let pid = p.check_pid(pid, "bsp_put", loc)?;
         // SAFETY: `data` is readable for its length.
         unsafe { p.push_put(pid, slot, offset, data.as_ptr(), data.len(), "bsp_put", loc) }
+    }
+
+    /// Test hook for the owner's checks of accumulates, not part of the
+    /// API: sends `pid` an accumulate record `[slot | ACCUMULATE][offset]
+    /// [len][desc][data]` with `desc` as given (`type | op << 8 | line <<
+    /// 32`), with none of the sender's checks. The owner refuses a slot it
+    /// does not have, a range beyond its area, an unknown or undefined
+    /// type and operator pair, or a length that is not a whole number of
+    /// elements, with
+    /// [`ErrorKind::InvalidRecord`](crate::ErrorKind::InvalidRecord).
+    ///
+    /// # Errors
+    ///
+    /// A pid out of range, a run already stopped.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn forge_accumulate(
+        &self,
+        pid: i64,
+        slot: u64,
+        offset: usize,
+        desc: u64,
+        data: &[u8],
+    ) -> Res {
+        let loc = self.loc();
+        let mut p = self.bsp.process();
+        p.check_running("bsp_accumulate", loc)?;
+        let pid = p.check_pid(pid, "bsp_accumulate", loc)?;
+        let header = [
+            (slot | crate::rma::ACCUMULATE) as usize,
+            offset,
+            data.len(),
+            desc as usize,
+        ];
+        let buf = &mut p.dest(pid).puts;
+        buf.try_reserve_record(data.len() + 8)
+            .expect("room for a test record");
+        // SAFETY: `data` is readable for its length.
+        unsafe { buf.push_record4(header, data.as_ptr(), data.len()) };
+        p.flags |= crate::mailbox::DATA;
+        Ok(())
     }
 
     /// Test hook for the receiver's checks, not part of the API: sends

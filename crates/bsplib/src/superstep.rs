@@ -38,7 +38,9 @@
 //!    superstep.
 //! 5. Write the puts (and, shared memory, hpputs) addressed to us, each
 //!    resolved and checked in our table, after the gets; index the
-//!    messages addressed to us in place.
+//!    messages addressed to us in place. Then (5b) combine the
+//!    accumulates addressed to us, after every put, senders in pid order
+//!    and each sender's in issue order (`rma.rs`).
 //! 6. Tag sizes `(A, B, C) := (B, C, C)`; release popped registrations.
 //! 7. Shared memory, if anyone issued an hpput: **barrier C**, so that
 //!    senders do not reuse an hpput source before every receiver has
@@ -67,6 +69,7 @@ use crate::mem::Payload;
 use crate::mem::{self, pad8, Records, Shape, VECTOR};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp, Registry};
+use crate::rma::{RmaState, ACCUMULATE};
 use crate::stream::REPLIES;
 
 const CALL: &str = "bsp_sync";
@@ -497,6 +500,7 @@ impl Process {
                         sender_os: world.os_pid(src),
                         rendezvous: large.rendezvous,
                     },
+                    &mut self.rma,
                 )
                 .map_err(|kind| self.refused(kind, loc))?;
                 for h in from.hpputs {
@@ -528,6 +532,24 @@ impl Process {
                 })?;
             }
             large.settle().map_err(|_| self.stopped(CALL, loc))?;
+
+            // Step 5b: accumulates, after every put, senders in pid order
+            // and each sender's in issue order (`rma.rs`, `ONE_SIDED.md`).
+            if self.rma.has_pending() {
+                let reg = &self.reg;
+                self.rma
+                    .apply(reg, |src| {
+                        let from = incoming.get(src)?;
+                        // `processes`: the sender's channel, where its
+                        // large accumulate payloads are (as for puts).
+                        let bulk = world.channel_region(src, incoming.q).map(|(base, len)| {
+                            // SAFETY: as for the puts' channel view above.
+                            unsafe { Records::new(base, len) }
+                        });
+                        Some((from.puts, bulk))
+                    })
+                    .map_err(|kind| self.fail(kind, CALL, loc))?;
+            }
         }
 
         Ok(())
@@ -893,7 +915,9 @@ pub(crate) fn own_range(
 
 /// Writes the put records `[slot][offset][len | pad << 56][pad][payload,
 /// padded to 8]` (`mem::push_put`) that
-/// `sender` addressed to us, each resolved and checked in our own table.
+/// `sender` addressed to us, each resolved and checked in our own table;
+/// accumulate records (`rma.rs`) are noted in `accumulates`, to be
+/// combined after every sender's puts.
 /// Records before a refused one are written. Payloads may be elsewhere
 /// ([`Elsewhere`]): in the sender's channel, in its memory, or (with a
 /// rendezvous: `mpi`, someone sent large payloads) on their way: a
@@ -906,6 +930,7 @@ pub(crate) fn apply_puts(
     sender: usize,
     puts: Records<'_>,
     elsewhere: Elsewhere<'_>,
+    accumulates: &mut RmaState,
 ) -> Result<(), ErrorKind> {
     let Elsewhere {
         bulk,
@@ -916,6 +941,11 @@ pub(crate) fn apply_puts(
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
+        if slot & ACCUMULATE != 0 {
+            // Combined after every put (step 5b): noted here.
+            at += accumulates.note_record(puts, at, sender)?;
+            continue;
+        }
         if slot & VECTOR != 0 {
             // A strided put: `[..][block][stride]`, then the payload packed.
             let (dst, to) = strided_range(reg, "put", sender, puts, at, slot, offset, word, true)?;
