@@ -91,14 +91,14 @@ const DEFAULT_L: f64 = 2.0e-6;
 /// per byte, `bench`'s section c on threads (`8·(7.25/0.15 − 1)`).
 const DEFAULT_NHALF: f64 = 378.0;
 /// The defaults' s (flop/s): the probe's DAXPY on the project's VM.
-const DEFAULT_S: f64 = 1.0e9;
+const DEFAULT_S: f64 = 1.0e10;
 
 impl Machine {
     /// The built-in figures used when nothing was measured, the same for
     /// every engine and p: those of the `threads` engine on this
     /// project's 2-core VM (AMD EPYC): `g` = 0.15 ns per byte, `l` = 2 µs,
     /// `nhalf` = 378 bytes (so a single 8-byte put costs 7.25 ns per
-    /// byte), `s` = 10⁹ flop/s.
+    /// byte), `s` = 10¹⁰ flop/s.
     ///
     /// # Examples
     ///
