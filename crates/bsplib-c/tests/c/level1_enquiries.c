@@ -3,9 +3,8 @@
  * gets the same figures, within sane bounds. With an argument, process 0
  * also prints them (tests/probe.rs compares them with the store it
  * wrote). */
-#include "bsp.h"
-#include "bsp_level1.h"
 #include "check.h"
+#include "bsp_level1.h"
 
 int main(int argc, char **argv) {
     bsp_begin(bsp_nprocs());
