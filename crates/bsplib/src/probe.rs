@@ -206,10 +206,11 @@ pub struct Options {
     /// counted.
     pub reps: usize,
     /// The h values (in 8-byte words per process) of the single-word
-    /// h-relations.
+    /// h-relations; fewer than two distinct values: the quick probe's.
     pub word_hs: Vec<usize>,
-    /// The h values (in bytes per destination process) of the large-put
-    /// h-relations.
+    /// The sizes (in bytes per destination process) of the large-put
+    /// h-relations; zeros are dropped, and fewer than two distinct sizes
+    /// are the quick probe's.
     pub bulk_sizes: Vec<usize>,
     /// Words per measurement of the single-word h-relation (the supersteps
     /// repeated for one h are about this many words over h).
@@ -283,6 +284,9 @@ pub struct Measurement {
     /// budget ran out).
     pub reps: usize,
 }
+
+/// The most supersteps of one measurement.
+const MAX_STEPS: usize = 1 << 14;
 
 /// The words of a measurement encoded for [`Runtime::run_portable`].
 const WORDS: usize = 14;
@@ -451,9 +455,22 @@ fn flop_rate(quick: bool) -> f64 {
 /// ```
 #[track_caller]
 pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error> {
+    // A line needs two points: lists of fewer distinct values are the
+    // quick probe's; sizes of 0 bytes would take no time to put.
+    let mut options = options.clone();
+    let quick = Options::quick();
+    let distinct = |v: &[usize]| v.iter().collect::<std::collections::BTreeSet<_>>().len();
+    options.bulk_sizes.retain(|&m| m > 0);
+    if distinct(&options.word_hs) < 2 {
+        options.word_hs = quick.word_hs.clone();
+    }
+    if distinct(&options.bulk_sizes) < 2 {
+        options.bulk_sizes = quick.bulk_sizes.clone();
+    }
+    let options = &options;
     let (pid, p) = (bsp.pid(), bsp.nprocs());
     let engine = bsp.process().world.engine();
-    let quick = options.words_per_measurement <= Options::quick().words_per_measurement;
+    let quick = options.words_per_measurement <= quick.words_per_measurement;
     let hmax = options.word_hs.iter().copied().max().unwrap_or(0).max(1);
     let bmax = options.bulk_sizes.iter().copied().max().unwrap_or(0).max(8);
     let bwords = bmax.div_ceil(8);
@@ -484,7 +501,8 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
             let steps = options
                 .words_per_measurement
                 .checked_div(h)
-                .map_or((options.words_per_measurement / 64).max(8), |n| n.max(2));
+                .map_or((options.words_per_measurement / 64).max(8), |n| n.max(2))
+                .min(MAX_STEPS);
             times.clear();
             bsp.sync()?;
             let mut t0 = Instant::now();
@@ -505,7 +523,7 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
         let mut bt = Vec::with_capacity(options.bulk_sizes.len());
         for (j, &m) in options.bulk_sizes.iter().enumerate() {
             let mw = m.div_ceil(8);
-            let steps = (options.bytes_per_measurement / (m * others).max(1)).max(2);
+            let steps = (options.bytes_per_measurement / (m * others)).clamp(2, MAX_STEPS);
             times.clear();
             bsp.sync()?;
             let mut t0 = Instant::now();

@@ -261,3 +261,27 @@ fn the_collectives_choose_their_form_with_the_stored_figures() {
         assert_eq!(r, vec![supersteps; p], "p = {p}");
     }
 }
+
+#[test]
+fn degenerate_options_fall_back_to_the_quick_lists() {
+    if mpi_mode() {
+        return;
+    }
+    let r = run_on(Engine::Threads, 2, |bsp| {
+        let opts = Options {
+            reps: 0,
+            word_hs: vec![5],
+            bulk_sizes: vec![0, 0],
+            budget: None,
+            ..Options::quick()
+        };
+        let m = probe::measure_in(bsp, &opts)?;
+        Ok(vec![m.machine.g, m.machine.l, m.reps as f64])
+    })
+    .unwrap();
+    let [g, l, reps] = r[0][..] else {
+        unreachable!()
+    };
+    assert!(g > 0.0 && g.is_finite() && l > 0.0 && l < 1.0, "{r:?}");
+    assert_eq!(reps, 1.0, "reps 0 counts one repetition");
+}
