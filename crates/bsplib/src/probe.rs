@@ -52,6 +52,17 @@ use std::time::Instant;
 use crate::{Area, Bsp, Engine, Error, Runtime};
 
 /// Where a [`Machine`]'s figures come from.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::probe::{Machine, Source};
+/// let m = Machine::for_run(bsplib::Engine::Threads, 2);
+/// match m.source {
+///     Source::Stored => println!("bspprobe measured this machine"),
+///     _ => println!("the defaults: run bspprobe"),
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Source {
@@ -66,6 +77,17 @@ pub enum Source {
 
 /// The BSP parameters of one engine at one p (see the [module
 /// docs](self) for how each is measured).
+///
+/// # Examples
+///
+/// The predicted time of a superstep of 1 MiB in 8 puts after 1 ms of
+/// computation:
+///
+/// ```
+/// let m = bsplib::probe::Machine::defaults();
+/// let t = m.cost(1e-3, 1 << 20, 8);
+/// assert!(t > 1e-3 + m.l);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Machine {
     /// Seconds per byte, asymptotic (large puts).
@@ -199,6 +221,15 @@ impl crate::process::Process {
 }
 
 /// How long and how often the probe measures.
+///
+/// # Examples
+///
+/// ```
+/// let o = bsplib::probe::Options { reps: 3, ..bsplib::probe::Options::quick() };
+/// let m = bsplib::probe::measure(&bsplib::Runtime::new(2), &o)?;
+/// assert!(m.reps <= 3);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Repetitions of the whole sweep over h (one fit each; the spread
@@ -261,6 +292,22 @@ impl Default for Options {
 }
 
 /// A measurement: the figures and how well they are known.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::probe::{measure, Options};
+/// let m = measure(&bsplib::Runtime::new(2), &Options::quick())?;
+/// println!(
+///     "g = {:.3} ns/byte ({:.3} to {:.3} over {} repetitions), residual {:.0}%",
+///     m.machine.g * 1e9,
+///     m.g_range.0 * 1e9,
+///     m.g_range.1 * 1e9,
+///     m.reps,
+///     m.residual * 100.0
+/// );
+/// # Ok::<(), bsplib::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurement {
     /// The engine measured.
