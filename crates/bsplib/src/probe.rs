@@ -330,18 +330,25 @@ pub struct Measurement {
     /// The repetitions counted (fewer than [`Options::reps`] when the
     /// budget ran out).
     pub reps: usize,
+    /// The points of the single-word fit: h (8-byte words each process
+    /// puts) and seconds per superstep (bspbench's table).
+    pub word_points: Vec<(usize, f64)>,
+    /// The points of the large-put fit: bytes each process puts, and
+    /// seconds per superstep.
+    pub bulk_points: Vec<(usize, f64)>,
 }
 
 /// The most supersteps of one measurement.
 const MAX_STEPS: usize = 1 << 14;
 
-/// The words of a measurement encoded for [`Runtime::run_portable`].
-const WORDS: usize = 14;
+/// The fixed words of a measurement encoded for
+/// [`Runtime::run_portable`] and the broadcast (the points follow).
+const WORDS: usize = 16;
 
 impl Measurement {
-    fn encode(&self) -> [f64; WORDS] {
+    fn encode(&self) -> Vec<f64> {
         let m = &self.machine;
-        [
+        let mut v = vec![
             Engine::ALL
                 .iter()
                 .position(|e| *e == self.engine)
@@ -359,11 +366,17 @@ impl Measurement {
             self.nhalf_range.1,
             self.residual,
             self.reps as f64,
-        ]
+            self.word_points.len() as f64,
+            self.bulk_points.len() as f64,
+        ];
+        for &(h, t) in self.word_points.iter().chain(&self.bulk_points) {
+            v.extend([h as f64, t]);
+        }
+        v
     }
 
     fn decode(w: &[f64]) -> Measurement {
-        Measurement {
+        let mut m = Measurement {
             engine: Engine::ALL[(w[0] as usize).min(Engine::ALL.len() - 1)],
             nprocs: w[1] as usize,
             machine: Machine {
@@ -378,7 +391,17 @@ impl Measurement {
             nhalf_range: (w[10], w[11]),
             residual: w[12],
             reps: w[13] as usize,
-        }
+            word_points: Vec::new(),
+            bulk_points: Vec::new(),
+        };
+        let (nw, nb) = (w[14] as usize, w[15] as usize);
+        let pairs: Vec<(usize, f64)> = w[WORDS..]
+            .chunks_exact(2)
+            .map(|c| (c[0] as usize, c[1]))
+            .collect();
+        m.word_points = pairs.iter().take(nw).copied().collect();
+        m.bulk_points = pairs.iter().skip(nw).take(nb).copied().collect();
+        m
     }
 }
 
@@ -401,8 +424,7 @@ impl Measurement {
 #[track_caller]
 pub fn measure(runtime: &Runtime, options: &Options) -> Result<Measurement, Error> {
     let options = options.clone();
-    let results =
-        runtime.run_portable(move |bsp| Ok(measure_in(bsp, &options)?.encode().to_vec()))?;
+    let results = runtime.run_portable(move |bsp| Ok(measure_in(bsp, &options)?.encode()))?;
     Ok(Measurement::decode(&results[0]))
 }
 
@@ -604,7 +626,8 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
     let reps = word_t.len();
 
     // Process 0's timings decide; every process returns them.
-    let mut words_out = [0.0f64; WORDS];
+    let mut words_out =
+        vec![0.0f64; WORDS + 2 * (options.word_hs.len() + options.bulk_sizes.len())];
     if pid == 0 {
         let word_x: Vec<f64> = options.word_hs.iter().map(|&h| (8 * h) as f64).collect();
         let bulk_x: Vec<f64> = options
@@ -648,6 +671,8 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
             nhalf_range: range(&each.iter().map(|e| e.2).collect::<Vec<_>>()),
             residual,
             reps,
+            word_points: options.word_hs.iter().copied().zip(wmin).collect(),
+            bulk_points: bulk_x.iter().map(|&x| x as usize).zip(bmin).collect(),
         };
         words_out = m.encode();
     }

@@ -52,6 +52,8 @@ fn fake(engine: Engine, nprocs: usize, g: f64, l: f64, nhalf: f64, s: f64) -> Me
         nhalf_range: (nhalf, nhalf),
         residual: 0.01,
         reps: 3,
+        word_points: Vec::new(),
+        bulk_points: Vec::new(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! collectives' choice).
 //!
 //! ```text
-//! bspprobe [--engine E[,E...]] [-p P[,P...]] [--quick] [--reps N] [--store FILE | --no-store]
+//! bspprobe [--engine E[,E...]] [-p P[,P...]] [--quick] [--reps N] [--store FILE | --no-store] [-v]
 //! ```
 
 use std::ffi::OsString;
@@ -45,6 +45,8 @@ Options:
                   $XDG_CACHE_HOME/bsplib/machine.json, else
                   ~/.cache/bsplib/machine.json)
   --no-store      print only
+  -v, --verbose   also print the fitted points: seconds per superstep for
+                  each h (bspbench's table)
   -h, --help      print this help and exit
 ",
         default_procs()
@@ -72,6 +74,7 @@ struct Cli {
     quick: bool,
     reps: Option<usize>,
     store: Option<Option<std::path::PathBuf>>,
+    verbose: bool,
 }
 
 fn list<T>(v: &str, what: &str, f: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
@@ -94,6 +97,7 @@ fn parse(args: &[OsString]) -> Result<Option<Cli>, String> {
         quick: false,
         reps: None,
         store: None,
+        verbose: false,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -132,6 +136,7 @@ fn parse(args: &[OsString]) -> Result<Option<Cli>, String> {
             }
             "--store" => cli.store = Some(Some(value()?.into())),
             "--no-store" => cli.store = Some(None),
+            "-v" | "--verbose" => cli.verbose = true,
             _ => return Err(format!("unknown argument '{name}'")),
         }
     }
@@ -181,6 +186,30 @@ fn row(m: &Measurement) -> String {
     )
 }
 
+/// The fitted points, for `--verbose`.
+fn points(m: &Measurement) -> String {
+    let mut out = String::from(
+        "    single words, h (words per process): us per superstep
+     ",
+    );
+    for (h, t) in &m.word_points {
+        out += &format!(" {h}: {:.2}", t * 1e6);
+    }
+    out += "\n    large puts, h (bytes per process): us per superstep\n     ";
+    for (h, t) in &m.bulk_points {
+        out += &format!(" {h}: {:.2}", t * 1e6);
+    }
+    out
+}
+
+/// Prints the row of `m` (and its points if asked).
+fn print(cli: &Cli, m: &Measurement) {
+    println!("{}", row(m));
+    if cli.verbose {
+        println!("{}", points(m));
+    }
+}
+
 /// Stores `m` where the command line says; prints where, or why not.
 fn store(cli: &Cli, m: &Measurement) -> Result<(), String> {
     let result = match &cli.store {
@@ -210,7 +239,7 @@ fn inside_mpirun(cli: &Cli) -> Result<(), String> {
     let runtime = Runtime::new(size).engine(Engine::Mpi);
     let m = probe::measure(&runtime, &options(cli)).map_err(|e| e.to_string())?;
     // Only rank 0 returns from the run.
-    println!("{}", row(&m));
+    print(cli, &m);
     store(cli, &m)
 }
 
@@ -292,7 +321,7 @@ fn main() -> ExitCode {
                 probe::measure(&Runtime::new(p).engine(engine), &opts)
                     .map_err(|e| e.to_string())
                     .and_then(|m| {
-                        println!("{}", row(&m));
+                        print(&cli, &m);
                         store(&cli, &m)
                     })
             };
