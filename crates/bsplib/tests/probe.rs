@@ -278,12 +278,29 @@ fn degenerate_options_fall_back_to_the_quick_lists() {
             ..Options::quick()
         };
         let m = probe::measure_in(bsp, &opts)?;
-        Ok(vec![m.machine.g, m.machine.l, m.reps as f64])
+        Ok(vec![
+            m.machine.g,
+            m.machine.l,
+            m.reps as f64,
+            m.word_points.len() as f64,
+            m.bulk_points.len() as f64,
+            m.word_points[1].0 as f64,
+        ])
     })
     .unwrap();
-    let [g, l, reps] = r[0][..] else {
+    assert_eq!(r[0], r[1], "every process returns the same measurement");
+    let [g, l, reps, nw, nb, h1] = r[0][..] else {
         unreachable!()
     };
+    let quick = Options::quick();
+    assert_eq!(
+        (nw, nb),
+        (quick.word_hs.len() as f64, quick.bulk_sizes.len() as f64)
+    );
+    assert_eq!(
+        h1, quick.word_hs[1] as f64,
+        "the points are the quick probe's h"
+    );
     assert!(g > 0.0 && g.is_finite() && l > 0.0 && l < 1.0, "{r:?}");
     assert_eq!(reps, 1.0, "reps 0 counts one repetition");
 }
