@@ -3,14 +3,17 @@
  * bsp_bcast, bsp_gather, bsp_scatter, bsp_fold, bsp_scan, the typed
  * reductions bsp_sumI/R/D, bsp_productI/R/D, bsp_minI/R/D, bsp_maxI/R/D
  * and their _prefix forms (I: int, R: float, D: double; each returns the
- * result), bsp_all, bsp_any; and the paper's total exchange bsp_exchange.
+ * result), bsp_all, bsp_any; the paper's total exchange bsp_exchange; and
+ * the machine enquiries bsp_g (seconds per byte), bsp_l (seconds), bsp_s
+ * (flop/s) and bsp_nhalf (bytes), which are local, not collective: the
+ * figures bspprobe stored for this host, engine and p, else defaults.
  *
  * Generated from crates/bsplib-c/src/level1.rs by cbindgen (see
  * cbindgen-level1.toml); do not edit. Include bsp.h too.
  *
- * Every function is collective: every process calls it, in the same
- * superstep, with the same root, nbytes and operator. Each uses ONE
- * superstep (bsp_bcast of large data: two where its two-phase form is
+ * Every function but the enquiries is collective: every process calls
+ * it, in the same superstep, with the same root, nbytes and operator.
+ * Each uses ONE superstep (bsp_bcast of large data: two where its two-phase form is
  * cheaper, on machines with many cores): it ends the superstep like
  * bsp_sync (the puts, gets and sends
  * issued before it are executed, and bsp_qsize/bsp_move afterwards see the
@@ -432,6 +435,40 @@ int bsp_any(int b);
  * `bsp_any` with the caller's location.
  */
 int bsplib_any_at(int b, const char *file, int line);
+
+/**
+ * `double bsp_g(void)`: this machine's g for the running engine at this
+ * run's p, in **seconds per byte** (asymptotic: large puts; a put of `n`
+ * bytes costs about `bsp_g() * (n + bsp_nhalf())`), as `bspprobe`
+ * measured and stored it on this host for this bsplib version, else the
+ * built-in default (0.15e-9). Local; the first enquiry of a process
+ * reads the store (`$BSPLIB_MACHINE`, else
+ * `$XDG_CACHE_HOME/bsplib/machine.json`, else
+ * `~/.cache/bsplib/machine.json`). Between `bsp_begin` and `bsp_end`.
+ */
+double bsp_g(void);
+
+/**
+ * `double bsp_l(void)`: l, the cost of a superstep, in **seconds**
+ * (the intercept of the fit over h-relations of single 8-byte puts);
+ * stored as for `bsp_g`, else the default 2.0e-6.
+ */
+double bsp_l(void);
+
+/**
+ * `double bsp_s(void)`: the computation rate in **flop/s** (an in-cache
+ * DAXPY, `y += a*x`, on one process while all run one: a stand-in for
+ * the Oxford toolset's processor speed, which it gave in Mflop/s);
+ * stored as for `bsp_g`, else the default 1.0e10.
+ */
+double bsp_s(void);
+
+/**
+ * `int bsp_nhalf(void)`: the message length in **bytes** at which half
+ * the asymptotic bandwidth `1/bsp_g()` is reached (rounded); stored as
+ * for `bsp_g`, else the default 378.
+ */
+int bsp_nhalf(void);
 
 #ifdef __cplusplus
 }  // extern "C"

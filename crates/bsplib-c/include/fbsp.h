@@ -8,6 +8,11 @@
       INTEGER bspnprocs, bsppid
       DOUBLE PRECISION bsptime
       EXTERNAL bspnprocs, bsppid, bsptime
+!     The machine's BSP parameters (bspprobe; C's bsp_g ...): g in
+!     seconds per byte, l in seconds, s in flop/s, nhalf in bytes.
+      DOUBLE PRECISION bspg, bspl, bsps
+      INTEGER bspnhalf
+      EXTERNAL bspg, bspl, bsps, bspnhalf
 !     Bytes of one INTEGER, REAL, DOUBLE PRECISION, LOGICAL, COMPLEX,
 !     DOUBLE COMPLEX and CHARACTER of the default kinds (gfortran).
       INTEGER BSPINT, BSPREAL, BSPDOUBLE, BSPLOGICAL

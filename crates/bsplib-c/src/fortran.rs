@@ -228,6 +228,32 @@ pub extern "C" fn bsptime_() -> f64 {
     with_fortran("bsptime", |bsp| Ok(bsp.time()))
 }
 
+/// `DOUBLE PRECISION FUNCTION bspg()`: C's `bsp_g()`, seconds per byte.
+#[no_mangle]
+pub extern "C" fn bspg_() -> f64 {
+    with_fortran("bspg", |bsp| Ok(bsp.machine().g))
+}
+
+/// `DOUBLE PRECISION FUNCTION bspl()`: C's `bsp_l()`, seconds.
+#[no_mangle]
+pub extern "C" fn bspl_() -> f64 {
+    with_fortran("bspl", |bsp| Ok(bsp.machine().l))
+}
+
+/// `DOUBLE PRECISION FUNCTION bsps()`: C's `bsp_s()`, flop/s.
+#[no_mangle]
+pub extern "C" fn bsps_() -> f64 {
+    with_fortran("bsps", |bsp| Ok(bsp.machine().s))
+}
+
+/// `INTEGER FUNCTION bspnhalf()`: C's `bsp_nhalf()`, bytes.
+#[no_mangle]
+pub extern "C" fn bspnhalf_() -> c_int {
+    with_fortran("bspnhalf", |bsp| {
+        Ok(bsp.machine().nhalf.round().min(c_int::MAX as f64) as c_int)
+    })
+}
+
 /// `SUBROUTINE bspsync()`.
 #[no_mangle]
 pub extern "C" fn bspsync_() {

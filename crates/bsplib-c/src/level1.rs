@@ -645,3 +645,43 @@ fn null_op(bsp: &bsplib::Bsp, call: &'static str, loc: Option<bsplib::SourceLoca
         loc,
     )
 }
+
+/// `double bsp_g(void)`: this machine's g for the running engine at this
+/// run's p, in **seconds per byte** (asymptotic: large puts; a put of `n`
+/// bytes costs about `bsp_g() * (n + bsp_nhalf())`), as `bspprobe`
+/// measured and stored it on this host for this bsplib version, else the
+/// built-in default (0.15e-9). Local; the first enquiry of a process
+/// reads the store (`$BSPLIB_MACHINE`, else
+/// `$XDG_CACHE_HOME/bsplib/machine.json`, else
+/// `~/.cache/bsplib/machine.json`). Between `bsp_begin` and `bsp_end`.
+#[no_mangle]
+pub extern "C" fn bsp_g() -> c_double {
+    with_bsp("bsp_g", std::ptr::null(), 0, |bsp, _| Ok(bsp.machine().g))
+}
+
+/// `double bsp_l(void)`: l, the cost of a superstep, in **seconds**
+/// (the intercept of the fit over h-relations of single 8-byte puts);
+/// stored as for `bsp_g`, else the default 2.0e-6.
+#[no_mangle]
+pub extern "C" fn bsp_l() -> c_double {
+    with_bsp("bsp_l", std::ptr::null(), 0, |bsp, _| Ok(bsp.machine().l))
+}
+
+/// `double bsp_s(void)`: the computation rate in **flop/s** (an in-cache
+/// DAXPY, `y += a*x`, on one process while all run one: a stand-in for
+/// the Oxford toolset's processor speed, which it gave in Mflop/s);
+/// stored as for `bsp_g`, else the default 1.0e10.
+#[no_mangle]
+pub extern "C" fn bsp_s() -> c_double {
+    with_bsp("bsp_s", std::ptr::null(), 0, |bsp, _| Ok(bsp.machine().s))
+}
+
+/// `int bsp_nhalf(void)`: the message length in **bytes** at which half
+/// the asymptotic bandwidth `1/bsp_g()` is reached (rounded); stored as
+/// for `bsp_g`, else the default 378.
+#[no_mangle]
+pub extern "C" fn bsp_nhalf() -> c_int {
+    with_bsp("bsp_nhalf", std::ptr::null(), 0, |bsp, _| {
+        Ok(bsp.machine().nhalf.round().min(c_int::MAX as f64) as c_int)
+    })
+}

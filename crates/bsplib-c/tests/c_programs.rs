@@ -379,6 +379,7 @@ const RMA: &[Prog] = &[
 #[rustfmt::skip]
 const LEVEL1: &[Prog] = &[
     ok("level1.c"),
+    ok("level1_enquiries.c"),
     mismatch("err_level1_some.c", &["bsp_sumI", "bsp_sync"], 2),
     mismatch("err_level1_root.c", &["bsp_bcast"], 2),
     mismatch("err_level1_size.c", &["bsp_gather"], 2),

@@ -143,11 +143,11 @@ enum Path {
 /// reduce-scatter then all-gather (two calls, `≈ 2n` bytes per process).
 const GATHER_MAX: usize = 32 << 10;
 
-/// The shared-memory engines' `g` (seconds per byte a process copies) and
-/// `l` (seconds per sync with data), measured by `examples/bench.rs` on a
-/// two-core machine, until a probe measures them per machine.
-const SHM_G: f64 = 0.15e-9;
-const SHM_L: f64 = 2.0e-6;
+// The shared-memory engines' `g` (seconds per byte a process copies) and
+// `l` (seconds per sync with data) are the machine's (`Bsp::machine`,
+// `probe.rs`): those `bspprobe` stored for this engine and p, else the
+// defaults, 0.15 ns and 2 µs, which `examples/bench.rs` measured on a
+// two-core machine.
 
 /// The machine's hardware threads, asked once (the standard library
 /// reads the cgroup files at every call: tens of microseconds).
@@ -192,8 +192,9 @@ impl Process {
                     )
                 };
                 let c = cores().min(p) as f64;
-                let one = h1.max(v1 / c) * SHM_G + SHM_L;
-                let two = h2.max(v2 / c) * SHM_G + 2.0 * SHM_L;
+                let m = self.machine();
+                let one = h1.max(v1 / c) * m.g + m.l;
+                let two = h2.max(v2 / c) * m.g + 2.0 * m.l;
                 if two < one {
                     Path::Two
                 } else {

@@ -85,6 +85,7 @@ mod exchange;
 pub mod launch;
 mod mailbox;
 mod mem;
+pub mod probe;
 mod process;
 mod profile;
 pub mod raw;

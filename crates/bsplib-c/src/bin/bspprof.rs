@@ -3,15 +3,17 @@
 //! trace and a self-contained HTML report.
 //!
 //! ```text
-//! bspprof [--g NS_PER_BYTE] [--l US] [-o report.html] [--trace trace.json] DIR
+//! bspprof [--g NS_PER_BYTE] [--l US] [--nhalf BYTES] [-o report.html] [--trace trace.json] DIR
 //! ```
 //!
 //! The report (inline SVG and CSS, no scripts, no fonts, nothing fetched)
 //! shows the timeline (one row per process, computing against
 //! synchronising), each superstep's measured time against the BSP
-//! prediction `w + g·h + l`, the heaviest supersteps with their source
-//! lines, and the load imbalance across processes. The profile format is
-//! described in `crates/bsplib/src/PROFILE.md`.
+//! prediction `w + g·(h + n½·records) + l`, the heaviest supersteps with
+//! their source lines, and the load imbalance across processes. g, l and
+//! n½ are those `bspprobe` stored for the profile's engine and p on this
+//! host (`bsplib::probe`), else the library's defaults, unless given. The
+//! profile format is described in `crates/bsplib/src/PROFILE.md`.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -20,12 +22,6 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-/// g measured on this project's 2-core VM by `examples/bench.rs`, section
-/// c (the bspbench h-relation of single 8-byte words, threads, p = 2,
-/// fitted T = l + g·h: 58 ns per word, 2026-11-23), per byte.
-const DEFAULT_G_NS_PER_BYTE: f64 = 7.25;
-/// l measured the same way: an empty superstep, threads, p = 4 (1.44 µs).
-const DEFAULT_L_US: f64 = 1.5;
 /// Heaviest supersteps listed by default.
 const DEFAULT_TOP: usize = 10;
 
@@ -37,13 +33,18 @@ Usage: bspprof [options] DIR
 Reads the profile a run wrote into DIR (bsprun --profile DIR, or
 BSPLIB_PROFILE=DIR) and writes one Chrome / Perfetto trace of every
 process, and an HTML report with the timeline, each superstep's time
-against the prediction w + g*h + l, the heaviest supersteps with their
-source lines, and the load imbalance across processes.
+against the prediction w + g*(h + nhalf*records) + l, the heaviest
+supersteps with their source lines, and the load imbalance across
+processes. g, l and nhalf are those bspprobe measured and stored for the
+profile's engine and p on this host (see bspprobe --help), else the
+library's defaults (g 0.15 ns/byte, l 2 us, nhalf 378 bytes: the
+project's 2-core VM); the report says which.
 
 Options:
-  --g G           g, in nanoseconds per byte (default {DEFAULT_G_NS_PER_BYTE}, measured on
-                  the project's 2-core VM by examples/bench.rs, 8-byte puts)
-  --l L           l, in microseconds (default {DEFAULT_L_US}, same source)
+  --g G           g, in nanoseconds per byte (then nhalf is 0 unless given:
+                  the classic w + g*h + l)
+  --l L           l, in microseconds
+  --nhalf N       nhalf, in bytes (a put or message of n bytes costs g*(n + N))
   --top N         heaviest supersteps listed (default {DEFAULT_TOP})
   -o FILE, --output FILE
                   the HTML report (default DIR/report.html)
@@ -58,8 +59,9 @@ Options:
 #[derive(Debug)]
 struct Options {
     dir: PathBuf,
-    g: f64,
-    l_us: f64,
+    g: Option<f64>,
+    l_us: Option<f64>,
+    nhalf: Option<f64>,
     top: usize,
     output: Option<PathBuf>,
     trace: Option<PathBuf>,
@@ -67,7 +69,7 @@ struct Options {
 
 fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
     let mut dir = None;
-    let (mut g, mut l_us, mut top) = (DEFAULT_G_NS_PER_BYTE, DEFAULT_L_US, DEFAULT_TOP);
+    let (mut g, mut l_us, mut nhalf, mut top) = (None, None, None, DEFAULT_TOP);
     let (mut output, mut trace) = (None, None);
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -90,8 +92,9 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
         };
         match name.as_str() {
             "-h" | "--help" => return Ok(None),
-            "--g" => g = number(value()?, "g")?,
-            "--l" => l_us = number(value()?, "l")?,
+            "--g" => g = Some(number(value()?, "g")?),
+            "--l" => l_us = Some(number(value()?, "l")?),
+            "--nhalf" => nhalf = Some(number(value()?, "nhalf")?),
             "--top" => {
                 let v = value()?;
                 top = v
@@ -115,6 +118,7 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
         dir,
         g,
         l_us,
+        nhalf,
         top,
         output,
         trace,
@@ -300,7 +304,74 @@ struct Step {
     predicted: f64,
 }
 
-fn steps(procs: &[Process], g: f64, l_ns: f64) -> Vec<Step> {
+/// The cost model of the predictions: g in ns per byte, l in ns, n½ in
+/// bytes, and where they came from.
+#[derive(Clone, Debug)]
+struct Model {
+    g: f64,
+    l_ns: f64,
+    nhalf: f64,
+    source: String,
+}
+
+/// The model for a profile of `engine` at `nprocs` processes: the
+/// command line's figures, else those `bspprobe` stored, else the
+/// library's defaults.
+fn model(o: &Options, engine: &str, nprocs: usize) -> Model {
+    use bsplib::probe::{self, Machine};
+    let stored = bsplib::Engine::from_name(engine).map(|e| probe::load(e, nprocs));
+    let (machine, mut source) = match stored {
+        Some(Ok(Some(m))) => (
+            m,
+            format!(
+                "measured by <code>bspprobe</code> for {engine}, p = {nprocs} on host {} (stored in <code>{}</code>)",
+                esc(&probe::hostname()),
+                esc(&probe::store_path().map(|p| p.display().to_string()).unwrap_or_default())
+            ),
+        ),
+        Some(Err(e)) => (
+            Machine::defaults(),
+            format!(
+                "the library's defaults (the store cannot be read: {}; run <code>bspprobe</code>)",
+                esc(&e.to_string())
+            ),
+        ),
+        _ => (
+            Machine::defaults(),
+            format!(
+                "the library's defaults, measured on the project's 2-core VM (nothing stored for {}, p = {nprocs} on this host: run <code>bspprobe -p {nprocs}</code>)",
+                esc(engine)
+            ),
+        ),
+    };
+    let mut given = Vec::new();
+    if o.g.is_some() {
+        given.push("g");
+    }
+    if o.l_us.is_some() {
+        given.push("l");
+    }
+    if o.nhalf.is_some() || o.g.is_some() {
+        given.push("n½");
+    }
+    if !given.is_empty() {
+        source = format!(
+            "{} given on the command line, the rest {source}",
+            given.join(", ")
+        );
+    }
+    Model {
+        g: o.g.unwrap_or(machine.g * 1e9),
+        l_ns: o.l_us.map_or(machine.l * 1e9, |l| l * 1e3),
+        nhalf: o
+            .nhalf
+            .unwrap_or(if o.g.is_some() { 0.0 } else { machine.nhalf }),
+        source,
+    }
+}
+
+fn steps(procs: &[Process], model: &Model) -> Vec<Step> {
+    let (g, l_ns, nhalf) = (model.g, model.l_ns, model.nhalf);
     let n = procs.iter().map(|p| p.rows.len()).max().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -319,6 +390,15 @@ fn steps(procs: &[Process], g: f64, l_ns: f64) -> Vec<Step> {
             .map(|r| r.bytes_out.max(r.bytes_in))
             .max()
             .unwrap_or(0);
+        // The busiest process's bytes, each record counted n½ more.
+        let cost_h = rows
+            .iter()
+            .map(|r| {
+                let out = r.bytes_out as f64 + nhalf * r.records_out as f64;
+                let inn = r.bytes_in as f64 + nhalf * r.records_in as f64;
+                out.max(inn)
+            })
+            .fold(0.0, f64::max);
         let mut at: Vec<String> = rows
             .iter()
             .map(|r| r.at.clone())
@@ -341,10 +421,22 @@ fn steps(procs: &[Process], g: f64, l_ns: f64) -> Vec<Step> {
                 .unwrap_or(0),
             at,
             ended_by,
-            predicted: wmax + if sync { g * h as f64 + l_ns } else { 0.0 },
+            predicted: wmax + if sync { g * cost_h + l_ns } else { 0.0 },
         });
     }
     out
+}
+
+/// A number with up to 4 significant digits, no trailing zeros.
+fn fmt_num(x: f64) -> String {
+    let s = format!("{x:.4}");
+    let s = if x.abs() >= 1.0 { format!("{x:.3}") } else { s };
+    let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    if s.is_empty() || s == "-" {
+        "0".into()
+    } else {
+        s
+    }
 }
 
 fn esc(s: &str) -> String {
@@ -569,10 +661,9 @@ fn bars(all: &[Step], limit: usize, html: &mut String) {
 }
 
 fn report(procs: &[Process], o: &Options) -> String {
-    let g = o.g;
-    let l_ns = o.l_us * 1e3;
-    let all = steps(procs, g, l_ns);
     let p0 = &procs[0];
+    let m = model(o, &p0.engine, p0.nprocs);
+    let all = steps(procs, &m);
     let mut html = String::new();
     let _ = write!(
         html,
@@ -608,18 +699,15 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     }
     let _ = writeln!(
         html,
-        "<p>Prediction per superstep: <code>w + g·h + l</code>, with w the longest computation of the superstep, \
-         h the largest of every process's bytes sent and received, g = {g} ns per byte and l = {} µs{}. \
-         The defaults were measured on the project's 2-core VM by <code>examples/bench.rs</code> \
-         (section c: the h-relation of 8-byte puts, and the empty superstep, threads engine); \
-         there is no probe yet (issue 15): pass <code>--g</code> and <code>--l</code> for another machine or engine. \
-         g measured with single words overestimates large transfers.</p>",
-        o.l_us,
-        if (g, o.l_us) == (DEFAULT_G_NS_PER_BYTE, DEFAULT_L_US) {
-            " (the defaults)"
-        } else {
-            " (given)"
-        }
+        "<p>Prediction per superstep: <code>w + g·(h + n½·r) + l</code>, with w the longest computation of the superstep, \
+         h and r the bytes and records (puts, messages, ...) of the process sending or receiving the most (each record counts n½ bytes more), \
+         <b id=\"model\">g = {} ns per byte, l = {} µs, n½ = {} bytes</b>: {}. \
+         Single 8-byte puts cost g·(8 + n½)/8 = {:.3} ns per byte.</p>",
+        fmt_num(m.g),
+        fmt_num(m.l_ns / 1e3),
+        fmt_num(m.nhalf),
+        m.source,
+        m.g * (8.0 + m.nhalf) / 8.0
     );
 
     html.push_str("<h2>Timeline</h2>\n<p class=\"key\"><span style=\"background:#4e79a7\"></span>computing<span style=\"background:#f28e2b\"></span>in a sync (waiting and exchanging)</p>\n");
@@ -784,7 +872,10 @@ mod tests {
     #[test]
     fn options() {
         let o = opts("--g 2.5 --l=3 -o r.html dir").unwrap().unwrap();
-        assert_eq!((o.g, o.l_us), (2.5, 3.0));
+        assert_eq!((o.g, o.l_us, o.nhalf), (Some(2.5), Some(3.0), None));
+        let m = model(&o, "threads", 2);
+        assert_eq!((m.g, m.l_ns, m.nhalf), (2.5, 3000.0, 0.0));
+        assert!(m.source.starts_with("g, l, n½ given"), "{}", m.source);
         assert_eq!(o.dir, PathBuf::from("dir"));
         assert_eq!(o.output, Some(PathBuf::from("r.html")));
         assert!(opts("--help").unwrap().is_none());
@@ -820,7 +911,13 @@ mod tests {
             proc_(0, vec![row(0, 0, 1000, 1500, 100, 10)]),
             proc_(1, vec![row(0, 0, 400, 1500, 0, 300)]),
         ];
-        let s = steps(&procs, 2.0, 50.0);
+        let m = Model {
+            g: 2.0,
+            l_ns: 50.0,
+            nhalf: 0.0,
+            source: String::new(),
+        };
+        let s = steps(&procs, &m);
         assert_eq!(s[0].h, 300);
         assert_eq!(s[0].w, 1000.0);
         assert_eq!(s[0].t, 1500.0);

@@ -367,6 +367,18 @@ impl World {
         &self.board
     }
 
+    /// The engine running this world (`probe.rs`: the machine parameters
+    /// are kept per engine).
+    pub(crate) fn engine(&self) -> crate::Engine {
+        match self.sync {
+            Sync::Serial(_) => crate::Engine::Serial,
+            Sync::Threads(_) => crate::Engine::Threads,
+            Sync::Processes(_) => crate::Engine::Processes,
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => crate::Engine::Mpi,
+        }
+    }
+
     /// The shared memory of a `processes` run.
     #[inline]
     pub(crate) fn shared(&self) -> Option<&processes::Shared> {
