@@ -214,9 +214,7 @@ impl Bsp {
 impl crate::process::Process {
     /// [`Bsp::machine`].
     pub(crate) fn machine(&self) -> Machine {
-        *self
-            .machine
-            .get_or_init(|| Machine::for_run(self.world.engine(), self.nprocs))
+        self.world.machine()
     }
 }
 

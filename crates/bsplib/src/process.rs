@@ -159,9 +159,6 @@ pub(crate) struct Process {
     pub(crate) sync_name: Option<&'static str>,
     /// The profiler's recorder, when the run profiles (`profile.rs`).
     pub(crate) profile: Option<Box<crate::profile::Recorder>>,
-    /// The machine parameters for this engine and p (`probe.rs`), read
-    /// from the store at the first use.
-    pub(crate) machine: std::cell::OnceCell<crate::probe::Machine>,
 }
 
 /// The recorder of process `pid`, if its run profiles.
@@ -228,7 +225,6 @@ impl Process {
             call_names: None,
             sync_name: None,
             profile,
-            machine: std::cell::OnceCell::new(),
         }
     }
 

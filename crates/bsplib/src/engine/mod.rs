@@ -301,6 +301,10 @@ pub(crate) struct World {
     sync: Sync,
     /// The profiler's set-up, when the run profiles (`profile.rs`).
     profile: std::sync::OnceLock<crate::profile::Setup>,
+    /// The machine parameters of the run (`probe.rs`), read once for all
+    /// its processes on shared memory, so that all choose the same
+    /// collective forms even if the store changes meanwhile.
+    machine: std::sync::OnceLock<crate::probe::Machine>,
 }
 
 impl World {
@@ -318,7 +322,10 @@ impl World {
     /// the fork: see `processes::fork`).
     pub(crate) fn processes(nprocs: usize) -> Result<Self, String> {
         check_memory(nprocs)?;
-        Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))
+        let world = Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))?;
+        // Read before the fork: every process then has the same figures.
+        world.machine();
+        Ok(world)
     }
 
     /// A world for one rank of an `mpi` run of `nprocs` processes.
@@ -365,6 +372,14 @@ impl World {
     #[inline]
     pub(crate) fn board(&self) -> &board::Board {
         &self.board
+    }
+
+    /// The machine parameters of this run ([`crate::probe::Machine::for_run`]),
+    /// read on first use.
+    pub(crate) fn machine(&self) -> crate::probe::Machine {
+        *self
+            .machine
+            .get_or_init(|| crate::probe::Machine::for_run(self.engine(), self.nprocs()))
     }
 
     /// The engine running this world (`probe.rs`: the machine parameters
@@ -542,6 +557,7 @@ impl World {
             am,
             failure: Mutex::new(None),
             profile: std::sync::OnceLock::new(),
+            machine: std::sync::OnceLock::new(),
             board,
             sync,
         })
