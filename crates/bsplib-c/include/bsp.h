@@ -312,6 +312,11 @@ void bsplib_begin_at(int maxprocs, const char *file, int line);
 
 #endif  /* BSP_H */
 
+/* After cbindgen's include guard, so guarded on its own: a second
+ * #include "bsp.h" must not redeclare the functions the macros below
+ * have renamed. */
+#ifndef BSP_H_TRAILER
+#define BSP_H_TRAILER
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 /* Registration names memory without reading it: tell GCC, so that
  * registering a variable before giving it a value (as the paper's examples
@@ -369,3 +374,4 @@ void bsplib_pop_reg_at(const void *ident, const char *file, int line)
 #define bsp_hpmove(tag_ptr, payload_ptr) \
     bsplib_hpmove_at((tag_ptr), (payload_ptr), __FILE__, __LINE__)
 #endif
+#endif  /* BSP_H_TRAILER */

@@ -1,6 +1,8 @@
 /* Compiled (not run) by the runner as C99 with -Wall -Wextra -pedantic
  * -Werror and as C++11: bsp.h alone must be clean, with a call of each of
- * the 20 primitives and the BSPedupack 2.0 type names. */
+ * the 20 primitives and the BSPedupack 2.0 type names; and included twice
+ * (as a program's headers often do). */
+#include <bsp.h>
 #include <bsp.h>
 
 void spmd_part(void);
