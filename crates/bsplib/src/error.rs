@@ -408,6 +408,77 @@ pub enum ErrorKind {
         /// Bytes in the destination's blocks.
         dst: usize,
     },
+    /// Checking mode (`BSPLIB_CHECK=1`, `bsprun --check`,
+    /// [`Runtime::check`](crate::Runtime::check)), the Oxford check-syncs:
+    /// two processes ended the superstep at syncs at different source
+    /// lines. The error's superstep is the one those syncs ended.
+    #[error(
+        "check-syncs: process {first} ended the superstep at the sync at {first_at}, \
+         process {second} at the sync at {second_at}: every process must end a superstep \
+         at the same bsp_sync"
+    )]
+    SyncMismatch {
+        /// The process of least pid whose sync was checked.
+        first: usize,
+        /// Where its sync is (`file:line`).
+        first_at: String,
+        /// The first process whose sync is elsewhere.
+        second: usize,
+        /// Where its sync is.
+        second_at: String,
+    },
+    /// Checking mode: puts (or hpputs) from two processes wrote overlapping
+    /// bytes of one area in one superstep, where BSPlib leaves their order
+    /// undefined. Found by the owner of the area; the error's superstep is
+    /// the puts'.
+    #[error(
+        "overlapping puts (their order is undefined): process {first}'s {first_call} at \
+         {first_at} and process {second}'s {second_call} at {second_at} both write bytes \
+         {start}..{end} of the area in registration slot {slot} on process {owner}"
+    )]
+    OverlappingPuts {
+        /// The process that owns the area.
+        owner: usize,
+        /// The area's registration slot (push order, from 0).
+        slot: u64,
+        /// The first byte written by both.
+        start: usize,
+        /// One past the last byte of the overlap found.
+        end: usize,
+        /// One writer.
+        first: usize,
+        /// Its call (`bsp_put`, `bsp_hpput`, ...).
+        first_call: &'static str,
+        /// Where it was made (`file:line`).
+        first_at: String,
+        /// The other writer.
+        second: usize,
+        /// Its call.
+        second_call: &'static str,
+        /// Where it was made.
+        second_at: String,
+    },
+    /// Checking mode: this process changed an hpput's source, or an
+    /// hpget's destination, between the call and the sync that carries it
+    /// out (found by a hash at the call and at the sync).
+    #[error(
+        "the {what} of the {call} at {at} ({len} bytes, process {pid}) changed between \
+         the call and the sync at {sync_at}: the program wrote it before the sync"
+    )]
+    HpRegionChanged {
+        /// `bsp_hpput` or `bsp_hpget`.
+        call: &'static str,
+        /// `source` or `destination`.
+        what: &'static str,
+        /// The other process of the transfer.
+        pid: usize,
+        /// The region's bytes.
+        len: usize,
+        /// Where the call was made.
+        at: String,
+        /// Where the sync was called.
+        sync_at: String,
+    },
 }
 
 fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {

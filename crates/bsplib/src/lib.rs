@@ -75,6 +75,7 @@ pub mod am;
 mod area;
 mod bsmp;
 mod bsp;
+mod check;
 mod codec;
 mod collectives;
 mod drma;

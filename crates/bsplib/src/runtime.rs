@@ -127,6 +127,8 @@ pub struct Runtime {
     fork_with_threads: bool,
     /// [`Runtime::profile`]: where each process writes its profile.
     profile: Option<std::path::PathBuf>,
+    /// [`Runtime::check`]: the checking mode.
+    check: bool,
 }
 
 impl Runtime {
@@ -143,6 +145,7 @@ impl Runtime {
             deadline: None,
             fork_with_threads: false,
             profile: None,
+            check: false,
         }
     }
 
@@ -188,6 +191,7 @@ impl Runtime {
         runtime.profile = std::env::var_os("BSPLIB_PROFILE")
             .filter(|d| !d.is_empty())
             .map(Into::into);
+        runtime.check = crate::check::from_env();
         runtime
     }
 
@@ -228,6 +232,43 @@ impl Runtime {
     /// ```
     pub fn profile(mut self, dir: Option<std::path::PathBuf>) -> Self {
         self.profile = dir;
+        self
+    }
+
+    /// Checks the program as it runs (`false`, the default: no checks):
+    /// every process's `sync` ending a superstep must be at the same source
+    /// line (the Oxford check-syncs, [`ErrorKind::SyncMismatch`]); puts from
+    /// different processes must not write overlapping bytes of one area in
+    /// one superstep ([`ErrorKind::OverlappingPuts`]); an hpput's source and
+    /// an hpget's destination must not change between the call and the
+    /// sync ([`ErrorKind::HpRegionChanged`]). A finding stops the run like
+    /// any error. The environment variable `BSPLIB_CHECK=1` sets it for
+    /// [`Runtime::from_env`] (`bsprun --check`). Off, it costs one branch
+    /// per sync (shared with the profiler) and one per put; the design and
+    /// what cannot be detected: `crates/bsplib/src/CHECKING.md`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{ErrorKind, Runtime};
+    /// let err = Runtime::new(2)
+    ///     .check(true)
+    ///     .run(|bsp| {
+    ///         if bsp.pid() == 0 {
+    ///             bsp.sync()
+    ///         } else {
+    ///             bsp.sync() // another line: check-syncs stops the run
+    ///         }
+    ///     })
+    ///     .unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::SyncMismatch { .. }), "{err}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None here; the run returns the findings as errors.
+    pub fn check(mut self, on: bool) -> Self {
+        self.check = on;
         self
     }
 
@@ -493,6 +534,12 @@ impl Runtime {
             let setup = crate::profile::Setup::prepare(dir, self.engine.name())
                 .map_err(|detail| Error::startup(detail, loc))?;
             world.set_profile(setup);
+        }
+        if self.check {
+            let shared = world.rendezvous().is_none();
+            let setup = crate::check::Setup::new(world.nprocs(), shared)
+                .map_err(|detail| Error::startup(detail, loc))?;
+            world.set_check(setup);
         }
         Ok(world)
     }

@@ -301,6 +301,8 @@ pub(crate) struct World {
     sync: Sync,
     /// The profiler's set-up, when the run profiles (`profile.rs`).
     profile: std::sync::OnceLock<crate::profile::Setup>,
+    /// The checking mode's set-up, when the run checks (`check.rs`).
+    check: std::sync::OnceLock<crate::check::Setup>,
 }
 
 impl World {
@@ -348,6 +350,18 @@ impl World {
     #[inline]
     pub(crate) fn profile(&self) -> Option<&crate::profile::Setup> {
         self.profile.get()
+    }
+
+    /// Turns the checking mode on for this run (before any process
+    /// starts).
+    pub(crate) fn set_check(&self, setup: crate::check::Setup) {
+        let _ = self.check.set(setup);
+    }
+
+    /// The checking mode's set-up, if the run checks.
+    #[inline]
+    pub(crate) fn check(&self) -> Option<&crate::check::Setup> {
+        self.check.get()
     }
 
     /// The run's deadline, if any.
@@ -530,6 +544,7 @@ impl World {
             am,
             failure: Mutex::new(None),
             profile: std::sync::OnceLock::new(),
+            check: std::sync::OnceLock::new(),
             board,
             sync,
         })
