@@ -374,7 +374,9 @@ impl Process {
                         what,
                         pid: h.pid,
                         len: h.len,
-                        at: h.loc.map_or_else(|| "an unknown location".into(), |l| l.to_string()),
+                        at: h
+                            .loc
+                            .map_or_else(|| "an unknown location".into(), |l| l.to_string()),
                         sync_at: loc
                             .map_or_else(|| "an unknown location".into(), |l| l.to_string()),
                     },
@@ -585,9 +587,7 @@ impl Process {
                     other = Some(b);
                 }
                 best = Some(i);
-            } else if ranges[b].sender != r.sender
-                && other.is_none_or(|o| r.end > ranges[o].end)
-            {
+            } else if ranges[b].sender != r.sender && other.is_none_or(|o| r.end > ranges[o].end) {
                 other = Some(i);
             }
         }

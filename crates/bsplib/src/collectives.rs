@@ -345,7 +345,9 @@ impl Process {
     /// On `mpi`: the hash barrier A compares (this process's collective's
     /// descriptor, or a plain sync's).
     pub(crate) fn coll_check_hash(&self) -> u64 {
-        let fields = self.coll.map_or([SYNC_KIND, self.check_sync_hash(), 0, 0], |(_, f)| f);
+        let fields = self
+            .coll
+            .map_or([SYNC_KIND, self.check_sync_hash(), 0, 0], |(_, f)| f);
         fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
             (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
         })
@@ -412,45 +414,51 @@ impl Process {
                 second: *b,
                 second_at: format!("{}:{}", db.file, db.line),
             };
-            let err = Error::new(kind, self.call_name(mine_name), self.pid, self.superstep, loc);
+            let err = Error::new(
+                kind,
+                self.call_name(mine_name),
+                self.pid,
+                self.superstep,
+                loc,
+            );
             self.world.fail_collective(err.clone(), self.pid);
             return err;
         }
         let detail = detail.map_or_else(
-                || "the processes ended the superstep with different collectives".into(),
-                |(a, b, da, db)| {
-                    let at = |d: &Desc| format!("{}:{}", d.file, d.line);
-                    let what = if da.fields[0] != db.fields[0] {
-                        return format!(
-                            "process {a} called {} ({}) where process {b} called {} ({})",
-                            da.name(),
-                            at(&da),
-                            db.name(),
-                            at(&db)
-                        );
-                    } else if da.fields[1] != db.fields[1] {
-                        format!(
-                            "the root is {} on process {a}, {} on process {b}",
-                            da.fields[1], db.fields[1]
-                        )
-                    } else if da.fields[2] != db.fields[2] {
-                        format!(
-                            "process {a} gave {} bytes, process {b} {}",
-                            da.fields[2], db.fields[2]
-                        )
-                    } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
-                        "they use different algorithms (Bsp::set_collective_algorithm)".into()
-                    } else {
-                        "their operators differ".into()
-                    };
-                    format!(
-                        "{} on process {a} ({}) and on process {b} ({}) do not match: {what}",
+            || "the processes ended the superstep with different collectives".into(),
+            |(a, b, da, db)| {
+                let at = |d: &Desc| format!("{}:{}", d.file, d.line);
+                let what = if da.fields[0] != db.fields[0] {
+                    return format!(
+                        "process {a} called {} ({}) where process {b} called {} ({})",
                         da.name(),
                         at(&da),
+                        db.name(),
                         at(&db)
+                    );
+                } else if da.fields[1] != db.fields[1] {
+                    format!(
+                        "the root is {} on process {a}, {} on process {b}",
+                        da.fields[1], db.fields[1]
                     )
-                },
-            );
+                } else if da.fields[2] != db.fields[2] {
+                    format!(
+                        "process {a} gave {} bytes, process {b} {}",
+                        da.fields[2], db.fields[2]
+                    )
+                } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
+                    "they use different algorithms (Bsp::set_collective_algorithm)".into()
+                } else {
+                    "their operators differ".into()
+                };
+                format!(
+                    "{} on process {a} ({}) and on process {b} ({}) do not match: {what}",
+                    da.name(),
+                    at(&da),
+                    at(&db)
+                )
+            },
+        );
         let err = Error::new(
             ErrorKind::CollectiveMismatch { detail },
             self.call_name(mine_name),

@@ -353,6 +353,8 @@ impl Launch {
         if let Some(shared) = self.world.shared() {
             processes::join(shared);
         }
+        // The progress view's line goes now (else at the program's exit).
+        crate::progress::finish();
     }
 
     /// Records `err` as the run's error unless one is recorded; true if it

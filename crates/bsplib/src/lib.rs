@@ -88,6 +88,7 @@ mod mailbox;
 mod mem;
 mod process;
 mod profile;
+mod progress;
 pub mod raw;
 mod registration;
 mod runtime;

@@ -129,6 +129,8 @@ pub struct Runtime {
     profile: Option<std::path::PathBuf>,
     /// [`Runtime::check`]: the checking mode.
     check: bool,
+    /// [`Runtime::progress`]: `Some(force)` when on.
+    progress: Option<bool>,
 }
 
 impl Runtime {
@@ -146,6 +148,7 @@ impl Runtime {
             fork_with_threads: false,
             profile: None,
             check: false,
+            progress: None,
         }
     }
 
@@ -192,6 +195,7 @@ impl Runtime {
             .filter(|d| !d.is_empty())
             .map(Into::into);
         runtime.check = crate::check::from_env();
+        runtime.progress = crate::progress::from_env();
         runtime
     }
 
@@ -269,6 +273,33 @@ impl Runtime {
     /// None here; the run returns the findings as errors.
     pub fn check(mut self, on: bool) -> Self {
         self.check = on;
+        self
+    }
+
+    /// Shows the run's progress on standard error when it is a terminal
+    /// (`false`, the default: nothing): the superstep count, the rate in
+    /// supersteps per second and the slowest process (the one the others
+    /// wait for), redrawn in place four times a second from the first half
+    /// second on, and erased when the run ends. `BSPLIB_PROGRESS=1` sets
+    /// it for [`Runtime::from_env`] (`bsprun --progress`);
+    /// `BSPLIB_PROGRESS=force` draws even when standard error is not a
+    /// terminal. A thread of process 0 reads the status board: the
+    /// processes themselves do nothing more. On `mpi`, rank 0 shows its own
+    /// superstep and rate only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::Runtime::new(2).progress(true).run(|bsp| bsp.sync())?;
+    /// assert_eq!(r.len(), 2);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None: a view that cannot be drawn is not drawn.
+    pub fn progress(mut self, on: bool) -> Self {
+        self.progress = on.then_some(false);
         self
     }
 
@@ -490,6 +521,7 @@ impl Runtime {
                 all
             })
         };
+        crate::progress::finish();
         match world.failure() {
             Some(err) => Err(err),
             None => Ok(results
@@ -540,6 +572,9 @@ impl Runtime {
             let setup = crate::check::Setup::new(world.nprocs(), shared)
                 .map_err(|detail| Error::startup(detail, loc))?;
             world.set_check(setup);
+        }
+        if let Some(force) = self.progress {
+            world.set_progress(force);
         }
         Ok(world)
     }
@@ -621,6 +656,7 @@ impl Runtime {
         }
         let first = process_main(0, &world, start, &spmd);
         processes::join(shared);
+        crate::progress::finish();
         if let Some(err) = world.failure() {
             return Err(err);
         }
@@ -664,6 +700,7 @@ impl Runtime {
             let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
             let result = process_main(pid, &world, Instant::now(), &spmd);
             world.finish_mpi(pid);
+            crate::progress::finish();
             match (result, world.failure()) {
                 (Some(r), None) => {
                     mine.push(0);

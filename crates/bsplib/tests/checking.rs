@@ -16,7 +16,12 @@ where
     F: Fn(&mut Bsp) -> Result<(), Error> + Sync + Send + Clone + 'static,
     V: Fn(usize, &Error),
 {
-    if mpi_mode() && bsplib::Runtime::new(usize::MAX).engine(bsplib::Engine::Mpi).nprocs() < min_p {
+    if mpi_mode()
+        && bsplib::Runtime::new(usize::MAX)
+            .engine(bsplib::Engine::Mpi)
+            .nprocs()
+            < min_p
+    {
         return;
     }
     for (engine, p, n) in configurations_with(min_p) {
@@ -228,7 +233,13 @@ fn a_strided_put_crossing_another_is_reported() {
             bsp.sync()?;
             if bsp.pid() == 0 {
                 // Column 1 of a 4 x 4 matrix on process 0.
-                bsp.put_strided(0, &[1; 4], Strided::contiguous(0, 4), &m, Strided::column(1, 4, 4))?; // COLUMN
+                bsp.put_strided(
+                    0,
+                    &[1; 4],
+                    Strided::contiguous(0, 4),
+                    &m,
+                    Strided::column(1, 4, 4),
+                )?; // COLUMN
             } else if bsp.pid() == p - 1 {
                 unsafe { bsp.hpput(0, &[2u32; 4], &m, 8)? }; // ROW
             }
@@ -252,7 +263,10 @@ fn a_strided_put_crossing_another_is_reported() {
                 assert_eq!((*start, *end), (36, 40), "{err}");
                 let col = (0usize, "bsp_put_strided", line_of("// COLUMN"));
                 let row = (n - 1, "bsp_hpput", line_of("// ROW"));
-                let got = [(*first, *first_call, first_at), (*second, *second_call, second_at)];
+                let got = [
+                    (*first, *first_call, first_at),
+                    (*second, *second_call, second_at),
+                ];
                 for (pid, call, at) in got {
                     let want = if pid == 0 { &col } else { &row };
                     assert_eq!((pid, call), (want.0, want.1), "{err}");
@@ -283,7 +297,13 @@ fn an_hpput_source_written_before_the_sync_is_reported() {
             bsp.sync()
         },
         |_, err| match err.kind() {
-            ErrorKind::HpRegionChanged { call, what, len, at, .. } => {
+            ErrorKind::HpRegionChanged {
+                call,
+                what,
+                len,
+                at,
+                ..
+            } => {
                 assert_eq!((*call, *what, *len), ("bsp_hpput", "source", 32), "{err}");
                 assert!(at.starts_with(&line_of("// HPPUT")), "{err}");
                 assert_eq!(err.call(), "bsp_hpput");

@@ -346,9 +346,8 @@ fn get_array_with_colliding_indices() {
 
 #[test]
 fn put_array_then_get_array_compose() {
-    if overlap_found_when_checking(|bsp| {
-        on_block(bsp, squares, &[put_array, get_array, get_array])
-    }) {
+    if overlap_found_when_checking(|bsp| on_block(bsp, squares, &[put_array, get_array, get_array]))
+    {
         return;
     }
     for_each_engine(

@@ -48,6 +48,16 @@ Options:
                   DIR/profile.<pid>.json (a Chrome / Perfetto trace with
                   every superstep's times, h-relation and sync line);
                   bspprof DIR makes a report of them
+  --check         checking mode: stop the run when processes end a
+                  superstep at syncs on different lines (check-syncs), when
+                  puts from different processes overlap in one area in one
+                  superstep, or when an hpput source / hpget destination
+                  changes before its sync; each finding names the calls,
+                  processes, superstep and lines
+  --progress      show the superstep count, the rate and the slowest
+                  process on the terminal (standard error), updated in
+                  place and erased at the end (nothing if stderr is not a
+                  terminal; BSPLIB_PROGRESS=force draws it anyway)
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
   --version       print the version and exit
@@ -57,6 +67,8 @@ Environment set for the program (only when the option is given):
   BSPLIB_ENGINE   the engine
   BSPLIB_DEADLINE the deadline, in seconds
   BSPLIB_PROFILE  the profile directory (made absolute)
+  BSPLIB_CHECK    1 (--check)
+  BSPLIB_PROGRESS 1 (--progress)
 
 On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
 every process is (computing in superstep s, or waiting in its bsp_sync)
@@ -94,6 +106,10 @@ struct Invocation {
     deadline: Option<String>,
     /// `BSPLIB_PROFILE` (a directory), if an option gave it.
     profile: Option<OsString>,
+    /// `BSPLIB_CHECK=1` (`--check`).
+    check: bool,
+    /// `BSPLIB_PROGRESS=1` (`--progress`).
+    progress: bool,
     /// The program, resolved through `PATH` if it has no `/`.
     program: OsString,
     /// The program's arguments.
@@ -164,6 +180,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
     let mut engine = None;
     let mut deadline = None;
     let mut profile = None;
+    let (mut check, mut progress) = (false, false);
     let mut rest = args.iter().map(AsRef::as_ref);
     while let Some(arg) = rest.next() {
         let program = if arg == "--" {
@@ -191,6 +208,8 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
                 ("--engine", _) => engine = Some(parse_engine(value()?)?),
                 ("--deadline", _) => deadline = Some(parse_deadline(value()?)?),
                 ("--profile", _) => profile = Some(absolute(value()?)),
+                ("--check", None) => check = true,
+                ("--progress", None) => progress = true,
                 _ => return Err(UsageError::UnknownOption(text.into_owned())),
             }
             continue;
@@ -202,6 +221,8 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
             engine,
             deadline,
             profile,
+            check,
+            progress,
             program: program.to_owned(),
             args: rest.map(OsStr::to_owned).collect(),
         }));
@@ -280,6 +301,14 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     }
     if inv.profile.is_some() {
         command.args(["-x", "BSPLIB_PROFILE"]);
+    }
+    for (on, var) in [
+        (inv.check, "BSPLIB_CHECK"),
+        (inv.progress, "BSPLIB_PROGRESS"),
+    ] {
+        if on || std::env::var_os(var).is_some() {
+            command.args(["-x", var]);
+        }
     }
     command.arg(&inv.program).args(&inv.args);
     Ok(command)
@@ -503,6 +532,17 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     if let Some(dir) = &inv.profile {
         command.env("BSPLIB_PROFILE", dir);
+    }
+    if inv.check {
+        command.env("BSPLIB_CHECK", "1");
+    }
+    if inv.progress && std::env::var_os("BSPLIB_PROGRESS").is_none() {
+        // Under mpirun the program's stderr is a pipe (mpirun's, relayed
+        // by us): our own terminal decides there.
+        // SAFETY: `isatty` has no preconditions.
+        let tty = unsafe { libc::isatty(2) } == 1;
+        let value = if engine == "mpi" && tty { "force" } else { "1" };
+        command.env("BSPLIB_PROGRESS", value);
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
         return run_mpirun(command, &inv.program);

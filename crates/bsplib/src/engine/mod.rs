@@ -303,6 +303,8 @@ pub(crate) struct World {
     profile: std::sync::OnceLock<crate::profile::Setup>,
     /// The checking mode's set-up, when the run checks (`check.rs`).
     check: std::sync::OnceLock<crate::check::Setup>,
+    /// The progress view (`progress.rs`): `Some(force)` when on.
+    progress: std::sync::OnceLock<bool>,
 }
 
 impl World {
@@ -362,6 +364,17 @@ impl World {
     #[inline]
     pub(crate) fn check(&self) -> Option<&crate::check::Setup> {
         self.check.get()
+    }
+
+    /// Turns the progress view on for this run (`force`: even when
+    /// standard error is not a terminal).
+    pub(crate) fn set_progress(&self, force: bool) {
+        let _ = self.progress.set(force);
+    }
+
+    /// `Some(force)` if the run shows its progress.
+    pub(crate) fn progress(&self) -> Option<bool> {
+        self.progress.get().copied()
     }
 
     /// The run's deadline, if any.
@@ -545,6 +558,7 @@ impl World {
             failure: Mutex::new(None),
             profile: std::sync::OnceLock::new(),
             check: std::sync::OnceLock::new(),
+            progress: std::sync::OnceLock::new(),
             board,
             sync,
         })
