@@ -171,6 +171,14 @@ fn at_text(file: &str, line: u64) -> String {
     }
 }
 
+/// `file:line`, or a phrase for an unknown location.
+fn place_text(loc: Loc) -> String {
+    loc.map_or_else(
+        || "an unknown location".into(),
+        |l| at_text(l.file(), u64::from(l.line())),
+    )
+}
+
 /// A sync's location as the check compares it: file and line (not the
 /// column: Rust gives one, C does not).
 struct Place {
@@ -233,7 +241,6 @@ struct PutNote {
 /// An hpput source or hpget destination, hashed at the call.
 struct HpNote {
     call: &'static str,
-    pid: usize,
     ptr: *const u8,
     len: usize,
     hash: u64,
@@ -301,7 +308,6 @@ impl Process {
     pub(crate) unsafe fn check_note_hp(
         &mut self,
         call: &'static str,
-        pid: usize,
         ptr: *const u8,
         len: usize,
         loc: Loc,
@@ -311,7 +317,6 @@ impl Process {
         if let Some(c) = &mut self.check {
             c.hp.push(HpNote {
                 call,
-                pid,
                 ptr,
                 len,
                 hash,
@@ -372,13 +377,8 @@ impl Process {
                     ErrorKind::HpRegionChanged {
                         call: self.call_name(h.call),
                         what,
-                        pid: h.pid,
                         len: h.len,
-                        at: h
-                            .loc
-                            .map_or_else(|| "an unknown location".into(), |l| l.to_string()),
-                        sync_at: loc
-                            .map_or_else(|| "an unknown location".into(), |l| l.to_string()),
+                        places: Box::new([place_text(h.loc), place_text(loc)]),
                     },
                     h.call,
                     h.loc,
@@ -450,10 +450,10 @@ impl Process {
                     Some((a, h)) if h != hash => {
                         let at = |pid| table.read(pid, parity).map(|(_, at)| at);
                         let kind = ErrorKind::SyncMismatch {
-                            first: a,
-                            first_at: at(a).unwrap_or_default(),
-                            second: q,
-                            second_at: at(q).unwrap_or_default(),
+                            syncs: Box::new([
+                                (a, at(a).unwrap_or_default()),
+                                (q, at(q).unwrap_or_default()),
+                            ]),
                         };
                         return Err(self.check_failed(kind, ended, loc));
                     }
@@ -572,14 +572,11 @@ impl Process {
                 return Some(ErrorKind::OverlappingPuts {
                     owner: self.pid,
                     slot: r.slot,
-                    start: r.start,
-                    end: r.end.min(p.end),
-                    first: x.0,
-                    first_call: crate::codec::intern(x.3),
-                    first_at: at_text(x.2, x.1),
-                    second: y.0,
-                    second_call: crate::codec::intern(y.3),
-                    second_at: at_text(y.2, y.1),
+                    bytes: r.start..r.end.min(p.end),
+                    puts: Box::new([
+                        (x.0, format!("{} at {}", x.3, at_text(x.2, x.1))),
+                        (y.0, format!("{} at {}", y.3, at_text(y.2, y.1))),
+                    ]),
                 });
             }
             if r.end > ranges[b].end {

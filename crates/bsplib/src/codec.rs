@@ -294,57 +294,41 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(34);
             w.str(detail);
         }
-        K::SyncMismatch {
-            first,
-            first_at,
-            second,
-            second_at,
-        } => {
+        K::SyncMismatch { syncs } => {
             w.u64(40);
-            word(&mut w, *first);
-            w.str(first_at);
-            word(&mut w, *second);
-            w.str(second_at);
+            for (pid, at) in syncs.iter() {
+                word(&mut w, *pid);
+                w.str(at);
+            }
         }
         K::OverlappingPuts {
             owner,
             slot,
-            start,
-            end,
-            first,
-            first_call,
-            first_at,
-            second,
-            second_call,
-            second_at,
+            bytes,
+            puts,
         } => {
             w.u64(41);
             word(&mut w, *owner);
             w.u64(*slot);
-            word(&mut w, *start);
-            word(&mut w, *end);
-            word(&mut w, *first);
-            w.str(first_call);
-            w.str(first_at);
-            word(&mut w, *second);
-            w.str(second_call);
-            w.str(second_at);
+            word(&mut w, bytes.start);
+            word(&mut w, bytes.end);
+            for (pid, put) in puts.iter() {
+                word(&mut w, *pid);
+                w.str(put);
+            }
         }
         K::HpRegionChanged {
             call,
             what,
-            pid,
             len,
-            at,
-            sync_at,
+            places,
         } => {
             w.u64(42);
             w.str(call);
             w.str(what);
-            word(&mut w, *pid);
             word(&mut w, *len);
-            w.str(at);
-            w.str(sync_at);
+            w.str(&places[0]);
+            w.str(&places[1]);
         }
     }
     w.0
@@ -526,30 +510,19 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             detail: r.string()?,
         },
         40 => K::SyncMismatch {
-            first: r.usize()?,
-            first_at: r.string()?,
-            second: r.usize()?,
-            second_at: r.string()?,
+            syncs: Box::new([(r.usize()?, r.string()?), (r.usize()?, r.string()?)]),
         },
         41 => K::OverlappingPuts {
             owner: r.usize()?,
             slot: r.u64()?,
-            start: r.usize()?,
-            end: r.usize()?,
-            first: r.usize()?,
-            first_call: r.static_str()?,
-            first_at: r.string()?,
-            second: r.usize()?,
-            second_call: r.static_str()?,
-            second_at: r.string()?,
+            bytes: r.usize()?..r.usize()?,
+            puts: Box::new([(r.usize()?, r.string()?), (r.usize()?, r.string()?)]),
         },
         42 => K::HpRegionChanged {
             call: r.static_str()?,
             what: r.static_str()?,
-            pid: r.usize()?,
             len: r.usize()?,
-            at: r.string()?,
-            sync_at: r.string()?,
+            places: Box::new([r.string()?, r.string()?]),
         },
         _ => return None,
     };
@@ -861,30 +834,22 @@ mod tests {
                 detail: "another root".into(),
             },
             ErrorKind::SyncMismatch {
-                first: 0,
-                first_at: "a.c:10".into(),
-                second: 2,
-                second_at: "a.c:12".into(),
+                syncs: Box::new([(0, "a.c:10".into()), (2, "a.c:12".into())]),
             },
             ErrorKind::OverlappingPuts {
                 owner: 1,
                 slot: 3,
-                start: 8,
-                end: 16,
-                first: 0,
-                first_call: "bsp_put",
-                first_at: "a.c:20".into(),
-                second: 2,
-                second_call: "bsp_hpput",
-                second_at: "a.c:21".into(),
+                bytes: 8..16,
+                puts: Box::new([
+                    (0, "bsp_put at a.c:20".into()),
+                    (2, "bsp_hpput at a.c:21".into()),
+                ]),
             },
             ErrorKind::HpRegionChanged {
                 call: "bsp_hpput",
                 what: "source",
-                pid: 1,
                 len: 8,
-                at: "a.c:30".into(),
-                sync_at: "a.c:31".into(),
+                places: Box::new(["a.c:30".into(), "a.c:31".into()]),
             },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);

@@ -409,10 +409,10 @@ impl Process {
         {
             // Two plain syncs at different lines (checking mode).
             let kind = ErrorKind::SyncMismatch {
-                first: *a,
-                first_at: format!("{}:{}", da.file, da.line),
-                second: *b,
-                second_at: format!("{}:{}", db.file, db.line),
+                syncs: Box::new([
+                    (*a, format!("{}:{}", da.file, da.line)),
+                    (*b, format!("{}:{}", db.file, db.line)),
+                ]),
             };
             let err = Error::new(
                 kind,

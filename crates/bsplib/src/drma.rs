@@ -491,7 +491,7 @@ impl Process {
             let whole = Shape::contiguous(nbytes);
             self.check_note_put(pid, slot, offset, whole, CALL, loc);
             // SAFETY: the caller keeps `src` readable until the sync.
-            unsafe { self.check_note_hp(CALL, pid, src, nbytes, loc) };
+            unsafe { self.check_note_hp(CALL, src, nbytes, loc) };
         }
         if nbytes >= CROSS_FROM && self.world.cross_memory() {
             // `processes` with cross-memory attach: the receiver reads the
@@ -560,7 +560,7 @@ impl Process {
         if hp && self.check.is_some() {
             // SAFETY: the caller keeps `dst` writable (and readable: it is
             // ordinary memory) until the sync.
-            unsafe { self.check_note_hp(call, pid, dst, nbytes, loc) };
+            unsafe { self.check_note_hp(call, dst, nbytes, loc) };
         }
         // Whether we may read the owner's memory ourselves: in this one
         // address space, or by cross-memory attach from `CROSS_FROM` bytes.

@@ -413,71 +413,54 @@ pub enum ErrorKind {
     /// two processes ended the superstep at syncs at different source
     /// lines. The error's superstep is the one those syncs ended.
     #[error(
-        "check-syncs: process {first} ended the superstep at the sync at {first_at}, \
-         process {second} at the sync at {second_at}: every process must end a superstep \
-         at the same bsp_sync"
+        "check-syncs: process {} ended the superstep at the sync at {}, process {} at the \
+         sync at {}: every process must end a superstep at the same bsp_sync",
+        .syncs[0].0, .syncs[0].1, .syncs[1].0, .syncs[1].1
     )]
     SyncMismatch {
-        /// The process of least pid whose sync was checked.
-        first: usize,
-        /// Where its sync is (`file:line`).
-        first_at: String,
-        /// The first process whose sync is elsewhere.
-        second: usize,
-        /// Where its sync is.
-        second_at: String,
+        /// The two processes and where their syncs are (`file:line`): the
+        /// process of least pid whose sync was checked, and the first
+        /// whose sync is elsewhere.
+        syncs: Box<[(usize, String); 2]>,
     },
     /// Checking mode: puts (or hpputs) from two processes wrote overlapping
     /// bytes of one area in one superstep, where BSPlib leaves their order
     /// undefined. Found by the owner of the area; the error's superstep is
     /// the puts'.
     #[error(
-        "overlapping puts (their order is undefined): process {first}'s {first_call} at \
-         {first_at} and process {second}'s {second_call} at {second_at} both write bytes \
-         {start}..{end} of the area in registration slot {slot} on process {owner}"
+        "overlapping puts (their order is undefined): process {}'s {} and process {}'s {} \
+         both write bytes {}..{} of the area in registration slot {} on process {}",
+        .puts[0].0, .puts[0].1, .puts[1].0, .puts[1].1, .bytes.start, .bytes.end, .slot, .owner
     )]
     OverlappingPuts {
         /// The process that owns the area.
         owner: usize,
         /// The area's registration slot (push order, from 0).
         slot: u64,
-        /// The first byte written by both.
-        start: usize,
-        /// One past the last byte of the overlap found.
-        end: usize,
-        /// One writer.
-        first: usize,
-        /// Its call (`bsp_put`, `bsp_hpput`, ...).
-        first_call: &'static str,
-        /// Where it was made (`file:line`).
-        first_at: String,
-        /// The other writer.
-        second: usize,
-        /// Its call.
-        second_call: &'static str,
-        /// Where it was made.
-        second_at: String,
+        /// The bytes of the area both write (an overlap found: there may
+        /// be more).
+        bytes: std::ops::Range<usize>,
+        /// The two writers and their calls: `(pid, "bsp_put at
+        /// file:line")` (`bsp_hpput`, `bsp_put_strided`, ...).
+        puts: Box<[(usize, String); 2]>,
     },
     /// Checking mode: this process changed an hpput's source, or an
     /// hpget's destination, between the call and the sync that carries it
     /// out (found by a hash at the call and at the sync).
     #[error(
-        "the {what} of the {call} at {at} ({len} bytes, process {pid}) changed between \
-         the call and the sync at {sync_at}: the program wrote it before the sync"
+        "the {what} of the {call} at {} ({len} bytes) changed between the call and the \
+         sync at {}: the program wrote it before the sync",
+        .places[0], .places[1]
     )]
     HpRegionChanged {
         /// `bsp_hpput` or `bsp_hpget`.
         call: &'static str,
         /// `source` or `destination`.
         what: &'static str,
-        /// The other process of the transfer.
-        pid: usize,
         /// The region's bytes.
         len: usize,
-        /// Where the call was made.
-        at: String,
-        /// Where the sync was called.
-        sync_at: String,
+        /// Where the call was made, and where the sync was called.
+        places: Box<[String; 2]>,
     },
 }
 
