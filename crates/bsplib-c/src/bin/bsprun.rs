@@ -814,6 +814,22 @@ mod tests {
     }
 
     #[test]
+    fn check_and_progress_are_flags_before_the_program() {
+        let Ok(Action::Run(inv)) = parse(&["--check", "--progress", "-np", "2", "p", "--check"])
+        else {
+            panic!("bsprun --check --progress")
+        };
+        assert!(inv.check && inv.progress);
+        // After the program, the program's own argument.
+        assert_eq!(inv.args, ["--check"]);
+        let Ok(Action::Run(inv)) = parse(&["-np", "2", "p"]) else {
+            panic!("bsprun -np 2 p")
+        };
+        assert!(!inv.check && !inv.progress);
+        assert_eq!(summary(&["--check=1", "p"]), "UnknownOption(\"--check=1\")");
+    }
+
+    #[test]
     fn usage_errors() {
         for option in "-np -npes -n --np --nprocs --engine".split(' ') {
             check(&[(option, &format!("MissingValue({option:?})"))]);
