@@ -456,7 +456,13 @@ pub(crate) fn report(world: &World) -> bool {
             // One write, straight to the descriptor: a line is not
             // interleaved with, or cut by, others, and no lock of the
             // standard library is needed (this runs at exit too).
-            let line = format!("bsplib: {err}\n");
+            // With the progress view on, its line is erased first.
+            let erase = if world.progress().is_some() {
+                "\r\x1b[K"
+            } else {
+                ""
+            };
+            let line = format!("{erase}bsplib: {err}\n");
             write_stderr(line.as_bytes());
             state.done();
             true

@@ -375,6 +375,33 @@ fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// Reads the next piece of `reader` into `out`: up to and including a
+/// `\n` or a `\r` (the progress view redraws its line after a `\r`, with
+/// no newline: it is passed on as it comes), or to the end. The bytes
+/// read; 0 at the end.
+fn read_piece(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(total);
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n' || b == b'\r') {
+            out.extend_from_slice(&buf[..=i]);
+            reader.consume(i + 1);
+            return Ok(total + i + 1);
+        }
+        let n = buf.len();
+        out.extend_from_slice(buf);
+        reader.consume(n);
+        total += n;
+    }
+}
+
 /// How long Open MPI's own reports are held back waiting for a `bsplib:`
 /// line (which `mpirun` may forward after the `MPI_ABORT` banner that
 /// followed it).
@@ -395,14 +422,14 @@ const MPI_NOISE_HOLD: std::time::Duration = std::time::Duration::from_secs(2);
 ///
 /// Reads to the end, so that `mpirun` never blocks on a full pipe.
 fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     use std::sync::mpsc::RecvTimeoutError;
     let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         let mut reader = std::io::BufReader::new(pipe);
         loop {
             let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line) {
+            match read_piece(&mut reader, &mut line) {
                 Ok(n) if n > 0 && tx.send(line).is_ok() => {}
                 _ => break,
             }
@@ -438,7 +465,11 @@ fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
             death.get_or_insert(found);
         }
         if let Some(line) = line.filter(|_| !reported) {
-            if line.starts_with(b"bsplib:") {
+            // The progress view (`--progress`) draws `\r`-led lines
+            // `bsplib: superstep ...` and erases them with `\x1b[K`,
+            // which the library's error line may start with.
+            let text = line.strip_prefix(b"\x1b[K").unwrap_or(&line);
+            if text.starts_with(b"bsplib:") && !text.starts_with(b"bsplib: superstep ") {
                 write(&line);
                 reported = true;
                 held.clear();
@@ -811,6 +842,21 @@ mod tests {
             summary(&["-np", "2", "--profile"]),
             "MissingValue(\"--profile\")"
         );
+    }
+
+    #[test]
+    fn mpirun_output_is_read_in_lines_and_progress_redraws() {
+        let mut r =
+            std::io::BufReader::with_capacity(3, &b"ab\rbsplib: superstep 1\x1b[K\rx\ny"[..]);
+        let mut pieces = Vec::new();
+        loop {
+            let mut piece = Vec::new();
+            if read_piece(&mut r, &mut piece).unwrap() == 0 {
+                break;
+            }
+            pieces.push(String::from_utf8(piece).unwrap());
+        }
+        assert_eq!(pieces, ["ab\r", "bsplib: superstep 1\x1b[K\r", "x\n", "y"]);
     }
 
     #[test]
