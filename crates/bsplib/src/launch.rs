@@ -457,7 +457,7 @@ pub(crate) fn report(world: &World) -> bool {
             // interleaved with, or cut by, others, and no lock of the
             // standard library is needed (this runs at exit too).
             // With the progress view on, its line is erased first.
-            let erase = if world.progress().is_some() {
+            let erase = if crate::progress::draws(world) {
                 "\r\x1b[K"
             } else {
                 ""

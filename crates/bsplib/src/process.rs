@@ -195,8 +195,8 @@ impl Process {
             .check()
             .map(|_| Box::new(crate::check::Checker::new()));
         let hooks = profile.is_some() || check.is_some();
-        if let Some(force) = world.progress().filter(|_| pid == 0) {
-            crate::progress::start(&world, force);
+        if pid == 0 && world.progress().is_some() {
+            crate::progress::start(&world);
         }
         Process {
             pid,

@@ -53,6 +53,15 @@ pub(crate) fn from_env() -> Option<bool> {
     }
 }
 
+/// Whether the run's progress view draws (on, and standard error a
+/// terminal or forced): then an error line starts by erasing it.
+pub(crate) fn draws(world: &World) -> bool {
+    // SAFETY: `isatty` has no preconditions.
+    world
+        .progress()
+        .is_some_and(|force| force || unsafe { libc::isatty(2) } == 1)
+}
+
 /// The running monitor of this OS process, if any.
 struct Monitor {
     stop: Arc<AtomicBool>,
@@ -63,9 +72,8 @@ static MONITOR: Mutex<Option<Monitor>> = Mutex::new(None);
 
 /// Process 0 of a run with the progress view: starts the monitor (after
 /// the fork on `processes`: the thread lives in process 0's OS process).
-pub(crate) fn start(world: &Arc<World>, force: bool) {
-    // SAFETY: `isatty` has no preconditions.
-    if !force && unsafe { libc::isatty(2) } != 1 {
+pub(crate) fn start(world: &Arc<World>) {
+    if !draws(world) {
         return;
     }
     finish();
