@@ -398,67 +398,66 @@ impl Process {
             }
         };
         let n = self.nprocs;
-        let detail = (1..n)
+        // Checking mode: two plain syncs at different lines (`check.rs`).
+        let first = (1..n)
             .map(|q| (q - 1, q))
             .chain(std::iter::once((n - 1, 0)))
             .map(|(a, b)| (a, b, desc(a), desc(b)))
             .find(|(_, _, da, db)| da.fields != db.fields);
-        if let Some((a, b, da, db)) = detail
-            .as_ref()
-            .filter(|(_, _, da, db)| da.fields[0] == SYNC_KIND && db.fields[0] == SYNC_KIND)
+        if let Some((a, b, da, db)) =
+            first.filter(|(_, _, da, db)| da.fields[0] == SYNC_KIND && db.fields[0] == SYNC_KIND)
         {
-            // Two plain syncs at different lines (checking mode).
             let kind = ErrorKind::SyncMismatch {
                 syncs: Box::new([
-                    (*a, format!("{}:{}", da.file, da.line)),
-                    (*b, format!("{}:{}", db.file, db.line)),
+                    (a, format!("{}:{}", da.file, da.line)),
+                    (b, format!("{}:{}", db.file, db.line)),
                 ]),
             };
-            let err = Error::new(
-                kind,
-                self.call_name(mine_name),
-                self.pid,
-                self.superstep,
-                loc,
-            );
+            let call = self.call_name(mine_name);
+            let err = Error::new(kind, call, self.pid, self.superstep, loc);
             self.world.fail_collective(err.clone(), self.pid);
             return err;
         }
-        let detail = detail.map_or_else(
-            || "the processes ended the superstep with different collectives".into(),
-            |(a, b, da, db)| {
-                let at = |d: &Desc| format!("{}:{}", d.file, d.line);
-                let what = if da.fields[0] != db.fields[0] {
-                    return format!(
-                        "process {a} called {} ({}) where process {b} called {} ({})",
+        let detail = (1..n)
+            .map(|q| (q - 1, q))
+            .chain(std::iter::once((n - 1, 0)))
+            .map(|(a, b)| (a, b, desc(a), desc(b)))
+            .find(|(_, _, da, db)| da.fields != db.fields)
+            .map_or_else(
+                || "the processes ended the superstep with different collectives".into(),
+                |(a, b, da, db)| {
+                    let at = |d: &Desc| format!("{}:{}", d.file, d.line);
+                    let what = if da.fields[0] != db.fields[0] {
+                        return format!(
+                            "process {a} called {} ({}) where process {b} called {} ({})",
+                            da.name(),
+                            at(&da),
+                            db.name(),
+                            at(&db)
+                        );
+                    } else if da.fields[1] != db.fields[1] {
+                        format!(
+                            "the root is {} on process {a}, {} on process {b}",
+                            da.fields[1], db.fields[1]
+                        )
+                    } else if da.fields[2] != db.fields[2] {
+                        format!(
+                            "process {a} gave {} bytes, process {b} {}",
+                            da.fields[2], db.fields[2]
+                        )
+                    } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
+                        "they use different algorithms (Bsp::set_collective_algorithm)".into()
+                    } else {
+                        "their operators differ".into()
+                    };
+                    format!(
+                        "{} on process {a} ({}) and on process {b} ({}) do not match: {what}",
                         da.name(),
                         at(&da),
-                        db.name(),
                         at(&db)
-                    );
-                } else if da.fields[1] != db.fields[1] {
-                    format!(
-                        "the root is {} on process {a}, {} on process {b}",
-                        da.fields[1], db.fields[1]
                     )
-                } else if da.fields[2] != db.fields[2] {
-                    format!(
-                        "process {a} gave {} bytes, process {b} {}",
-                        da.fields[2], db.fields[2]
-                    )
-                } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
-                    "they use different algorithms (Bsp::set_collective_algorithm)".into()
-                } else {
-                    "their operators differ".into()
-                };
-                format!(
-                    "{} on process {a} ({}) and on process {b} ({}) do not match: {what}",
-                    da.name(),
-                    at(&da),
-                    at(&db)
-                )
-            },
-        );
+                },
+            );
         let err = Error::new(
             ErrorKind::CollectiveMismatch { detail },
             self.call_name(mine_name),
