@@ -388,6 +388,25 @@ const LEVEL1: &[Prog] = &[
     err("err_level1_root_out_of_range.c", "bsp_bcast", 0, 0, 1),
 ];
 
+/// A run in checking mode (`BSPLIB_CHECK=1`, what `bsprun --check` sets).
+const fn checked(prog: Prog) -> Prog {
+    Prog {
+        env: &[("BSPLIB_CHECK", "1")],
+        ..prog
+    }
+}
+
+/// The checking mode (`crates/bsplib/src/CHECKING.md`): each seeded defect
+/// stops the run with a line naming the call, a process, the superstep
+/// and the line marked `/* ERROR */` (check-syncs and overlapping puts
+/// name two processes and two lines: the marked line is one of them).
+#[rustfmt::skip]
+const CHECKING: &[Prog] = &[
+    checked(prog("err_check_sync.c", Expect::Mismatch { calls: &["check-syncs"], superstep: 1, min_p: 2 })),
+    checked(prog("err_check_overlap.c", Expect::Mismatch { calls: &["overlapping puts"], superstep: 1, min_p: 2 })),
+    checked(err("err_check_hpput.c", "bsp_hpput", 0, 1, 1)),
+];
+
 fn nothing(_: usize) -> String {
     String::new()
 }
@@ -449,6 +468,21 @@ fn rma_programs_pass_and_accumulate_misuse_stops_the_run_naming_the_call_and_lin
 #[test]
 fn level1_programs_pass_and_level1_misuse_stops_the_run_naming_the_call_and_line() {
     run_table(LEVEL1, &C99, &NPROCS);
+}
+
+#[test]
+fn checking_mode_finds_each_seeded_defect_naming_calls_processes_superstep_and_lines() {
+    run_table(CHECKING, &C99, &NPROCS);
+}
+
+#[test]
+fn correct_programs_pass_silently_with_checking_on() {
+    let correct: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, LEVEL1]
+        .iter()
+        .flat_map(|t| t.iter())
+        .filter(|p| matches!(p.expect, Expect::Ok | Expect::Stdout(_) | Expect::Lines(_)))
+        .collect();
+    run_progs_env(&correct, &C99, &NPROCS, &[("BSPLIB_CHECK", "1")]);
 }
 
 #[test]
@@ -523,6 +557,16 @@ fn run_table(progs: &[Prog], variant: &Variant, nprocs: &[usize]) {
 /// Builds every program once, runs each on both engines at each process
 /// count it applies to, and fails with the list of failing runs.
 fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
+    run_progs_env(progs, variant, nprocs, &[]);
+}
+
+/// [`run_progs`] with `extra` environment variables for every run.
+fn run_progs_env(
+    progs: &[&Prog],
+    variant: &Variant,
+    nprocs: &[usize],
+    extra: &[(&'static str, &'static str)],
+) {
     let mut files: Vec<&str> = progs.iter().map(|p| p.file).collect();
     files.sort_unstable();
     files.dedup();
@@ -550,6 +594,7 @@ fn run_progs(progs: &[&Prog], variant: &Variant, nprocs: &[usize]) {
     let results = par_map(&jobs, |&(prog, path, engine, p)| {
         let mut env: Vec<(&str, String)> =
             prog.env.iter().map(|&(k, v)| (k, v.to_owned())).collect();
+        env.extend(extra.iter().map(|&(k, v)| (k, v.to_owned())));
         env.extend(asan_options(variant, prog).map(|o| ("ASAN_OPTIONS", o)));
         let outcome = run_command(
             &mut bsprun(path, engine, p, &[p.to_string()], &env),

@@ -310,6 +310,42 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(34);
             w.str(detail);
         }
+        K::SyncMismatch { syncs } => {
+            w.u64(40);
+            for (pid, at) in syncs.iter() {
+                word(&mut w, *pid);
+                w.str(at);
+            }
+        }
+        K::OverlappingPuts {
+            owner,
+            slot,
+            bytes,
+            puts,
+        } => {
+            w.u64(41);
+            word(&mut w, *owner);
+            w.u64(*slot);
+            word(&mut w, bytes.start);
+            word(&mut w, bytes.end);
+            for (pid, put) in puts.iter() {
+                word(&mut w, *pid);
+                w.str(put);
+            }
+        }
+        K::HpRegionChanged {
+            call,
+            what,
+            len,
+            places,
+        } => {
+            w.u64(42);
+            w.str(call);
+            w.str(what);
+            word(&mut w, *len);
+            w.str(&places[0]);
+            w.str(&places[1]);
+        }
     }
     w.0
 }
@@ -502,6 +538,21 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         },
         34 => K::CollectiveMismatch {
             detail: r.string()?,
+        },
+        40 => K::SyncMismatch {
+            syncs: Box::new([(r.usize()?, r.string()?), (r.usize()?, r.string()?)]),
+        },
+        41 => K::OverlappingPuts {
+            owner: r.usize()?,
+            slot: r.u64()?,
+            bytes: r.usize()?..r.usize()?,
+            puts: Box::new([(r.usize()?, r.string()?), (r.usize()?, r.string()?)]),
+        },
+        42 => K::HpRegionChanged {
+            call: r.static_str()?,
+            what: r.static_str()?,
+            len: r.usize()?,
+            places: Box::new([r.string()?, r.string()?]),
         },
         _ => return None,
     };
@@ -822,6 +873,24 @@ mod tests {
             },
             ErrorKind::CollectiveMismatch {
                 detail: "another root".into(),
+            },
+            ErrorKind::SyncMismatch {
+                syncs: Box::new([(0, "a.c:10".into()), (2, "a.c:12".into())]),
+            },
+            ErrorKind::OverlappingPuts {
+                owner: 1,
+                slot: 3,
+                bytes: 8..16,
+                puts: Box::new([
+                    (0, "bsp_put at a.c:20".into()),
+                    (2, "bsp_hpput at a.c:21".into()),
+                ]),
+            },
+            ErrorKind::HpRegionChanged {
+                call: "bsp_hpput",
+                what: "source",
+                len: 8,
+                places: Box::new(["a.c:30".into(), "a.c:31".into()]),
             },
         ] {
             let e = Error::new(kind, "bsp_put", 3, 9, loc);

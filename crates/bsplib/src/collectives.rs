@@ -346,7 +346,9 @@ impl Process {
     /// On `mpi`: the hash barrier A compares (this process's collective's
     /// descriptor, or a plain sync's).
     pub(crate) fn coll_check_hash(&self) -> u64 {
-        let fields = self.coll.map_or([SYNC_KIND, 0, 0, 0], |(_, f)| f);
+        let fields = self
+            .coll
+            .map_or([SYNC_KIND, self.check_sync_hash(), 0, 0], |(_, f)| f);
         fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
             (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
         })
@@ -363,7 +365,7 @@ impl Process {
         let (mine_name, fields) = self
             .coll
             .take()
-            .unwrap_or(("bsp_sync", [SYNC_KIND, 0, 0, 0]));
+            .unwrap_or(("bsp_sync", [SYNC_KIND, self.check_sync_hash(), 0, 0]));
         let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
         let file = &file.as_bytes()[..file.len().min(SLOT - 48)];
         let mut slot = [0u8; SLOT];
@@ -397,6 +399,26 @@ impl Process {
             }
         };
         let n = self.nprocs;
+        // Checking mode: two plain syncs at different lines (`check.rs`).
+        let first = (1..n)
+            .map(|q| (q - 1, q))
+            .chain(std::iter::once((n - 1, 0)))
+            .map(|(a, b)| (a, b, desc(a), desc(b)))
+            .find(|(_, _, da, db)| da.fields != db.fields);
+        if let Some((a, b, da, db)) =
+            first.filter(|(_, _, da, db)| da.fields[0] == SYNC_KIND && db.fields[0] == SYNC_KIND)
+        {
+            let kind = ErrorKind::SyncMismatch {
+                syncs: Box::new([
+                    (a, format!("{}:{}", da.file, da.line)),
+                    (b, format!("{}:{}", db.file, db.line)),
+                ]),
+            };
+            let call = self.call_name(mine_name);
+            let err = Error::new(kind, call, self.pid, self.superstep, loc);
+            self.world.fail_collective(err.clone(), self.pid);
+            return err;
+        }
         let detail = (1..n)
             .map(|q| (q - 1, q))
             .chain(std::iter::once((n - 1, 0)))
@@ -787,6 +809,9 @@ impl Bsp {
             let mine = &all[bounds(me)..bounds(me + 1)];
             for q in (0..p.nprocs).filter(|&q| q != me && root.is_none_or(|r| r == q)) {
                 p.coll_put(q, mine, name, loc)?;
+            }
+            if let Some(c) = &mut p.check {
+                c.internal = true; // checking mode: the library's own sync
             }
             p.inbox.set_aside()
         };

@@ -129,6 +129,10 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.check.is_some() {
+            let whole = Shape::contiguous(nbytes);
+            self.check_note_put(pid, slot, offset, whole, CALL, loc);
+        }
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
         unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) }
     }
@@ -399,6 +403,9 @@ impl Process {
         };
         self.check_pointer(src, from_span, "src", call, loc)?;
         let slot = self.resolve(pid, dst, offset, to_span, call, loc)?;
+        if self.check.is_some() {
+            self.check_note_put(pid, slot, offset, to, call, loc);
+        }
         if from.is_contiguous() && to.is_contiguous() {
             // SAFETY: the caller vouches for the one block of `len` bytes.
             return unsafe { self.push_put(pid, slot, offset, src, len, call, loc) };
@@ -492,6 +499,12 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.check.is_some() {
+            let whole = Shape::contiguous(nbytes);
+            self.check_note_put(pid, slot, offset, whole, CALL, loc);
+            // SAFETY: the caller keeps `src` readable until the sync.
+            unsafe { self.check_note_hp(CALL, src, nbytes, loc) };
+        }
         if nbytes >= CROSS_FROM && self.world.cross_memory() {
             // `processes` with cross-memory attach: the receiver reads the
             // source from our address space at the sync, which closes with
@@ -556,6 +569,11 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
+        if hp && self.check.is_some() {
+            // SAFETY: the caller keeps `dst` writable (and readable: it is
+            // ordinary memory) until the sync.
+            unsafe { self.check_note_hp(call, dst, nbytes, loc) };
+        }
         // Whether we may read the owner's memory ourselves: in this one
         // address space, or by cross-memory attach from `CROSS_FROM` bytes.
         let readable =

@@ -435,6 +435,60 @@ pub enum ErrorKind {
         /// Bytes in the destination's blocks.
         dst: usize,
     },
+    /// Checking mode (`BSPLIB_CHECK=1`, `bsprun --check`,
+    /// [`Runtime::check`](crate::Runtime::check)), the Oxford check-syncs:
+    /// two processes ended the superstep at syncs at different source
+    /// lines. The error's superstep is the one those syncs ended.
+    #[error(
+        "check-syncs: process {} ended the superstep at the sync at {}, process {} at the \
+         sync at {}: every process must end a superstep at the same bsp_sync",
+        .syncs[0].0, .syncs[0].1, .syncs[1].0, .syncs[1].1
+    )]
+    SyncMismatch {
+        /// The two processes and where their syncs are (`file:line`): the
+        /// process of least pid whose sync was checked, and the first
+        /// whose sync is elsewhere.
+        syncs: Box<[(usize, String); 2]>,
+    },
+    /// Checking mode: puts (or hpputs) from two processes wrote overlapping
+    /// bytes of one area in one superstep, where BSPlib leaves their order
+    /// undefined. Found by the owner of the area; the error's superstep is
+    /// the puts'.
+    #[error(
+        "overlapping puts (their order is undefined): process {}'s {} and process {}'s {} \
+         both write bytes {}..{} of the area in registration slot {} on process {}",
+        .puts[0].0, .puts[0].1, .puts[1].0, .puts[1].1, .bytes.start, .bytes.end, .slot, .owner
+    )]
+    OverlappingPuts {
+        /// The process that owns the area.
+        owner: usize,
+        /// The area's registration slot (push order, from 0).
+        slot: u64,
+        /// The bytes of the area both write (an overlap found: there may
+        /// be more).
+        bytes: std::ops::Range<usize>,
+        /// The two writers and their calls: `(pid, "bsp_put at
+        /// file:line")` (`bsp_hpput`, `bsp_put_strided`, ...).
+        puts: Box<[(usize, String); 2]>,
+    },
+    /// Checking mode: this process changed an hpput's source, or an
+    /// hpget's destination, between the call and the sync that carries it
+    /// out (found by a hash at the call and at the sync).
+    #[error(
+        "the {what} of the {call} at {} ({len} bytes) changed between the call and the \
+         sync at {}: the program wrote it before the sync",
+        .places[0], .places[1]
+    )]
+    HpRegionChanged {
+        /// `bsp_hpput` or `bsp_hpget`.
+        call: &'static str,
+        /// `source` or `destination`.
+        what: &'static str,
+        /// The region's bytes.
+        len: usize,
+        /// Where the call was made, and where the sync was called.
+        places: Box<[String; 2]>,
+    },
 }
 
 fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {

@@ -353,6 +353,8 @@ impl Launch {
         if let Some(shared) = self.world.shared() {
             processes::join(shared);
         }
+        // The progress view's line goes now (else at the program's exit).
+        crate::progress::finish();
     }
 
     /// Records `err` as the run's error unless one is recorded; true if it
@@ -454,7 +456,13 @@ pub(crate) fn report(world: &World) -> bool {
             // One write, straight to the descriptor: a line is not
             // interleaved with, or cut by, others, and no lock of the
             // standard library is needed (this runs at exit too).
-            let line = format!("bsplib: {err}\n");
+            // With the progress view on, its line is erased first.
+            let erase = if crate::progress::draws(world) {
+                "\r\x1b[K"
+            } else {
+                ""
+            };
+            let line = format!("{erase}bsplib: {err}\n");
             write_stderr(line.as_bytes());
             state.done();
             true

@@ -159,6 +159,11 @@ pub(crate) struct Process {
     pub(crate) sync_name: Option<&'static str>,
     /// The profiler's recorder, when the run profiles (`profile.rs`).
     pub(crate) profile: Option<Box<crate::profile::Recorder>>,
+    /// The checking mode's state, when the run checks (`check.rs`).
+    pub(crate) check: Option<Box<crate::check::Checker>>,
+    /// The profiler or the checking mode is on: the one branch of
+    /// `Process::sync`.
+    pub(crate) hooks: bool,
 }
 
 /// The recorder of process `pid`, if its run profiles.
@@ -188,6 +193,13 @@ impl Process {
             crate::engine::cma::allow_siblings();
         }
         let profile = world_profile(&world, pid, nprocs, start);
+        let check = world
+            .check()
+            .map(|_| Box::new(crate::check::Checker::new()));
+        let hooks = profile.is_some() || check.is_some();
+        if pid == 0 && world.progress().is_some() {
+            crate::progress::start(&world);
+        }
         Process {
             pid,
             nprocs,
@@ -225,6 +237,8 @@ impl Process {
             call_names: None,
             sync_name: None,
             profile,
+            check,
+            hooks,
         }
     }
 

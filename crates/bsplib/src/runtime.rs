@@ -127,6 +127,10 @@ pub struct Runtime {
     fork_with_threads: bool,
     /// [`Runtime::profile`]: where each process writes its profile.
     profile: Option<std::path::PathBuf>,
+    /// [`Runtime::check`]: the checking mode.
+    check: bool,
+    /// [`Runtime::progress`]: `Some(force)` when on.
+    progress: Option<bool>,
 }
 
 impl Runtime {
@@ -143,6 +147,8 @@ impl Runtime {
             deadline: None,
             fork_with_threads: false,
             profile: None,
+            check: false,
+            progress: None,
         }
     }
 
@@ -188,6 +194,8 @@ impl Runtime {
         runtime.profile = std::env::var_os("BSPLIB_PROFILE")
             .filter(|d| !d.is_empty())
             .map(Into::into);
+        runtime.check = crate::check::from_env();
+        runtime.progress = crate::progress::from_env();
         runtime
     }
 
@@ -228,6 +236,70 @@ impl Runtime {
     /// ```
     pub fn profile(mut self, dir: Option<std::path::PathBuf>) -> Self {
         self.profile = dir;
+        self
+    }
+
+    /// Checks the program as it runs (`false`, the default: no checks):
+    /// every process's `sync` ending a superstep must be at the same source
+    /// line (the Oxford check-syncs, [`ErrorKind::SyncMismatch`]); puts from
+    /// different processes must not write overlapping bytes of one area in
+    /// one superstep ([`ErrorKind::OverlappingPuts`]); an hpput's source and
+    /// an hpget's destination must not change between the call and the
+    /// sync ([`ErrorKind::HpRegionChanged`]). A finding stops the run like
+    /// any error. The environment variable `BSPLIB_CHECK=1` sets it for
+    /// [`Runtime::from_env`] (`bsprun --check`). Off, it costs one branch
+    /// per sync (shared with the profiler) and one per put; the design and
+    /// what cannot be detected: `crates/bsplib/src/CHECKING.md`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{ErrorKind, Runtime};
+    /// let err = Runtime::new(2)
+    ///     .check(true)
+    ///     .run(|bsp| {
+    ///         if bsp.pid() == 0 {
+    ///             bsp.sync()
+    ///         } else {
+    ///             bsp.sync() // another line: check-syncs stops the run
+    ///         }
+    ///     })
+    ///     .unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::SyncMismatch { .. }), "{err}");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None here; the run returns the findings as errors.
+    pub fn check(mut self, on: bool) -> Self {
+        self.check = on;
+        self
+    }
+
+    /// Shows the run's progress on standard error when it is a terminal
+    /// (`false`, the default: nothing): the superstep count, the rate in
+    /// supersteps per second and the slowest process (the one the others
+    /// wait for), redrawn in place four times a second from the first half
+    /// second on, and erased when the run ends. `BSPLIB_PROGRESS=1` sets
+    /// it for [`Runtime::from_env`] (`bsprun --progress`);
+    /// `BSPLIB_PROGRESS=force` draws even when standard error is not a
+    /// terminal. A thread of process 0 reads the status board: the
+    /// processes themselves do nothing more. On `mpi`, rank 0 shows its own
+    /// superstep and rate only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::Runtime::new(2).progress(true).run(|bsp| bsp.sync())?;
+    /// assert_eq!(r.len(), 2);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None: a view that cannot be drawn is not drawn.
+    pub fn progress(mut self, on: bool) -> Self {
+        self.progress = on.then_some(false);
         self
     }
 
@@ -449,6 +521,7 @@ impl Runtime {
                 all
             })
         };
+        crate::progress::finish();
         match world.failure() {
             Some(err) => Err(err),
             None => Ok(results
@@ -493,6 +566,15 @@ impl Runtime {
             let setup = crate::profile::Setup::prepare(dir, self.engine.name())
                 .map_err(|detail| Error::startup(detail, loc))?;
             world.set_profile(setup);
+        }
+        if self.check {
+            let shared = world.rendezvous().is_none();
+            let setup = crate::check::Setup::new(world.nprocs(), shared)
+                .map_err(|detail| Error::startup(detail, loc))?;
+            world.set_check(setup);
+        }
+        if let Some(force) = self.progress {
+            world.set_progress(force);
         }
         Ok(world)
     }
@@ -574,6 +656,7 @@ impl Runtime {
         }
         let first = process_main(0, &world, start, &spmd);
         processes::join(shared);
+        crate::progress::finish();
         if let Some(err) = world.failure() {
             return Err(err);
         }
@@ -617,6 +700,7 @@ impl Runtime {
             let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
             let result = process_main(pid, &world, Instant::now(), &spmd);
             world.finish_mpi(pid);
+            crate::progress::finish();
             match (result, world.failure()) {
                 (Some(r), None) => {
                     mine.push(0);

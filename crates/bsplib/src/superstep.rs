@@ -94,9 +94,10 @@ impl Process {
     /// them fails (see `Process::check_running`), and the message queue is
     /// emptied.
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
-        // The profiler (`profile.rs`): off, this branch is all it costs.
-        if self.profile.is_some() {
-            return self.sync_profiled(loc);
+        // The profiler (`profile.rs`) and the checking mode (`check.rs`):
+        // off, this branch is all they cost.
+        if self.hooks {
+            return self.sync_hooked(loc);
         }
         self.sync_unprofiled(loc)
     }

@@ -173,6 +173,11 @@ fn hpget_lands_by_end_of_sync() {
 
 #[test]
 fn overlapping_puts_from_different_processes_land_whole() {
+    if checking_from_env() {
+        // Overlapping puts are what the checking mode reports
+        // (`tests/checking.rs`): this scenario is a defect there.
+        return;
+    }
     scenario(|bsp| {
         const W: usize = 512;
         let (pid, p) = (bsp.pid(), bsp.nprocs());
@@ -242,8 +247,13 @@ fn large_puts_land_whole_and_in_order() {
             unsafe { bsp.hpput(right, &second, &b, 0)? };
             bsp.put(right, &small[..4], &a, N - 4)?;
             // To process 0 from everyone, the same range: the last pid wins.
+            // (Under BSPLIB_CHECK only process p - 1 writes it: puts of
+            // several processes to the same bytes are what checking
+            // reports, `tests/checking.rs`.)
             let mine: Vec<u64> = (0..N).map(|i| val(pid, 300 + round, i)).collect();
-            bsp.put(0, &mine, &all, 0)?;
+            if !checking_from_env() || pid == p - 1 {
+                bsp.put(0, &mine, &all, 0)?;
+            }
             bsp.sync()?;
             drop(second);
             let got = a.to_vec(bsp);

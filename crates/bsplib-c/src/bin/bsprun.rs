@@ -48,6 +48,16 @@ Options:
                   DIR/profile.<pid>.json (a Chrome / Perfetto trace with
                   every superstep's times, h-relation and sync line);
                   bspprof DIR makes a report of them
+  --check         checking mode: stop the run when processes end a
+                  superstep at syncs on different lines (check-syncs), when
+                  puts from different processes overlap in one area in one
+                  superstep, or when an hpput source / hpget destination
+                  changes before its sync; each finding names the calls,
+                  processes, superstep and lines
+  --progress      show the superstep count, the rate and the slowest
+                  process on the terminal (standard error), updated in
+                  place and erased at the end (nothing if stderr is not a
+                  terminal; BSPLIB_PROGRESS=force draws it anyway)
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
   --version       print the version and exit
@@ -57,6 +67,8 @@ Environment set for the program (only when the option is given):
   BSPLIB_ENGINE   the engine
   BSPLIB_DEADLINE the deadline, in seconds
   BSPLIB_PROFILE  the profile directory (made absolute)
+  BSPLIB_CHECK    1 (--check)
+  BSPLIB_PROGRESS 1 (--progress)
 
 On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
 every process is (computing in superstep s, or waiting in its bsp_sync)
@@ -94,6 +106,10 @@ struct Invocation {
     deadline: Option<String>,
     /// `BSPLIB_PROFILE` (a directory), if an option gave it.
     profile: Option<OsString>,
+    /// `BSPLIB_CHECK=1` (`--check`).
+    check: bool,
+    /// `BSPLIB_PROGRESS=1` (`--progress`).
+    progress: bool,
     /// The program, resolved through `PATH` if it has no `/`.
     program: OsString,
     /// The program's arguments.
@@ -164,6 +180,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
     let mut engine = None;
     let mut deadline = None;
     let mut profile = None;
+    let (mut check, mut progress) = (false, false);
     let mut rest = args.iter().map(AsRef::as_ref);
     while let Some(arg) = rest.next() {
         let program = if arg == "--" {
@@ -191,6 +208,8 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
                 ("--engine", _) => engine = Some(parse_engine(value()?)?),
                 ("--deadline", _) => deadline = Some(parse_deadline(value()?)?),
                 ("--profile", _) => profile = Some(absolute(value()?)),
+                ("--check", None) => check = true,
+                ("--progress", None) => progress = true,
                 _ => return Err(UsageError::UnknownOption(text.into_owned())),
             }
             continue;
@@ -202,6 +221,8 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
             engine,
             deadline,
             profile,
+            check,
+            progress,
             program: program.to_owned(),
             args: rest.map(OsStr::to_owned).collect(),
         }));
@@ -281,6 +302,14 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     if inv.profile.is_some() {
         command.args(["-x", "BSPLIB_PROFILE"]);
     }
+    for (on, var) in [
+        (inv.check, "BSPLIB_CHECK"),
+        (inv.progress, "BSPLIB_PROGRESS"),
+    ] {
+        if on || std::env::var_os(var).is_some() {
+            command.args(["-x", var]);
+        }
+    }
     command.arg(&inv.program).args(&inv.args);
     Ok(command)
 }
@@ -346,6 +375,33 @@ fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// Reads the next piece of `reader` into `out`: up to and including a
+/// `\n` or a `\r` (the progress view redraws its line after a `\r`, with
+/// no newline: it is passed on as it comes), or to the end. The bytes
+/// read; 0 at the end.
+fn read_piece(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(total);
+        }
+        if let Some(i) = buf.iter().position(|&b| b == b'\n' || b == b'\r') {
+            out.extend_from_slice(&buf[..=i]);
+            reader.consume(i + 1);
+            return Ok(total + i + 1);
+        }
+        let n = buf.len();
+        out.extend_from_slice(buf);
+        reader.consume(n);
+        total += n;
+    }
+}
+
 /// How long Open MPI's own reports are held back waiting for a `bsplib:`
 /// line (which `mpirun` may forward after the `MPI_ABORT` banner that
 /// followed it).
@@ -366,14 +422,14 @@ const MPI_NOISE_HOLD: std::time::Duration = std::time::Duration::from_secs(2);
 ///
 /// Reads to the end, so that `mpirun` never blocks on a full pipe.
 fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     use std::sync::mpsc::RecvTimeoutError;
     let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         let mut reader = std::io::BufReader::new(pipe);
         loop {
             let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line) {
+            match read_piece(&mut reader, &mut line) {
                 Ok(n) if n > 0 && tx.send(line).is_ok() => {}
                 _ => break,
             }
@@ -409,7 +465,11 @@ fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
             death.get_or_insert(found);
         }
         if let Some(line) = line.filter(|_| !reported) {
-            if line.starts_with(b"bsplib:") {
+            // The progress view (`--progress`) draws `\r`-led lines
+            // `bsplib: superstep ...` and erases them with `\x1b[K`,
+            // which the library's error line may start with.
+            let text = line.strip_prefix(b"\x1b[K").unwrap_or(&line);
+            if text.starts_with(b"bsplib:") && !text.starts_with(b"bsplib: superstep ") {
                 write(&line);
                 reported = true;
                 held.clear();
@@ -503,6 +563,17 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     if let Some(dir) = &inv.profile {
         command.env("BSPLIB_PROFILE", dir);
+    }
+    if inv.check {
+        command.env("BSPLIB_CHECK", "1");
+    }
+    if inv.progress && std::env::var_os("BSPLIB_PROGRESS").is_none() {
+        // Under mpirun the program's stderr is a pipe (mpirun's, relayed
+        // by us): our own terminal decides there.
+        // SAFETY: `isatty` has no preconditions.
+        let tty = unsafe { libc::isatty(2) } == 1;
+        let value = if engine == "mpi" && tty { "force" } else { "1" };
+        command.env("BSPLIB_PROGRESS", value);
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
         return run_mpirun(command, &inv.program);
@@ -771,6 +842,37 @@ mod tests {
             summary(&["-np", "2", "--profile"]),
             "MissingValue(\"--profile\")"
         );
+    }
+
+    #[test]
+    fn mpirun_output_is_read_in_lines_and_progress_redraws() {
+        let mut r =
+            std::io::BufReader::with_capacity(3, &b"ab\rbsplib: superstep 1\x1b[K\rx\ny"[..]);
+        let mut pieces = Vec::new();
+        loop {
+            let mut piece = Vec::new();
+            if read_piece(&mut r, &mut piece).unwrap() == 0 {
+                break;
+            }
+            pieces.push(String::from_utf8(piece).unwrap());
+        }
+        assert_eq!(pieces, ["ab\r", "bsplib: superstep 1\x1b[K\r", "x\n", "y"]);
+    }
+
+    #[test]
+    fn check_and_progress_are_flags_before_the_program() {
+        let Ok(Action::Run(inv)) = parse(&["--check", "--progress", "-np", "2", "p", "--check"])
+        else {
+            panic!("bsprun --check --progress")
+        };
+        assert!(inv.check && inv.progress);
+        // After the program, the program's own argument.
+        assert_eq!(inv.args, ["--check"]);
+        let Ok(Action::Run(inv)) = parse(&["-np", "2", "p"]) else {
+            panic!("bsprun -np 2 p")
+        };
+        assert!(!inv.check && !inv.progress);
+        assert_eq!(summary(&["--check=1", "p"]), "UnknownOption(\"--check=1\")");
     }
 
     #[test]

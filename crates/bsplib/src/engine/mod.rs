@@ -305,6 +305,10 @@ pub(crate) struct World {
     /// its processes on shared memory, so that all choose the same
     /// collective forms even if the store changes meanwhile.
     machine: std::sync::OnceLock<crate::probe::Machine>,
+    /// The checking mode's set-up, when the run checks (`check.rs`).
+    check: std::sync::OnceLock<crate::check::Setup>,
+    /// The progress view (`progress.rs`): `Some(force)` when on.
+    progress: std::sync::OnceLock<bool>,
 }
 
 impl World {
@@ -355,6 +359,29 @@ impl World {
     #[inline]
     pub(crate) fn profile(&self) -> Option<&crate::profile::Setup> {
         self.profile.get()
+    }
+
+    /// Turns the checking mode on for this run (before any process
+    /// starts).
+    pub(crate) fn set_check(&self, setup: crate::check::Setup) {
+        let _ = self.check.set(setup);
+    }
+
+    /// The checking mode's set-up, if the run checks.
+    #[inline]
+    pub(crate) fn check(&self) -> Option<&crate::check::Setup> {
+        self.check.get()
+    }
+
+    /// Turns the progress view on for this run (`force`: even when
+    /// standard error is not a terminal).
+    pub(crate) fn set_progress(&self, force: bool) {
+        let _ = self.progress.set(force);
+    }
+
+    /// `Some(force)` if the run shows its progress.
+    pub(crate) fn progress(&self) -> Option<bool> {
+        self.progress.get().copied()
     }
 
     /// The run's deadline, if any.
@@ -558,6 +585,8 @@ impl World {
             failure: Mutex::new(None),
             profile: std::sync::OnceLock::new(),
             machine: std::sync::OnceLock::new(),
+            check: std::sync::OnceLock::new(),
+            progress: std::sync::OnceLock::new(),
             board,
             sync,
         })

@@ -55,9 +55,27 @@ where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
     R: Portable + Send + 'static,
 {
+    run_checking(engine, p, checking_from_env(), spmd)
+}
+
+/// Whether `BSPLIB_CHECK` asks for the checking mode (the scenarios then
+/// run with it: a correct program must pass silently).
+pub fn checking_from_env() -> bool {
+    std::env::var_os("BSPLIB_CHECK").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// [`run_on`] with the checking mode on or off (`Runtime::check`).
+pub fn run_checking<R, F>(engine: Engine, p: usize, check: bool, spmd: F) -> Result<Vec<R>, Error>
+where
+    F: Fn(&mut Bsp) -> Result<R, Error> + Sync + Send + 'static,
+    R: Portable + Send + 'static,
+{
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let runtime = Runtime::new(p).engine(engine).return_everywhere(true);
+        let runtime = Runtime::new(p)
+            .engine(engine)
+            .return_everywhere(true)
+            .check(check);
         // SAFETY: a test binary has other threads at every fork: libtest's
         // main thread, the threads of tests running beside this one, and
         // this test's thread, which waits on the channel below. None of them
