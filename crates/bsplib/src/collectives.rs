@@ -321,6 +321,12 @@ impl Process {
                     format!("it gave {} bytes, we {}", d.fields[2], mine[2])
                 } else if d.fields[3] >> 32 != mine[3] >> 32 {
                     "it uses another algorithm (Bsp::set_collective_algorithm)".into()
+                } else if elem_of(d.fields[3]) != elem_of(mine[3]) {
+                    format!(
+                        "its elements have {} bytes, ours {}",
+                        elem_of(d.fields[3]),
+                        elem_of(mine[3])
+                    )
                 } else {
                     "its operator differs".into()
                 };
@@ -448,6 +454,12 @@ impl Process {
                         )
                     } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
                         "they use different algorithms (Bsp::set_collective_algorithm)".into()
+                    } else if elem_of(da.fields[3]) != elem_of(db.fields[3]) {
+                        format!(
+                            "process {a}'s elements have {} bytes, process {b}'s {}",
+                            elem_of(da.fields[3]),
+                            elem_of(db.fields[3])
+                        )
                     } else {
                         "their operators differ".into()
                     };
@@ -546,6 +558,19 @@ impl Process {
     ) -> Result<(), Error> {
         self.coll_send(to, DATA, data, call, loc)
     }
+}
+
+/// The element size of a collective that splits its data into blocks of
+/// whole elements (broadcasts, reductions), in bits 16..32 of the
+/// descriptor's operator word: the same bytes in elements of another size
+/// would make other blocks (and on `mpi` MPI calls whose sizes differ).
+fn elem_size<T>() -> u64 {
+    (std::mem::size_of::<T>() as u64 & 0xffff) << 16
+}
+
+/// Bits 16..32 of a descriptor's operator word ([`elem_size`]).
+fn elem_of(word: u64) -> u64 {
+    word >> 16 & 0xffff
 }
 
 /// What a collective checks and sends before its sync.
@@ -689,7 +714,7 @@ impl Bsp {
             kind,
             root,
             nbytes,
-            op: 0,
+            op: elem_size::<T>(),
             path,
         };
         let bounds = block_bounds::<T>(data.len(), nprocs);
@@ -1333,7 +1358,7 @@ impl Bsp {
             kind,
             root: root.unwrap_or(0),
             nbytes,
-            op,
+            op: op | elem_size::<T>(),
             path,
         };
         let gets = root.is_none_or(|r| r == me);

@@ -313,6 +313,40 @@ fn another_algorithm_is_an_error() {
     );
 }
 
+/// The same bytes in elements of another size: the reductions split the
+/// data in blocks of whole elements, which would not line up (on `mpi`
+/// the large form's `MPI_Alltoallv` aborted the job with
+/// `MPI_ERR_TRUNCATE`; elsewhere each folded the other's bytes as its own
+/// type, silently).
+#[test]
+fn another_element_size_is_an_error() {
+    for large in [false, true] {
+        expect_error(
+            2,
+            move |bsp| {
+                let n = if large { 8192 } else { 4 };
+                if bsp.pid() == 0 {
+                    bsp.all_reduce(&mut vec![1u32; n], Op::Sum)
+                } else {
+                    bsp.all_reduce(&mut vec![1u64; n / 2], Op::Sum)
+                }
+            },
+            // The neighbours' check names the sizes; a process whose left
+            // neighbour agrees may first find a block of another length
+            // (the two-phase form).
+            |_, e| match e.kind() {
+                ErrorKind::CollectiveMismatch { detail } => assert!(
+                    detail.contains("elements have 4 bytes")
+                        || detail.contains("elements have 8 bytes")
+                        || detail.contains("did not come with the bytes"),
+                    "{e}"
+                ),
+                k => panic!("expected CollectiveMismatch, got {k:?}: {e}"),
+            },
+        );
+    }
+}
+
 #[test]
 fn another_named_operator_is_an_error() {
     expect_error(

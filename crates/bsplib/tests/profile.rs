@@ -337,6 +337,46 @@ fn hpputs_and_owned_puts_are_counted_as_hpputs_where_the_engine_keeps_them_apart
     }
 }
 
+/// An accumulate record is of a kind the walker does not know: it counts
+/// one `other` record and stops the walk of that stream (PROFILE.md), not
+/// misread as a put with its payload words read as record headers.
+#[test]
+fn an_accumulate_counts_as_other_and_is_not_misread_as_a_put() {
+    use bsplib::rma::Op;
+    for (engine, p) in configurations() {
+        let dir = profile_dir("acc");
+        let got = run_profiled(engine, p, &dir, |bsp| {
+            let right = (bsp.pid() + 1) % bsp.nprocs();
+            let x = Area::<u64>::new(bsp, 4);
+            bsp.push_reg(&x)?;
+            bsp.sync()?;
+            bsp.put(right, &[10u64], &x, 0)?;
+            bsp.accumulate(right, &[5u64, 0], &x, 1, Op::Sum)?;
+            bsp.sync()?;
+            Ok(x.as_slice(bsp).iter().sum::<u64>() as u32)
+        })
+        .unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+        assert!(
+            got.iter().all(|&v| v == 15),
+            "{} p={p}: {got:?}",
+            engine.name()
+        );
+        let pids = own_pids(got.len());
+        for &pid in &pids {
+            let prof = read_json(&dir.join(format!("profile.{pid}.json")));
+            let r = row(&prof, 1);
+            let what = format!("{} p={p} process {pid}", engine.name());
+            for dir in ["out", "in"] {
+                assert_eq!(r[&format!("puts_{dir}")], 1, "{what}");
+                assert_eq!(r[&format!("other_{dir}")], 1, "{what}");
+                assert_eq!(r[&format!("records_{dir}")], 2, "{what}");
+                assert_eq!(r[&format!("bytes_{dir}")], 8, "{what}");
+            }
+        }
+        clean(&dir, &pids);
+    }
+}
+
 #[test]
 fn active_messages_are_counted_in_the_superstep_they_are_sent_and_handled_in() {
     use bsplib::am::{Counters, Handlers, Landing, Source};
