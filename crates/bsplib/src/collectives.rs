@@ -548,6 +548,28 @@ impl Process {
         })
     }
 
+    /// The data records of `len` bytes every other process sent us in the
+    /// last sync, in pid order, `None` in this process's place (what
+    /// [`fold_parts`] takes).
+    fn coll_parts(
+        &self,
+        len: usize,
+        name: &'static str,
+        loc: Loc,
+    ) -> Result<Vec<Option<&[u8]>>, Error> {
+        (0..self.nprocs)
+            .map(|q| {
+                if q == self.pid {
+                    Ok(None)
+                } else {
+                    self.coll_data(q, len)
+                        .map(Some)
+                        .ok_or_else(|| lost_p(self, name, q, loc))
+                }
+            })
+            .collect()
+    }
+
     /// Sends `data` to `to` as this collective's data record.
     fn coll_put(
         &mut self,
@@ -748,20 +770,7 @@ impl Bsp {
             Path::Two => {
                 // Block `q` of the root's data to process `q`, then every
                 // block to everyone.
-                let src: &[u8] = bytes;
-                self.collective(
-                    call,
-                    loc,
-                    |p| {
-                        if p.pid == root {
-                            for q in (0..p.nprocs).filter(|&q| q != root) {
-                                p.coll_put(q, &src[bounds(q)..bounds(q + 1)], name, loc)?;
-                            }
-                        }
-                        Ok(())
-                    },
-                    |_| Ok(()),
-                )?;
+                self.scatter_blocks(call, Some(root), bytes, &bounds, loc)?;
                 {
                     let p = self.process();
                     let me = p.pid;
@@ -813,6 +822,34 @@ impl Bsp {
             Ok(_) => Ok(p),
             Err(why) => Err(p.interrupted(why, name, loc)),
         }
+    }
+
+    /// The first phase of a two-phase collective, ending its superstep:
+    /// block `q` of `src` (`bounds`) goes to process `q` from `root`, or
+    /// (`None`) from every process.
+    fn scatter_blocks(
+        &mut self,
+        call: Call,
+        root: Option<usize>,
+        src: &[u8],
+        bounds: &dyn Fn(usize) -> usize,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let name = NAMES[call.kind];
+        self.collective(
+            call,
+            loc,
+            |p| {
+                let me = p.pid;
+                if root.is_none_or(|r| r == me) {
+                    for q in (0..p.nprocs).filter(|&q| q != me) {
+                        p.coll_put(q, &src[bounds(q)..bounds(q + 1)], name, loc)?;
+                    }
+                }
+                Ok(())
+            },
+            |_| Ok(()),
+        )
     }
 
     /// The second phase of a two-phase collective: every process sends
@@ -1381,17 +1418,7 @@ impl Bsp {
                 )?;
                 if gets {
                     let p = self.process();
-                    let parts = (0..nprocs)
-                        .map(|q| {
-                            if q == me {
-                                Ok(None)
-                            } else {
-                                p.coll_data(q, nbytes)
-                                    .map(Some)
-                                    .ok_or_else(|| lost_p(&p, name, q, loc))
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let parts = p.coll_parts(nbytes, name, loc)?;
                     fold_parts(&parts, inout, f);
                 }
             }
@@ -1405,32 +1432,10 @@ impl Bsp {
                     return self.fold_native(root, inout, call, &bounds, f, loc);
                 }
                 let mut block: Vec<T> = inout[a / size..b / size].to_vec();
-                let src: &[u8] = bytemuck::cast_slice(inout);
-                self.collective(
-                    call,
-                    loc,
-                    |p| {
-                        let me = p.pid;
-                        for q in (0..p.nprocs).filter(|&q| q != me) {
-                            p.coll_put(q, &src[bounds(q)..bounds(q + 1)], name, loc)?;
-                        }
-                        Ok(())
-                    },
-                    |_| Ok(()),
-                )?;
+                self.scatter_blocks(call, None, bytemuck::cast_slice(inout), &bounds, loc)?;
                 {
                     let p = self.process();
-                    let parts = (0..nprocs)
-                        .map(|q| {
-                            if q == me {
-                                Ok(None)
-                            } else {
-                                p.coll_data(q, b - a)
-                                    .map(Some)
-                                    .ok_or_else(|| lost_p(&p, name, q, loc))
-                            }
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
+                    let parts = p.coll_parts(b - a, name, loc)?;
                     fold_parts(&parts, &mut block, f);
                 }
                 // Phase 2: the folded blocks to the root, or to everyone;
