@@ -45,6 +45,11 @@ struct Variant {
 
 #[rustfmt::skip]
 const C99: Variant = Variant { name: "c99", cc: None, flags: C_FLAGS, asan: false };
+/// The C99 build again, in its own directory: the checking-mode test runs
+/// the programs other tests build at the same time (sharing a directory,
+/// one test could run a binary another is rewriting).
+#[rustfmt::skip]
+const C99_CHECK: Variant = Variant { name: "c99-check", cc: None, flags: C_FLAGS, asan: false };
 #[rustfmt::skip]
 const ASAN: Variant = Variant { name: "asan", cc: None, flags: C_FLAGS, asan: true };
 #[rustfmt::skip]
@@ -482,7 +487,7 @@ fn correct_programs_pass_silently_with_checking_on() {
         .flat_map(|t| t.iter())
         .filter(|p| matches!(p.expect, Expect::Ok | Expect::Stdout(_) | Expect::Lines(_)))
         .collect();
-    run_progs_env(&correct, &C99, &NPROCS, &[("BSPLIB_CHECK", "1")]);
+    run_progs_env(&correct, &C99_CHECK, &NPROCS, &[("BSPLIB_CHECK", "1")]);
 }
 
 #[test]
