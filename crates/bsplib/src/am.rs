@@ -723,6 +723,9 @@ pub(crate) struct Context {
     deferred: Vec<u8>,
     /// Received bytes, reused.
     buf: Vec<u8>,
+    /// Records of the one-sided epochs (`epoch.rs`) taken from the inbox,
+    /// whole and in arrival order, for [`crate::epoch::serve`].
+    pub(crate) rma_in: Vec<u8>,
     /// The largest record the engine carries.
     largest: usize,
     /// The C side (`lapi.h`): handler table, counter registry; `None` for
@@ -733,6 +736,11 @@ pub(crate) struct Context {
 }
 
 impl Context {
+    /// The process this context belongs to.
+    pub(crate) fn me(&self) -> usize {
+        self.pid
+    }
+
     /// Messages sent and handled so far in this session (the profiler).
     pub(crate) fn message_totals(&self) -> (u64, u64) {
         (self.sent.iter().sum(), self.handled.iter().sum())
@@ -764,6 +772,7 @@ impl Context {
             session: p.am_sessions,
             deferred: Vec::new(),
             buf: Vec::new(),
+            rma_in: Vec::new(),
             largest: p.world.am_max_record(),
             c: None,
             superstep: p.superstep,
@@ -994,7 +1003,12 @@ impl Context {
     }
 
     /// Posts a record to `to` behind its backlog.
-    fn post(&mut self, world: &World, to: usize, record: Vec<u8>) -> Result<(), Interrupt> {
+    pub(crate) fn post(
+        &mut self,
+        world: &World,
+        to: usize,
+        record: Vec<u8>,
+    ) -> Result<(), Interrupt> {
         if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[&record])? {
             return Ok(());
         }
@@ -1105,6 +1119,7 @@ impl Context {
                 continue;
             }
             match w0 >> 32 & 0xff {
+                crate::epoch::KIND_RMA => self.rma_in.extend_from_slice(rec),
                 KIND_ACK => self.acknowledged(from, seq).map_err(|d| invalid(d, from))?,
                 KIND_AM => {
                     if seq != (self.handled[from] + 1) & 0xffff_ffff || self.open[from].is_some() {
@@ -1573,7 +1588,9 @@ impl Process {
             return Ok(());
         };
         ctx.superstep = self.superstep;
-        let r = ctx.dispatch(&self.world, false);
+        let r = ctx
+            .dispatch(&self.world, false)
+            .and_then(|()| crate::epoch::serve(&mut ctx, &mut self.epochs, &self.reg, &self.world));
         self.am = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
     }
@@ -1679,11 +1696,15 @@ impl Process {
         let world = self.world.clone();
         let (name, superstep) = (self.call_name(call), self.superstep);
         let mut failure: Option<Dispatch> = None;
+        let (epochs, reg) = (&mut self.epochs, &self.reg);
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
                 return false;
             }
-            if let Err(d) = ctx.dispatch(&world, true) {
+            let served = ctx
+                .dispatch(&world, true)
+                .and_then(|()| crate::epoch::serve(&mut ctx, epochs, reg, &world));
+            if let Err(d) = served {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.
                     let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
@@ -1741,24 +1762,36 @@ impl Bsp {
     /// One sync.
     #[track_caller]
     pub fn am_init(&mut self, handlers: Handlers) -> Result<(), Error> {
+        self.am_init_at(handlers, "am_init", Some(SourceLocation::caller()))
+    }
+
+    /// [`am_init`](Bsp::am_init) as `call` at `loc`.
+    pub(crate) fn am_init_at(
+        &mut self,
+        handlers: Handlers,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
         const CALL: &str = "am_init";
-        let loc = Some(SourceLocation::caller());
         {
             let mut p = self.process();
-            p.check_running(CALL, loc)?;
+            p.check_running(call, loc)?;
             if p.am.is_some() || p.am_switch.is_some() {
                 return Err(p.fail(
                     ErrorKind::AmMismatch {
                         detail: "am_init called again without am_term".into(),
                     },
-                    CALL,
+                    call,
                     loc,
                 ));
             }
             let ctx = Context::new(&mut p, handlers);
             p.am_switch = Some(Some(Box::new(ctx)));
+            p.sync_name = (call != CALL).then_some(call);
         }
-        self.sync_at(loc)
+        let r = self.sync_at(loc);
+        self.process().sync_name = None;
+        r
     }
 
     /// Leaves active-message mode: collective, a sync, which first waits
@@ -1775,23 +1808,34 @@ impl Bsp {
     /// One sync.
     #[track_caller]
     pub fn am_term(&mut self) -> Result<(), Error> {
+        self.am_term_at("am_term", Some(SourceLocation::caller()))
+    }
+
+    /// [`am_term`](Bsp::am_term) as `call` at `loc`.
+    pub(crate) fn am_term_at(
+        &mut self,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
         const CALL: &str = "am_term";
-        let loc = Some(SourceLocation::caller());
         {
             let mut p = self.process();
-            p.check_running(CALL, loc)?;
+            p.check_running(call, loc)?;
             if p.am.is_none() || p.am_switch.is_some() {
                 return Err(p.fail(
                     ErrorKind::AmMismatch {
                         detail: "am_term called outside active-message mode".into(),
                     },
-                    CALL,
+                    call,
                     loc,
                 ));
             }
             p.am_switch = Some(None);
+            p.sync_name = (call != CALL).then_some(call);
         }
-        self.sync_at(loc)
+        let r = self.sync_at(loc);
+        self.process().sync_name = None;
+        r
     }
 
     /// A new counter of this process, at 0.

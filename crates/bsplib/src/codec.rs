@@ -282,6 +282,18 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(61);
             w.str(detail);
         }
+        K::EpochOpen { detail } => {
+            w.u64(64);
+            w.str(detail);
+        }
+        K::NoEpoch { detail } => {
+            w.u64(65);
+            w.str(detail);
+        }
+        K::EpochUnmatched { detail } => {
+            w.u64(66);
+            w.str(detail);
+        }
         K::AccumulateUnknown { what, value } => {
             w.u64(62);
             w.str(what);
@@ -380,6 +392,15 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
             detail: cut(detail),
         },
         K::AccumulateMismatch { detail } => K::AccumulateMismatch {
+            detail: cut(detail),
+        },
+        K::EpochOpen { detail } => K::EpochOpen {
+            detail: cut(detail),
+        },
+        K::NoEpoch { detail } => K::NoEpoch {
+            detail: cut(detail),
+        },
+        K::EpochUnmatched { detail } => K::EpochUnmatched {
             detail: cut(detail),
         },
         K::Died { detail } => K::Died {
@@ -518,6 +539,15 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             ty: r.static_str()?,
         },
         61 => K::AccumulateMismatch {
+            detail: r.string()?,
+        },
+        64 => K::EpochOpen {
+            detail: r.string()?,
+        },
+        65 => K::NoEpoch {
+            detail: r.string()?,
+        },
+        66 => K::EpochUnmatched {
             detail: r.string()?,
         },
         62 => K::AccumulateUnknown {
@@ -854,6 +884,15 @@ mod tests {
             },
             ErrorKind::AccumulateMismatch {
                 detail: "process 1 (line 3) accumulates with max over f64".into(),
+            },
+            ErrorKind::EpochOpen {
+                detail: "lock of area slot 2 on process 1 (line 9)".into(),
+            },
+            ErrorKind::NoEpoch {
+                detail: "unlock without lock".into(),
+            },
+            ErrorKind::EpochUnmatched {
+                detail: "process 3 entered its sync without posting".into(),
             },
             ErrorKind::AccumulateUnknown {
                 what: "operator",

@@ -129,6 +129,10 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.epochs.routing() && self.epoch_route(pid, slot, CALL, loc)? {
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+            return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
+        }
         if self.check.is_some() {
             let whole = Shape::contiguous(nbytes);
             self.check_note_put(pid, slot, offset, whole, CALL, loc);
@@ -499,6 +503,11 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
+        if self.epochs.routing() && self.epoch_route(pid, slot, CALL, loc)? {
+            // In an epoch, copied now (the epoch may end before any sync).
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+            return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
+        }
         if self.check.is_some() {
             let whole = Shape::contiguous(nbytes);
             self.check_note_put(pid, slot, offset, whole, CALL, loc);
@@ -569,6 +578,11 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
+        if self.epochs.routing() && self.epoch_route(pid, slot, call, loc)? {
+            // SAFETY: the caller keeps `dst` writable until the epoch (which
+            // ends before the next sync) delivers it.
+            return unsafe { self.epoch_get(pid, slot, offset, dst, nbytes, keep, call, loc) };
+        }
         if hp && self.check.is_some() {
             // SAFETY: the caller keeps `dst` writable (and readable: it is
             // ordinary memory) until the sync.

@@ -415,6 +415,33 @@ pub enum ErrorKind {
         /// Which accumulates disagree, and where they were made.
         detail: String,
     },
+    /// A one-sided epoch (`Bsp::epoch`, `Bsp::lock`; C `bsp_win_post`,
+    /// `bsp_win_start`, `bsp_lock`) is open where it may not be: a sync
+    /// (or a collective) while one is open, or a second epoch of the same
+    /// kind on the same area (and, for a lock, the same target).
+    #[error("a one-sided epoch is open: {detail}")]
+    EpochOpen {
+        /// Which epoch, and the call that opened it.
+        detail: String,
+    },
+    /// A one-sided call with no epoch to act in: `complete` without
+    /// `start`, `wait` without `post`, `unlock` without `lock`, a transfer
+    /// into an area with an access epoch open to a process outside its
+    /// group, or any of these calls outside one-sided mode.
+    #[error("no such one-sided epoch: {detail}")]
+    NoEpoch {
+        /// What was asked, and what is open.
+        detail: String,
+    },
+    /// The other side of an epoch can never come: a `start` naming a
+    /// process that entered its sync (or ended) without posting to this
+    /// one, a `wait` for an origin that did so without completing, a lock
+    /// or unlock waiting for a process that ended.
+    #[error("one-sided epoch not matched: {detail}")]
+    EpochUnmatched {
+        /// Which process, and what it did instead.
+        detail: String,
+    },
     /// An element type or operator id of an accumulate that names none
     /// (the C interface's `bsp_type` and `bsp_op`).
     #[error("{value} is not a known accumulate {what}")]

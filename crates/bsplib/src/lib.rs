@@ -80,6 +80,7 @@ mod codec;
 mod collectives;
 mod drma;
 mod engine;
+pub mod epoch;
 mod error;
 mod exchange;
 #[doc(hidden)]
@@ -103,6 +104,7 @@ pub use area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use collectives::{level1, Algorithm, Op, Reducible};
+pub use epoch::{Epoch, Lock, LockKind};
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};

@@ -121,6 +121,8 @@ pub(crate) struct Process {
     pub(crate) get_keep: Vec<Keepalive>,
     /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
     pub(crate) rma: crate::rma::RmaState,
+    /// One-sided epochs and lock tables (`epoch.rs`).
+    pub(crate) epochs: crate::epoch::Epochs,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
@@ -220,6 +222,7 @@ impl Process {
             gets_sent: false,
             get_keep: Vec::new(),
             rma: Default::default(),
+            epochs: Default::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,

@@ -509,7 +509,7 @@ fn undesc(d: u16) -> Option<(ElemType, Op)> {
     ))
 }
 
-fn describe(d: u16) -> String {
+pub(crate) fn describe(d: u16) -> String {
     match undesc(d) {
         Some((ty, op)) => format!("{} over {}", op.name(), ty.name()),
         None => "an unknown operator or type".into(),
@@ -569,6 +569,12 @@ impl Process {
         }
         self.check_pointer(src, nbytes, "src", call, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, call, loc)?;
+        if self.epochs.routing() && self.epoch_route(pid, slot, call, loc)? {
+            // SAFETY: the caller vouches for `nbytes` bytes at `src`.
+            return unsafe {
+                self.epoch_accumulate(pid, slot, offset, src, nbytes, ty, op, call, loc)
+            };
+        }
         let d = desc(ty, op);
         self.note_issued(pid, slot, d, call, loc)?;
         let line = loc.map_or(0, |l| l.line()) as usize;

@@ -109,6 +109,7 @@ impl Process {
             .set(self.pid, self.superstep, State::Syncing);
         let result = self
             .check_running(CALL, loc)
+            .and_then(|()| self.check_no_epoch(CALL, loc))
             .and_then(|()| self.sync_steps(loc))
             .and_then(|()| self.am_release_held(CALL, loc))
             .and_then(|()| self.check_collective(loc));

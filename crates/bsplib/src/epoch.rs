@@ -1,0 +1,1778 @@
+//! One-sided synchronisation after MPI-2: post/start/complete/wait on
+//! subsets of processes, and passive-target locks (`ONE_SIDED.md`,
+//! sections 1.2 and 1.3; the protocol is in section 8).
+//!
+//! A registered area plays the role of an MPI window. The epochs travel on
+//! the active-message path (`engine/README.md`): records of kind
+//! [`KIND_RMA`], taken from the inbox with the active messages' own and
+//! served here, on the target's own thread, at its progress points (the
+//! `&mut Bsp` calls: the epoch calls themselves, a sync's barrier, the
+//! active-message waits). So one-sided mode is active-message mode
+//! ([`Bsp::rma_init`]), and no view of an [`Area`] can be alive while a
+//! record writes it.
+//!
+//! # Examples
+//!
+//! A ring: each process exposes its area to its left neighbour and puts
+//! into its right neighbour's, and only neighbours synchronise.
+//!
+//! ```
+//! let r = bsplib::run(3, |bsp| {
+//!     let (me, p) = (bsp.pid(), bsp.nprocs());
+//!     let (left, right) = ((me + p - 1) % p, (me + 1) % p);
+//!     let x = bsplib::Area::<u64>::new(bsp, 1);
+//!     bsp.push_reg(&x)?;
+//!     bsp.rma_init()?; // a sync: the registration takes effect too
+//!     let mut e = bsp.epoch(&x, &[left], &[right])?;
+//!     e.put(right, &[me as u64 * 10], 0)?;
+//!     e.wait()?; // my access epoch completed, my exposure epoch done
+//!     let got = x.as_slice(bsp)[0];
+//!     bsp.rma_term()?;
+//!     Ok(got)
+//! })?;
+//! assert_eq!(r, vec![20, 0, 10]);
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+
+use std::collections::{HashMap, VecDeque};
+
+use bytemuck::Pod;
+
+use crate::am::{Context, Dispatch};
+use crate::area::Area;
+use crate::bsp::{pid_arg, Bsp};
+use crate::engine::board::State;
+use crate::engine::World;
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::process::{Keepalive, Loc, Process};
+use crate::registration::Registry;
+use crate::rma::{ElemType, Element, Op};
+use crate::superstep::own_range;
+
+/// The record kind of the epochs on the active-message path (the kinds of
+/// `am.rs` are 1 to 3).
+pub(crate) const KIND_RMA: u64 = 5;
+
+// What a record asks, in the high half of its second word.
+/// Target to origin: the target posted an exposure epoch `[slot]`.
+const POST: u64 = 1;
+/// Origin to target: the access epoch `[slot]` is complete.
+const COMPLETE: u64 = 2;
+/// Origin to target: `[slot][exclusive]`, a lock request.
+const LOCK: u64 = 3;
+/// Target to origin: `[slot]`, the lock is granted.
+const GRANT: u64 = 4;
+/// Origin to target: `[slot]`, release the lock.
+const UNLOCK: u64 = 5;
+/// Target to origin: `[slot]`, released, every transfer of the epoch done.
+const UNLOCKED: u64 = 6;
+/// `[slot][offset][len][payload]`.
+const PUT: u64 = 7;
+/// `[slot][offset][len][type | op << 8 | line << 32][payload]`.
+const ACC: u64 = 8;
+/// `[slot][offset][len][id]`: read and reply.
+const GET: u64 = 9;
+/// Target to origin: `[id][len][payload]`.
+const REPLY: u64 = 10;
+
+/// Transfers travel in pieces of at most this many bytes (each a record
+/// that an inbox holds many of).
+const CHUNK: usize = 64 << 10;
+
+/// A lock's kind ([`Bsp::lock`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockKind {
+    /// One holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).
+    Exclusive,
+    /// Any number of holders together, while no exclusive holder
+    /// (`MPI_LOCK_SHARED`).
+    Shared,
+}
+
+/// An access epoch this process opened (`start`).
+struct Access {
+    slot: u64,
+    targets: Vec<usize>,
+    loc: Loc,
+    /// The operator and type of the accumulates to each target so far.
+    accs: Vec<(usize, u16, Loc)>,
+}
+
+/// A lock this process holds (or waits for).
+struct Held {
+    pid: usize,
+    slot: u64,
+    granted: bool,
+    unlocking: bool,
+    loc: Loc,
+    acc: Option<(u16, Loc)>,
+}
+
+/// An exposure epoch this process opened (`post`).
+struct Exposure {
+    slot: u64,
+    origins: Vec<usize>,
+    done: Vec<bool>,
+    /// Accumulate records of the epoch: `(origin, record)`, combined at
+    /// `wait`, origins in pid order, each origin's in issue order.
+    accs: Vec<(usize, Vec<u8>)>,
+    /// The first accumulate's `(origin, desc, line)`.
+    first: Option<(usize, u16, u32)>,
+    loc: Loc,
+}
+
+/// A get of an epoch, waiting for its reply.
+struct PendingGet {
+    dst: usize,
+    len: usize,
+    pid: usize,
+    slot: u64,
+    _keep: Option<Keepalive>,
+}
+
+/// The holders of one of this process's areas, and who waits.
+#[derive(Default)]
+struct LockTable {
+    exclusive: Option<usize>,
+    shared: Vec<usize>,
+    /// Waiting requests in arrival order: `(origin, exclusive)`.
+    queue: VecDeque<(usize, bool)>,
+}
+
+impl LockTable {
+    fn holds(&self, q: usize) -> bool {
+        self.exclusive == Some(q) || self.shared.contains(&q)
+    }
+
+    /// Grants the requests at the head of the queue that are compatible
+    /// with the holders (first come, first served: a waiting exclusive
+    /// request holds back the shared ones behind it).
+    fn grant(&mut self, out: &mut Vec<usize>) {
+        while let Some(&(q, exclusive)) = self.queue.front() {
+            if self.exclusive.is_some() || (exclusive && !self.shared.is_empty()) {
+                return;
+            }
+            self.queue.pop_front();
+            out.push(q);
+            if exclusive {
+                self.exclusive = Some(q);
+                return;
+            }
+            self.shared.push(q);
+        }
+    }
+}
+
+/// The one-sided state of a process: its open epochs, the posts it
+/// received, its gets in flight, and the lock tables of its areas.
+#[derive(Default)]
+pub(crate) struct Epochs {
+    access: Vec<Access>,
+    locks: Vec<Held>,
+    exposures: Vec<Exposure>,
+    /// Posts received and not yet used by a `start`, by (target, slot).
+    posts: HashMap<(usize, u64), u32>,
+    gets: HashMap<u64, PendingGet>,
+    next_id: u64,
+    tables: HashMap<u64, LockTable>,
+}
+
+impl Epochs {
+    /// Whether transfers may belong to an epoch (the put and get paths ask
+    /// this first: one branch when no epoch is open).
+    #[inline]
+    pub(crate) fn routing(&self) -> bool {
+        !self.access.is_empty() || !self.locks.is_empty()
+    }
+
+    /// The first open epoch, described, if any.
+    fn open(&self) -> Option<String> {
+        let at = |l: Loc| l.map_or(String::new(), |l| format!(" (at {l})"));
+        if let Some(a) = self.access.first() {
+            return Some(format!(
+                "the access epoch of registration slot {} to processes {:?}, started{}",
+                a.slot,
+                a.targets,
+                at(a.loc)
+            ));
+        }
+        if let Some(e) = self.exposures.first() {
+            return Some(format!(
+                "the exposure epoch of registration slot {} to processes {:?}, posted{}",
+                e.slot,
+                e.origins,
+                at(e.loc)
+            ));
+        }
+        self.locks.first().map(|h| {
+            format!(
+                "the lock of registration slot {} on process {}, taken{}",
+                h.slot,
+                h.pid,
+                at(h.loc)
+            )
+        })
+    }
+}
+
+fn pad8(n: usize) -> usize {
+    n.div_ceil(8) * 8
+}
+
+/// A record: `[len | KIND_RMA << 32 | parity << 48][me | what << 32]`,
+/// then `words`, then `payload` padded to 8.
+fn record(me: usize, superstep: u64, what: u64, words: &[u64], payload: &[u8]) -> Vec<u8> {
+    let len = 16 + words.len() * 8 + pad8(payload.len());
+    let mut r = Vec::with_capacity(len);
+    r.extend_from_slice(&(len as u64 | KIND_RMA << 32 | (superstep & 1) << 48).to_ne_bytes());
+    r.extend_from_slice(&(me as u64 | what << 32).to_ne_bytes());
+    for w in words {
+        r.extend_from_slice(&w.to_ne_bytes());
+    }
+    r.extend_from_slice(payload);
+    r.resize(len, 0);
+    r
+}
+
+fn invalid(sender: usize, detail: String) -> Dispatch {
+    Dispatch::Target(ErrorKind::InvalidRecord {
+        what: "one-sided epoch",
+        sender,
+        detail,
+    })
+}
+
+/// Serves the epoch records the last dispatch took from the inbox (a
+/// progress point of this process): writes puts and lock-epoch
+/// accumulates, answers gets, keeps exposure-epoch accumulates for
+/// `wait`, grants and releases locks, and notes posts, grants, releases
+/// and replies for this process's own epochs. Every range is resolved and
+/// checked in this process's own table.
+pub(crate) fn serve(
+    ctx: &mut Context,
+    ep: &mut Epochs,
+    reg: &Registry,
+    world: &World,
+) -> Result<(), Dispatch> {
+    if ctx.rma_in.is_empty() {
+        return Ok(());
+    }
+    let buf = std::mem::take(&mut ctx.rma_in);
+    let r = serve_all(ctx, ep, reg, world, &buf);
+    if ctx.rma_in.is_empty() {
+        let mut buf = buf;
+        buf.clear();
+        ctx.rma_in = buf;
+    }
+    r
+}
+
+fn serve_all(
+    ctx: &mut Context,
+    ep: &mut Epochs,
+    reg: &Registry,
+    world: &World,
+    bytes: &[u8],
+) -> Result<(), Dispatch> {
+    let me = ctx.me();
+    let word = |at: usize| u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+    let mut at = 0;
+    while at + 16 <= bytes.len() {
+        let len = word(at) as u32 as usize;
+        let from = word(at + 8) as u32 as usize;
+        let what = word(at + 8) >> 32;
+        let rec = &bytes[at..at + len.min(bytes.len() - at)];
+        at += len.max(8);
+        let w = |i: usize| {
+            rec.get(16 + 8 * i..24 + 8 * i)
+                .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
+        };
+        let short = || invalid(from, "is cut short".into());
+        let slot = w(0).ok_or_else(short)?;
+        let reply = |ctx: &mut Context, to: usize, what: u64, words: &[u64], payload: &[u8]| {
+            let r = record(me, ctx.epoch, what, words, payload);
+            ctx.post(world, to, r).map_err(Dispatch::Interrupted)
+        };
+        match what {
+            POST => *ep.posts.entry((from, slot)).or_insert(0) += 1,
+            COMPLETE => {
+                let e = ep.exposures.iter_mut().find(|e| e.slot == slot);
+                let i = e
+                    .as_ref()
+                    .and_then(|e| e.origins.iter().position(|&q| q == from));
+                match (e, i) {
+                    (Some(e), Some(i)) if !e.done[i] => e.done[i] = true,
+                    _ => {
+                        return Err(invalid(
+                            from,
+                            format!(
+                                "completes an access epoch of registration slot {slot} that no \
+                                 exposure epoch of this process admits"
+                            ),
+                        ))
+                    }
+                }
+            }
+            LOCK => {
+                let exclusive = w(1).ok_or_else(short)? != 0;
+                let t = ep.tables.entry(slot).or_default();
+                if t.holds(from) || t.queue.iter().any(|&(q, _)| q == from) {
+                    return Err(invalid(from, format!("locks slot {slot} twice")));
+                }
+                t.queue.push_back((from, exclusive));
+                let mut granted = Vec::new();
+                t.grant(&mut granted);
+                for q in granted {
+                    reply(ctx, q, GRANT, &[slot], &[])?;
+                }
+            }
+            UNLOCK => {
+                let t = ep.tables.entry(slot).or_default();
+                if t.exclusive == Some(from) {
+                    t.exclusive = None;
+                } else if let Some(i) = t.shared.iter().position(|&q| q == from) {
+                    t.shared.swap_remove(i);
+                } else {
+                    return Err(invalid(
+                        from,
+                        format!("unlocks slot {slot}, which it does not hold"),
+                    ));
+                }
+                reply(ctx, from, UNLOCKED, &[slot], &[])?;
+                let mut granted = Vec::new();
+                t.grant(&mut granted);
+                for q in granted {
+                    reply(ctx, q, GRANT, &[slot], &[])?;
+                }
+            }
+            GRANT | UNLOCKED => {
+                let h = ep.locks.iter_mut().position(|h| {
+                    h.pid == from && h.slot == slot && (what == GRANT) != h.unlocking
+                });
+                match h {
+                    Some(i) if what == GRANT => ep.locks[i].granted = true,
+                    Some(i) => {
+                        ep.locks.remove(i);
+                    }
+                    None => return Err(invalid(from, "answers no lock request".into())),
+                }
+            }
+            PUT | ACC | GET => {
+                let locked = ep.tables.get(&slot).is_some_and(|t| t.holds(from));
+                let exposed = !locked
+                    && ep.exposures.iter().any(|e| {
+                        e.slot == slot
+                            && e.origins
+                                .iter()
+                                .zip(&e.done)
+                                .any(|(&q, &done)| q == from && !done)
+                    });
+                if !locked && !exposed {
+                    return Err(invalid(
+                        from,
+                        format!(
+                            "accesses registration slot {slot} outside any epoch this process \
+                             granted it"
+                        ),
+                    ));
+                }
+                let offset = w(1).ok_or_else(short)? as usize;
+                let n = w(2).ok_or_else(short)? as usize;
+                match what {
+                    PUT => {
+                        let src = rec.get(40..40 + n).ok_or_else(short)?;
+                        let dst = own_range(reg, "put", from, slot, offset, n)
+                            .map_err(Dispatch::Target)?;
+                        // SAFETY: `dst` is `n` bytes this process registered,
+                        // checked against its own table; this process is in
+                        // a progress point (a `&mut Bsp` call), so no view
+                        // of the area is alive, and nobody else writes it.
+                        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, n) };
+                    }
+                    ACC => {
+                        let d = w(3).ok_or_else(short)?;
+                        rec.get(48..48 + n).ok_or_else(short)?;
+                        let (ty, op) = check_acc(from, d, n)?;
+                        if locked {
+                            apply_acc(reg, from, slot, offset, n, ty, op, &rec[48..48 + n])?;
+                        } else if let Some(e) = ep.exposures.iter_mut().find(|e| e.slot == slot) {
+                            let desc = d as u16;
+                            match e.first {
+                                None => e.first = Some((from, desc, (d >> 32) as u32)),
+                                Some((q, first, line)) if first != desc => {
+                                    return Err(Dispatch::Target(ErrorKind::AccumulateMismatch {
+                                        detail: format!(
+                                            "process {from} (line {}) accumulates with {} into \
+                                             registration slot {slot} of this process, into \
+                                             which process {q} (line {line}) accumulates with \
+                                             {} in the same exposure epoch",
+                                            d >> 32,
+                                            crate::rma::describe(desc),
+                                            crate::rma::describe(first),
+                                        ),
+                                    }))
+                                }
+                                Some(_) => {}
+                            }
+                            e.accs.push((from, rec.to_vec()));
+                        }
+                    }
+                    _ => {
+                        let id = w(3).ok_or_else(short)?;
+                        let src = own_range(reg, "get", from, slot, offset, n)
+                            .map_err(Dispatch::Target)?;
+                        // SAFETY: `n` bytes this process registered, checked
+                        // against its own table, not written meanwhile.
+                        let data = unsafe { std::slice::from_raw_parts(src.cast_const(), n) };
+                        reply(ctx, from, REPLY, &[slot, id, n as u64], data)?;
+                    }
+                }
+            }
+            REPLY => {
+                let id = w(1).ok_or_else(short)?;
+                let n = w(2).ok_or_else(short)? as usize;
+                let data = rec.get(40..40 + n).ok_or_else(short)?;
+                match ep.gets.remove(&id) {
+                    Some(g) if g.len == n && g.pid == from => {
+                        // SAFETY: the destination of a get of ours, `n`
+                        // bytes the caller of the get vouched for (or a
+                        // Rust area kept alive by `_keep`), written only
+                        // here, in a progress point.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                data.as_ptr(),
+                                std::ptr::with_exposed_provenance_mut::<u8>(g.dst),
+                                n,
+                            )
+                        };
+                    }
+                    _ => return Err(invalid(from, format!("replies to no get ({id})"))),
+                }
+            }
+            k => return Err(invalid(from, format!("asks an unknown thing ({k})"))),
+        }
+    }
+    Ok(())
+}
+
+/// An accumulate record's type and operator, checked.
+fn check_acc(from: usize, d: u64, n: usize) -> Result<(ElemType, Op), Dispatch> {
+    let ty = ElemType::from_id((d & 0xff) as i64);
+    let op = Op::from_id((d >> 8 & 0xff) as i64);
+    match (ty, op) {
+        (Some(ty), Some(op)) if op.is_defined_on(ty) && n % ty.size() == 0 => Ok((ty, op)),
+        _ => Err(invalid(
+            from,
+            format!(
+                "names element type and operator {:#x}, which are not a valid pair",
+                d & 0xffff
+            ),
+        )),
+    }
+}
+
+/// Combines `n` bytes of `src` into this process's slot.
+#[allow(clippy::too_many_arguments)]
+fn apply_acc(
+    reg: &Registry,
+    from: usize,
+    slot: u64,
+    offset: usize,
+    n: usize,
+    ty: ElemType,
+    op: Op,
+    src: &[u8],
+) -> Result<(), Dispatch> {
+    let dst = own_range(reg, "accumulate", from, slot, offset, n).map_err(Dispatch::Target)?;
+    // SAFETY: `dst` is `n` bytes this process registered, checked against
+    // its own table, in a progress point (no view alive); `src` is a
+    // record of the library's, not overlapping it.
+    unsafe { crate::rma::combine(ty, op, dst, src.as_ptr(), n / ty.size()) };
+    Ok(())
+}
+
+/// What a wait loop waits for from the processes it watches (for the
+/// errors when they can never answer).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Awaited {
+    Post,
+    Complete,
+    Answer,
+}
+
+impl Process {
+    fn rma_mode(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.am.is_some() {
+            return Ok(());
+        }
+        Err(self.fail(
+            ErrorKind::NoEpoch {
+                detail: "not in one-sided mode (rma_init / bsp_rma_init first, or am_init / \
+                         LAPI_Init)"
+                    .into(),
+            },
+            call,
+            loc,
+        ))
+    }
+
+    fn rma_slot(&self, addr: usize, call: &'static str, loc: Loc) -> Result<u64, Error> {
+        match self.reg.lookup(addr) {
+            Some(s) => Ok(s.seq()),
+            None => Err(self.fail(ErrorKind::NotRegistered { addr }, call, loc)),
+        }
+    }
+
+    fn rma_group(&self, pids: &[i64], call: &'static str, loc: Loc) -> Result<Vec<usize>, Error> {
+        let mut out = Vec::with_capacity(pids.len());
+        for &q in pids {
+            out.push(self.check_pid(q, call, loc)?);
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn rma_send(
+        &mut self,
+        to: usize,
+        what: u64,
+        words: &[u64],
+        payload: &[u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let Some(mut ctx) = self.am.take() else {
+            return self.rma_mode(call, loc);
+        };
+        let r = record(self.pid, ctx.epoch, what, words, payload);
+        let sent = ctx.post(&self.world, to, r);
+        self.am = Some(ctx);
+        sent.map_err(|why| self.interrupted(why, call, loc))
+    }
+
+    /// Handles what arrives until `done`, watching `watch` for processes
+    /// that can never answer (on shared memory, where the status board
+    /// shows every process).
+    fn rma_progress(
+        &mut self,
+        watch: &[usize],
+        awaited: Awaited,
+        call: &'static str,
+        loc: Loc,
+        done: impl Fn(&Epochs) -> bool,
+    ) -> Result<(), Error> {
+        let mut started = None;
+        let mut suspect: Option<(usize, std::time::Instant)> = None;
+        loop {
+            let mark = self.world.am_mark(self.pid);
+            self.am_dispatch(call, loc)?;
+            if done(&self.epochs) {
+                return Ok(());
+            }
+            if self.world.board_shared() {
+                let board = self.world.board();
+                let mut now_suspect = None;
+                for &q in watch.iter().filter(|&&q| q != self.pid) {
+                    let (step, state) = board.get(q);
+                    if state == State::Ended {
+                        return Err(self.unmatched(q, awaited, "ended", call, loc));
+                    }
+                    if awaited != Awaited::Answer
+                        && state == State::Syncing
+                        && step == self.superstep
+                    {
+                        now_suspect = Some(q);
+                    }
+                }
+                // A process seen in its sync may have posted just before:
+                // the record is surely here after one more dispatch and a
+                // grace period (the board is written without ordering).
+                suspect = match (now_suspect, suspect) {
+                    (Some(q), Some((s, t0))) if q == s => {
+                        if t0.elapsed() > std::time::Duration::from_millis(100) {
+                            return Err(self.unmatched(q, awaited, "entered its sync", call, loc));
+                        }
+                        Some((s, t0))
+                    }
+                    (Some(q), _) => Some((q, std::time::Instant::now())),
+                    (None, _) => None,
+                };
+            }
+            self.am_pause(mark, &mut started, call, loc)?;
+        }
+    }
+
+    fn unmatched(
+        &self,
+        q: usize,
+        awaited: Awaited,
+        did: &str,
+        call: &'static str,
+        loc: Loc,
+    ) -> Error {
+        let what = match awaited {
+            Awaited::Post => {
+                "posting an exposure epoch to this process (a start to a process that never posts)"
+            }
+            Awaited::Complete => {
+                "completing the access epoch this process's exposure epoch admits it to"
+            }
+            Awaited::Answer => "answering this process's lock, unlock or get",
+        };
+        self.fail(
+            ErrorKind::EpochUnmatched {
+                detail: format!("process {q} {did} without {what}"),
+            },
+            call,
+            loc,
+        )
+    }
+
+    /// A sync (or a collective) must find no epoch open.
+    pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        match self.epochs.open() {
+            None => Ok(()),
+            Some(detail) => Err(self.fail(
+                ErrorKind::EpochOpen {
+                    detail: format!("{detail}; close it (complete, wait, unlock) before the sync"),
+                },
+                call,
+                loc,
+            )),
+        }
+    }
+
+    /// `bsp_win_post`: exposes the area registered at `addr` to `origins`.
+    pub(crate) fn rma_post(
+        &mut self,
+        addr: usize,
+        origins: &[i64],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        let origins = self.rma_group(origins, call, loc)?;
+        if let Some(e) = self.epochs.exposures.iter().find(|e| e.slot == slot) {
+            let detail = format!(
+                "a second post of registration slot {slot}, whose exposure epoch posted{} is \
+                 not waited for",
+                e.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        self.epochs.exposures.push(Exposure {
+            slot,
+            done: vec![false; origins.len()],
+            origins: origins.clone(),
+            accs: Vec::new(),
+            first: None,
+            loc,
+        });
+        for q in origins {
+            self.rma_send(q, POST, &[slot], &[], call, loc)?;
+        }
+        Ok(())
+    }
+
+    /// `bsp_win_start`: opens an access epoch of the area at `addr` to
+    /// `targets`, once each has posted.
+    pub(crate) fn rma_start(
+        &mut self,
+        addr: usize,
+        targets: &[i64],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        let targets = self.rma_group(targets, call, loc)?;
+        if let Some(a) = self.epochs.access.iter().find(|a| a.slot == slot) {
+            let detail = format!(
+                "a second start on registration slot {slot}, whose access epoch started{} is \
+                 not complete",
+                a.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        let posted = |ep: &Epochs| {
+            targets
+                .iter()
+                .all(|&t| ep.posts.get(&(t, slot)).is_some_and(|&n| n > 0))
+        };
+        self.rma_progress(&targets, Awaited::Post, call, loc, posted)?;
+        for &t in &targets {
+            if let Some(n) = self.epochs.posts.get_mut(&(t, slot)) {
+                *n -= 1;
+            }
+        }
+        self.epochs.access.push(Access {
+            slot,
+            targets,
+            loc,
+            accs: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// `bsp_win_complete`: ends the access epoch of the area at `addr`:
+    /// its gets have delivered, and each target learns it is complete.
+    pub(crate) fn rma_complete(
+        &mut self,
+        addr: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        let Some(i) = self.epochs.access.iter().position(|a| a.slot == slot) else {
+            let detail = format!("complete of registration slot {slot} without a start");
+            return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        };
+        let targets = self.epochs.access[i].targets.clone();
+        let delivered = |ep: &Epochs| {
+            !ep.gets
+                .values()
+                .any(|g| g.slot == slot && targets.contains(&g.pid))
+        };
+        self.rma_progress(&targets, Awaited::Answer, call, loc, delivered)?;
+        self.epochs.access.remove(i);
+        for t in targets {
+            self.rma_send(t, COMPLETE, &[slot], &[], call, loc)?;
+        }
+        Ok(())
+    }
+
+    /// `bsp_win_wait` (`block`) and `bsp_win_test`: whether the exposure
+    /// epoch of the area at `addr` is over (every origin completed); when
+    /// it is, its accumulates are combined (origins in pid order, each
+    /// origin's in issue order) and the epoch is closed.
+    pub(crate) fn rma_wait(
+        &mut self,
+        addr: usize,
+        block: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<bool, Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        let Some(e) = self.epochs.exposures.iter().find(|e| e.slot == slot) else {
+            let detail = format!("wait or test of registration slot {slot} without a post");
+            return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        };
+        let origins = e.origins.clone();
+        let over = |ep: &Epochs| {
+            ep.exposures
+                .iter()
+                .find(|e| e.slot == slot)
+                .is_some_and(|e| e.done.iter().all(|&d| d))
+        };
+        if block {
+            self.rma_progress(&origins, Awaited::Complete, call, loc, over)?;
+        } else {
+            self.am_dispatch(call, loc)?;
+            if !over(&self.epochs) {
+                return Ok(false);
+            }
+        }
+        let i = self.epochs.exposures.iter().position(|e| e.slot == slot);
+        let mut e = self.epochs.exposures.swap_remove(i.unwrap_or_default());
+        e.accs.sort_by_key(|(from, _)| *from);
+        for (from, rec) in &e.accs {
+            let w = |i: usize| {
+                u64::from_ne_bytes(rec[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
+            };
+            let (offset, n, d) = (w(1) as usize, w(2) as usize, w(3));
+            let applied = check_acc(*from, d, n).and_then(|(ty, op)| {
+                apply_acc(&self.reg, *from, slot, offset, n, ty, op, &rec[48..48 + n])
+            });
+            if let Err(d) = applied {
+                return Err(match d {
+                    Dispatch::Target(kind) => self.fail(kind, call, loc),
+                    Dispatch::Interrupted(why) => self.interrupted(why, call, loc),
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    /// `bsp_lock`: waits until this process holds the lock of the area at
+    /// `addr` on `pid`.
+    pub(crate) fn rma_lock(
+        &mut self,
+        pid: i64,
+        addr: usize,
+        kind: LockKind,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let pid = self.check_pid(pid, call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        if let Some(h) = self
+            .epochs
+            .locks
+            .iter()
+            .find(|h| h.pid == pid && h.slot == slot)
+        {
+            let detail = format!(
+                "a second lock of registration slot {slot} on process {pid}, locked{} and not \
+                 unlocked",
+                h.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        self.epochs.locks.push(Held {
+            pid,
+            slot,
+            granted: false,
+            unlocking: false,
+            loc,
+            acc: None,
+        });
+        let exclusive = u64::from(kind == LockKind::Exclusive);
+        self.rma_send(pid, LOCK, &[slot, exclusive], &[], call, loc)?;
+        let granted = |ep: &Epochs| {
+            ep.locks
+                .iter()
+                .any(|h| h.pid == pid && h.slot == slot && h.granted)
+        };
+        self.rma_progress(&[pid], Awaited::Answer, call, loc, granted)
+    }
+
+    /// `bsp_unlock`: releases the lock of the area at `addr` on `pid`
+    /// once every transfer of the epoch is done at the target.
+    pub(crate) fn rma_unlock(
+        &mut self,
+        pid: i64,
+        addr: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(call, loc)?;
+        self.rma_mode(call, loc)?;
+        let pid = self.check_pid(pid, call, loc)?;
+        let slot = self.rma_slot(addr, call, loc)?;
+        let Some(h) = self
+            .epochs
+            .locks
+            .iter_mut()
+            .find(|h| h.pid == pid && h.slot == slot && h.granted && !h.unlocking)
+        else {
+            let detail =
+                format!("unlock of registration slot {slot} on process {pid} without a lock");
+            return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        };
+        h.unlocking = true;
+        self.rma_send(pid, UNLOCK, &[slot], &[], call, loc)?;
+        let released = |ep: &Epochs| !ep.locks.iter().any(|h| h.pid == pid && h.slot == slot);
+        self.rma_progress(&[pid], Awaited::Answer, call, loc, released)
+    }
+
+    /// Whether a transfer to `pid`'s `slot` belongs to an open epoch of
+    /// this process (a lock of it, or an access epoch of the slot naming
+    /// `pid`); an access epoch of the slot not naming `pid` is an error.
+    pub(crate) fn epoch_route(
+        &self,
+        pid: usize,
+        slot: u64,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<bool, Error> {
+        if self
+            .epochs
+            .locks
+            .iter()
+            .any(|h| h.pid == pid && h.slot == slot)
+        {
+            return Ok(true);
+        }
+        match self.epochs.access.iter().find(|a| a.slot == slot) {
+            None => Ok(false),
+            Some(a) if a.targets.contains(&pid) => Ok(true),
+            Some(a) => {
+                let detail = format!(
+                    "a transfer to process {pid} in the access epoch of registration slot {slot} \
+                     started{} to processes {:?}",
+                    a.loc.map_or(String::new(), |l| format!(" at {l}")),
+                    a.targets
+                );
+                Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc))
+            }
+        }
+    }
+
+    /// A put of an epoch: sent now, in pieces.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn epoch_put(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
+        for (k, piece) in data.chunks(CHUNK).enumerate() {
+            let at = (offset + k * CHUNK) as u64;
+            self.rma_send(pid, PUT, &[slot, at, piece.len() as u64], piece, call, loc)?;
+        }
+        Ok(())
+    }
+
+    /// A get of an epoch: requested now, delivered by `complete` or
+    /// `unlock`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be writable for `nbytes` bytes until the epoch closes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn epoch_get(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        dst: *mut u8,
+        nbytes: usize,
+        keep: Option<Keepalive>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let mut done = 0;
+        while done < nbytes {
+            let n = CHUNK.min(nbytes - done);
+            let id = self.epochs.next_id;
+            self.epochs.next_id += 1;
+            self.epochs.gets.insert(
+                id,
+                PendingGet {
+                    dst: dst.wrapping_add(done).expose_provenance(),
+                    len: n,
+                    pid,
+                    slot,
+                    _keep: keep.clone(),
+                },
+            );
+            let words = [slot, (offset + done) as u64, n as u64, id];
+            self.rma_send(pid, GET, &words, &[], call, loc)?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// An accumulate of an epoch: one operator and type per target area
+    /// and epoch (checked here for this origin, by the target across
+    /// origins of an exposure epoch).
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn epoch_accumulate(
+        &mut self,
+        pid: usize,
+        slot: u64,
+        offset: usize,
+        src: *const u8,
+        nbytes: usize,
+        ty: ElemType,
+        op: Op,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let desc = ty as u16 | (op as u16) << 8;
+        let first = if let Some(h) = self
+            .epochs
+            .locks
+            .iter_mut()
+            .find(|h| h.pid == pid && h.slot == slot)
+        {
+            *h.acc.get_or_insert((desc, loc))
+        } else if let Some(a) = self.epochs.access.iter_mut().find(|a| a.slot == slot) {
+            match a.accs.iter().find(|(q, _, _)| *q == pid) {
+                Some(&(_, d, l)) => (d, l),
+                None => {
+                    a.accs.push((pid, desc, loc));
+                    (desc, loc)
+                }
+            }
+        } else {
+            (desc, loc)
+        };
+        if first.0 != desc {
+            let detail = format!(
+                "this call accumulates with {} into registration slot {slot} of process {pid}, \
+                 into which this process accumulated with {} earlier in this epoch{}",
+                crate::rma::describe(desc),
+                crate::rma::describe(first.0),
+                first.1.map_or(String::new(), |l| format!(" (at {l})")),
+            );
+            return Err(self.fail(ErrorKind::AccumulateMismatch { detail }, call, loc));
+        }
+        let line = loc.map_or(0, |l| u64::from(l.line()));
+        // SAFETY: the caller's contract.
+        let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
+        let piece = (CHUNK / ty.size()).max(1) * ty.size();
+        for (k, part) in data.chunks(piece).enumerate() {
+            let words = [
+                slot,
+                (offset + k * piece) as u64,
+                part.len() as u64,
+                u64::from(desc) | line << 32,
+            ];
+            self.rma_send(pid, ACC, &words, part, call, loc)?;
+        }
+        Ok(())
+    }
+}
+
+// ----- the Rust API ----------------------------------------------------------------
+
+/// An open post/start/complete/wait round on one area ([`Bsp::epoch`]):
+/// an exposure epoch to some origins and an access epoch to some targets.
+/// Its transfers are methods, so none can be issued once it is closed;
+/// it holds the handle, so no sync can happen while it is open. Dropping it
+/// closes it ([`wait`](Epoch::wait)); an error then stops the run and is
+/// reported by the next call.
+pub struct Epoch<'a, T: Pod> {
+    bsp: &'a mut Bsp,
+    area: &'a Area<T>,
+    /// Whether the access epoch is still open.
+    access: bool,
+    /// Whether the exposure epoch is still open.
+    exposure: bool,
+}
+
+/// A lock of one area on one process ([`Bsp::lock`]), released by
+/// [`unlock`](Lock::unlock) or when dropped.
+pub struct Lock<'a, T: Pod> {
+    bsp: &'a mut Bsp,
+    area: &'a Area<T>,
+    pid: usize,
+    held: bool,
+}
+
+fn typed<T>(offset: usize, len: usize) -> Option<(i64, i64)> {
+    let size = std::mem::size_of::<T>();
+    let o = i64::try_from(offset.checked_mul(size)?).ok()?;
+    let n = i64::try_from(len.checked_mul(size)?).ok()?;
+    Some((o, n))
+}
+
+fn overflow(p: &Process, call: &'static str, loc: Loc) -> Error {
+    p.fail(ErrorKind::Overflow { what: "offset" }, call, loc)
+}
+
+/// A put of a guard: `Process::put` routes it into the open epoch.
+fn put_in<T: Pod>(
+    bsp: &Bsp,
+    pid: usize,
+    src: &[T],
+    area: &Area<T>,
+    offset: usize,
+    loc: Loc,
+) -> Result<(), Error> {
+    const CALL: &str = "bsp_put";
+    let mut p = bsp.process();
+    bsp.own(&p, area, CALL, loc)?;
+    let Some((o, n)) = typed::<T>(offset, src.len()) else {
+        return Err(overflow(&p, CALL, loc));
+    };
+    // SAFETY: `src` is a live slice of `n` bytes; the epoch's put copies
+    // it before returning.
+    unsafe { p.put(pid_arg(pid), src.as_ptr().cast(), area.addr(), o, n, loc) }
+}
+
+/// A get of a guard, into `dst` (kept alive until the reply lands).
+#[allow(clippy::too_many_arguments)]
+fn get_in<T: Pod>(
+    bsp: &Bsp,
+    pid: usize,
+    area: &Area<T>,
+    offset: usize,
+    dst: &Area<T>,
+    dst_offset: usize,
+    len: usize,
+    loc: Loc,
+) -> Result<(), Error> {
+    const CALL: &str = "bsp_get";
+    let mut p = bsp.process();
+    bsp.own(&p, area, CALL, loc)?;
+    bsp.own(&p, dst, CALL, loc)?;
+    if dst_offset
+        .checked_add(len)
+        .is_none_or(|end| end > dst.len())
+    {
+        let size = std::mem::size_of::<T>();
+        return Err(p.fail(
+            ErrorKind::LocalBounds {
+                what: "destination area",
+                needed: dst_offset.saturating_add(len).saturating_mul(size),
+                available: dst.size_bytes(),
+            },
+            CALL,
+            loc,
+        ));
+    }
+    let Some((o, n)) = typed::<T>(offset, len) else {
+        return Err(overflow(&p, CALL, loc));
+    };
+    // SAFETY: the destination range lies inside `dst` (checked above),
+    // whose storage the keepalive holds until the reply lands, which
+    // happens in a progress point (a `&mut Bsp` call), when no view of it
+    // is alive.
+    unsafe {
+        let at = dst.ptr().add(dst_offset * std::mem::size_of::<T>());
+        p.get(
+            pid_arg(pid),
+            area.addr(),
+            o,
+            at,
+            n,
+            false,
+            Some(dst.keepalive()),
+            loc,
+        )
+    }
+}
+
+/// An accumulate of a guard.
+fn accumulate_in<T: Element>(
+    bsp: &Bsp,
+    pid: usize,
+    src: &[T],
+    area: &Area<T>,
+    offset: usize,
+    op: Op,
+    loc: Loc,
+) -> Result<(), Error> {
+    const CALL: &str = "bsp_accumulate";
+    let mut p = bsp.process();
+    bsp.own(&p, area, CALL, loc)?;
+    let Some((o, n)) = typed::<T>(offset, src.len()) else {
+        return Err(overflow(&p, CALL, loc));
+    };
+    let count = n / std::mem::size_of::<T>().max(1) as i64;
+    // SAFETY: `src` is a live slice of `count` elements of `T::TYPE`,
+    // copied before this returns.
+    unsafe {
+        p.accumulate(
+            pid_arg(pid),
+            src.as_ptr().cast(),
+            area.addr(),
+            o,
+            count,
+            T::TYPE,
+            op,
+            CALL,
+            loc,
+        )
+    }
+}
+
+impl Bsp {
+    /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
+    /// ([`epoch`](Bsp::epoch)) and locks ([`lock`](Bsp::lock)) need it. It
+    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
+    /// enables the epochs too): the epochs travel on that path, and every
+    /// sync serves what arrives while it waits.
+    ///
+    /// # Errors
+    ///
+    /// As for [`am_init`](Bsp::am_init).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn rma_init(&mut self) -> Result<(), Error> {
+        self.am_init(crate::am::Handlers::new())
+    }
+
+    /// Leaves one-sided mode: collective, a sync (see
+    /// [`am_term`](Bsp::am_term)).
+    ///
+    /// # Errors
+    ///
+    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`] if an
+    /// epoch is open.
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn rma_term(&mut self) -> Result<(), Error> {
+        self.am_term()
+    }
+
+    /// Opens a post/start/complete/wait round on `area`: exposes this
+    /// process's `area` to `origins` (MPI's `MPI_Win_post`), then, once
+    /// every process of `targets` has posted to this one, opens an access
+    /// epoch to them (`MPI_Win_start`). Either group may be empty. Only
+    /// the members of the groups synchronise: no barrier of all.
+    ///
+    /// Transfers of the access epoch ([`Epoch::put`], [`Epoch::get`],
+    /// [`Epoch::accumulate`]) are complete at each target when its
+    /// [`wait`](Epoch::wait) returns; puts land as they arrive, and
+    /// accumulates are combined at `wait`, origins in pid order and each
+    /// origin's in issue order, so floating-point results are the same on
+    /// every engine and run.
+    ///
+    /// # Examples
+    ///
+    /// See [the module](crate::epoch).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] outside one-sided mode
+    /// ([`rma_init`](Bsp::rma_init)); [`ErrorKind::NotRegistered`],
+    /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::EpochUnmatched`] if a
+    /// target enters its sync or ends without posting to this process.
+    ///
+    /// # BSP cost
+    ///
+    /// A partial superstep: `w + h·g + c·(k + m)` for `k` origins and `m`
+    /// targets, `c` a message's latency, instead of `l(p)`; no superstep
+    /// is counted.
+    #[track_caller]
+    pub fn epoch<'a, T: Pod>(
+        &'a mut self,
+        area: &'a Area<T>,
+        origins: &[usize],
+        targets: &[usize],
+    ) -> Result<Epoch<'a, T>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let origins: Vec<i64> = origins.iter().map(|&q| pid_arg(q)).collect();
+        let targets: Vec<i64> = targets.iter().map(|&q| pid_arg(q)).collect();
+        {
+            let mut p = self.process();
+            self.own(&p, area, "bsp_win_post", loc)?;
+            p.rma_post(area.addr(), &origins, "bsp_win_post", loc)?;
+            p.rma_start(area.addr(), &targets, "bsp_win_start", loc)?;
+        }
+        Ok(Epoch {
+            bsp: self,
+            area,
+            access: true,
+            exposure: true,
+        })
+    }
+
+    /// Locks `area` on process `pid` (MPI's `MPI_Win_lock`): waits until
+    /// this process holds it, exclusively or shared with other shared
+    /// holders. `pid` makes no call: it serves the lock at its next
+    /// progress point (any `&mut Bsp` call: a sync's barrier, an epoch
+    /// call, [`probe`](Bsp::probe)), as MPI implementations without a
+    /// progress thread do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::LockKind;
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let x = bsplib::Area::<u64>::new(bsp, 1);
+    ///     bsp.push_reg(&x)?;
+    ///     bsp.rma_init()?;
+    ///     // Every process adds its pid + 1 into process 0's counter.
+    ///     let mut l = bsp.lock(0, &x, LockKind::Exclusive)?;
+    ///     let v = l.read(0, 1)?[0];
+    ///     l.put(&[v + l.bsp().pid() as u64 + 1], 0)?;
+    ///     l.unlock()?;
+    ///     bsp.sync()?;
+    ///     let total = x.as_slice(bsp)[0];
+    ///     bsp.rma_term()?;
+    ///     Ok(total)
+    /// })?;
+    /// assert_eq!(r[0], 6);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] outside one-sided mode;
+    /// [`ErrorKind::NotRegistered`], [`ErrorKind::PidOutOfRange`];
+    /// [`ErrorKind::EpochUnmatched`] if `pid` ended.
+    ///
+    /// # BSP cost
+    ///
+    /// A round trip to `pid` (`2c`), plus the wait for earlier holders.
+    #[track_caller]
+    pub fn lock<'a, T: Pod>(
+        &'a mut self,
+        pid: usize,
+        area: &'a Area<T>,
+        kind: LockKind,
+    ) -> Result<Lock<'a, T>, Error> {
+        let loc = Some(SourceLocation::caller());
+        {
+            let mut p = self.process();
+            self.own(&p, area, "bsp_lock", loc)?;
+            p.rma_lock(pid_arg(pid), area.addr(), kind, "bsp_lock", loc)?;
+        }
+        Ok(Lock {
+            bsp: self,
+            area,
+            pid,
+            held: true,
+        })
+    }
+}
+
+impl<'a, T: Pod> Epoch<'a, T> {
+    /// The handle, for views of local areas between transfers.
+    pub fn bsp(&self) -> &Bsp {
+        self.bsp
+    }
+
+    /// Puts `src` into the area on `pid` (a target of the round) from
+    /// element `offset`; `src` is copied now.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] if `pid` is not a target or the access epoch
+    /// is complete; the checks of [`Bsp::put`].
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes towards the h-relation of the round.
+    #[track_caller]
+    pub fn put(&self, pid: usize, src: &[T], offset: usize) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.open(loc)?;
+        put_in(self.bsp, pid, src, self.area, offset, loc)
+    }
+
+    /// Gets `len` elements from element `offset` of the area on `pid` into
+    /// `dst` from `dst_offset`; they land by [`complete`](Epoch::complete).
+    /// They read the target's area as it is when the target serves them
+    /// (the target must not change it during its exposure epoch).
+    ///
+    /// # Errors
+    ///
+    /// As for [`put`](Epoch::put) and [`Bsp::get`].
+    ///
+    /// # BSP cost
+    ///
+    /// `len` elements towards the h-relation of the round.
+    #[track_caller]
+    pub fn get(
+        &self,
+        pid: usize,
+        offset: usize,
+        dst: &Area<T>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.open(loc)?;
+        get_in(self.bsp, pid, self.area, offset, dst, dst_offset, len, loc)
+    }
+
+    /// Accumulates `src` into the area on `pid` with `op` (see
+    /// [`Bsp::accumulate`]), combined at the target's `wait` in the
+    /// deterministic order.
+    ///
+    /// # Errors
+    ///
+    /// As for [`put`](Epoch::put) and [`Bsp::accumulate`]; one operator
+    /// and type per target in an epoch ([`ErrorKind::AccumulateMismatch`]).
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`put`](Epoch::put), plus the combine at the target.
+    #[track_caller]
+    pub fn accumulate(&self, pid: usize, src: &[T], offset: usize, op: Op) -> Result<(), Error>
+    where
+        T: Element,
+    {
+        let loc = Some(SourceLocation::caller());
+        self.open(loc)?;
+        accumulate_in(self.bsp, pid, src, self.area, offset, op, loc)
+    }
+
+    fn open(&self, loc: Loc) -> Result<(), Error> {
+        if self.access {
+            return Ok(());
+        }
+        let p = self.bsp.process();
+        Err(p.fail(
+            ErrorKind::NoEpoch {
+                detail: "a transfer after complete".into(),
+            },
+            "bsp_put",
+            loc,
+        ))
+    }
+
+    /// Ends the access epoch (MPI's `MPI_Win_complete`): its gets have
+    /// landed, and each target learns that this origin is done.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EpochUnmatched`] if a target ended; the run stopped.
+    ///
+    /// # BSP cost
+    ///
+    /// One message to each target; waits for the gets' replies.
+    #[track_caller]
+    pub fn complete(&mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        if !self.access {
+            return Ok(());
+        }
+        self.access = false;
+        self.bsp
+            .process()
+            .rma_complete(self.area.addr(), "bsp_win_complete", loc)
+    }
+
+    /// Whether every origin has completed, without waiting (MPI's
+    /// `MPI_Win_test`); when true, the round is over as after
+    /// [`wait`](Epoch::wait), and the guard can only be dropped. Completes
+    /// this process's access epoch first.
+    ///
+    /// # Errors
+    ///
+    /// As for [`wait`](Epoch::wait).
+    #[track_caller]
+    pub fn test(&mut self) -> Result<bool, Error> {
+        let loc = Some(SourceLocation::caller());
+        self.complete()?;
+        if !self.exposure {
+            return Ok(true);
+        }
+        let over = self
+            .bsp
+            .process()
+            .rma_wait(self.area.addr(), false, "bsp_win_test", loc)?;
+        self.exposure = !over;
+        Ok(over)
+    }
+
+    /// Completes the access epoch if still open, then waits until every
+    /// origin has completed (MPI's `MPI_Win_wait`): their puts are in this
+    /// process's area and their accumulates combined.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EpochUnmatched`] if an origin enters its sync or ends
+    /// without completing; [`ErrorKind::AccumulateMismatch`] if origins
+    /// accumulated into the area with different operators or types; the
+    /// run stopped.
+    ///
+    /// # BSP cost
+    ///
+    /// Waits for one message from each origin.
+    #[track_caller]
+    pub fn wait(mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.close(loc)
+    }
+
+    fn close(&mut self, loc: Loc) -> Result<(), Error> {
+        self.complete()?;
+        if !self.exposure {
+            return Ok(());
+        }
+        self.exposure = false;
+        self.bsp
+            .process()
+            .rma_wait(self.area.addr(), true, "bsp_win_wait", loc)
+            .map(|_| ())
+    }
+}
+
+impl<T: Pod> Drop for Epoch<'_, T> {
+    fn drop(&mut self) {
+        if self.access || self.exposure {
+            // An error stops the run; the next call reports it.
+            let _ = self.close(None);
+        }
+    }
+}
+
+impl<'a, T: Pod> Lock<'a, T> {
+    /// The handle, for views of local areas between transfers.
+    pub fn bsp(&self) -> &Bsp {
+        self.bsp
+    }
+
+    /// Puts `src` into the locked area from element `offset` (copied now,
+    /// in place at the target by [`unlock`](Lock::unlock)).
+    ///
+    /// # Errors
+    ///
+    /// The checks of [`Bsp::put`].
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes to the target.
+    #[track_caller]
+    pub fn put(&self, src: &[T], offset: usize) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        put_in(self.bsp, self.pid, src, self.area, offset, loc)
+    }
+
+    /// Gets `len` elements from element `offset` of the locked area into
+    /// `dst` from `dst_offset`, landing by [`unlock`](Lock::unlock).
+    ///
+    /// # Errors
+    ///
+    /// The checks of [`Bsp::get`].
+    ///
+    /// # BSP cost
+    ///
+    /// `len` elements from the target.
+    #[track_caller]
+    pub fn get(
+        &self,
+        offset: usize,
+        dst: &Area<T>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        get_in(
+            self.bsp, self.pid, self.area, offset, dst, dst_offset, len, loc,
+        )
+    }
+
+    /// Reads `len` elements from element `offset` of the locked area now
+    /// (a get and a wait for its reply).
+    ///
+    /// # Errors
+    ///
+    /// The checks of [`Bsp::get`]; [`ErrorKind::EpochUnmatched`] if the
+    /// target ended.
+    ///
+    /// # BSP cost
+    ///
+    /// A round trip to the target and `len` elements.
+    #[track_caller]
+    pub fn read(&mut self, offset: usize, len: usize) -> Result<Vec<T>, Error> {
+        let loc = Some(SourceLocation::caller());
+        const CALL: &str = "bsp_get";
+        let mut out = vec![T::zeroed(); len];
+        let mut p = self.bsp.process();
+        let Some((o, n)) = typed::<T>(offset, len) else {
+            return Err(overflow(&p, CALL, loc));
+        };
+        let slot = p.resolve(
+            self.pid,
+            self.area.addr(),
+            o as usize,
+            n as usize,
+            CALL,
+            loc,
+        )?;
+        // SAFETY: `out` is `n` writable bytes, alive until the reply lands
+        // (we wait for it below, before returning it).
+        unsafe {
+            p.epoch_get(
+                self.pid,
+                slot,
+                o as usize,
+                out.as_mut_ptr().cast(),
+                n as usize,
+                None,
+                CALL,
+                loc,
+            )?;
+        }
+        let pid = self.pid;
+        p.rma_progress(&[pid], Awaited::Answer, CALL, loc, |ep| {
+            !ep.gets.values().any(|g| g.pid == pid && g.slot == slot)
+        })?;
+        Ok(out)
+    }
+
+    /// Combines `src` into the locked area with `op` (see
+    /// [`Bsp::accumulate`]): under an exclusive lock in issue order;
+    /// element-wise atomic under shared locks, in the order the target
+    /// serves the holders.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::accumulate`]; one operator and type per lock epoch.
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`put`](Lock::put), plus the combine at the target.
+    #[track_caller]
+    pub fn accumulate(&self, src: &[T], offset: usize, op: Op) -> Result<(), Error>
+    where
+        T: Element,
+    {
+        let loc = Some(SourceLocation::caller());
+        accumulate_in(self.bsp, self.pid, src, self.area, offset, op, loc)
+    }
+
+    /// Releases the lock (MPI's `MPI_Win_unlock`) once every transfer of
+    /// the epoch is done at the target and its gets have landed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EpochUnmatched`] if the target ended; the run stopped.
+    ///
+    /// # BSP cost
+    ///
+    /// A round trip to the target.
+    #[track_caller]
+    pub fn unlock(mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.release(loc)
+    }
+
+    fn release(&mut self, loc: Loc) -> Result<(), Error> {
+        if !self.held {
+            return Ok(());
+        }
+        self.held = false;
+        self.bsp
+            .process()
+            .rma_unlock(pid_arg(self.pid), self.area.addr(), "bsp_unlock", loc)
+    }
+}
+
+impl<T: Pod> Drop for Lock<'_, T> {
+    fn drop(&mut self) {
+        // An error stops the run; the next call reports it.
+        let _ = self.release(None);
+    }
+}
+
+// ----- the pointer API (the C interface's `bsp_rma.h`) ----------------------------
+
+impl crate::raw::Raw<'_> {
+    /// `bsp_rma_init`: [`Bsp::rma_init`] as a C call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::rma_init`].
+    pub fn rma_init(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Result<(), Error> {
+        bsp.am_init_at(crate::am::Handlers::new(), "bsp_rma_init", loc)
+    }
+
+    /// `bsp_rma_term`: [`Bsp::rma_term`] as a C call.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::rma_term`].
+    pub fn rma_term(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Result<(), Error> {
+        bsp.am_term_at("bsp_rma_term", loc)
+    }
+
+    /// `bsp_win_post`: exposes the area registered at `area` to `origins`
+    /// (an exposure epoch; see [`Bsp::epoch`]). Takes the handle itself:
+    /// it serves what arrives, writing registered memory.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::epoch`]; [`ErrorKind::EpochOpen`] if the area is
+    /// posted already.
+    pub fn win_post(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        area: *const std::ffi::c_void,
+        origins: &[i64],
+    ) -> Result<(), Error> {
+        bsp.process()
+            .rma_post(area.addr(), origins, "bsp_win_post", loc)
+    }
+
+    /// `bsp_win_start`: opens an access epoch of the area at `area` to
+    /// `targets` once each has posted.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::epoch`]; [`ErrorKind::EpochOpen`] if one is open on
+    /// the area already.
+    pub fn win_start(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        area: *const std::ffi::c_void,
+        targets: &[i64],
+    ) -> Result<(), Error> {
+        bsp.process()
+            .rma_start(area.addr(), targets, "bsp_win_start", loc)
+    }
+
+    /// `bsp_win_complete`: see [`Epoch::complete`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] without a start; as for [`Epoch::complete`].
+    pub fn win_complete(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        area: *const std::ffi::c_void,
+    ) -> Result<(), Error> {
+        bsp.process()
+            .rma_complete(area.addr(), "bsp_win_complete", loc)
+    }
+
+    /// `bsp_win_wait` (`block`) and `bsp_win_test`: see [`Epoch::wait`]
+    /// and [`Epoch::test`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] without a post; as for [`Epoch::wait`].
+    pub fn win_wait(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        area: *const std::ffi::c_void,
+        block: bool,
+    ) -> Result<bool, Error> {
+        let call = if block {
+            "bsp_win_wait"
+        } else {
+            "bsp_win_test"
+        };
+        bsp.process().rma_wait(area.addr(), block, call, loc)
+    }
+
+    /// `bsp_lock`: see [`Bsp::lock`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::lock`]; [`ErrorKind::EpochOpen`] if this process
+    /// holds that lock already.
+    pub fn lock(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        pid: i64,
+        area: *const std::ffi::c_void,
+        kind: LockKind,
+    ) -> Result<(), Error> {
+        bsp.process()
+            .rma_lock(pid, area.addr(), kind, "bsp_lock", loc)
+    }
+
+    /// `bsp_unlock`: see [`Lock::unlock`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] without the lock; as for [`Lock::unlock`].
+    pub fn unlock(
+        bsp: &mut Bsp,
+        loc: Option<SourceLocation>,
+        pid: i64,
+        area: *const std::ffi::c_void,
+    ) -> Result<(), Error> {
+        bsp.process()
+            .rma_unlock(pid, area.addr(), "bsp_unlock", loc)
+    }
+}

@@ -1,0 +1,474 @@
+//! One-sided synchronisation after MPI-2 (`bsplib::epoch`, design in
+//! `src/ONE_SIDED.md`): post/start/complete/wait on a ring, the seed's
+//! accumulate example in an exposure epoch, deterministic floating-point
+//! sums, a "billboard" of random reads and updates under locks by every
+//! process at random times, a histogram of lock-epoch accumulates, and
+//! every error path; every engine and process count.
+
+mod common;
+
+use bsplib::raw::Raw;
+use bsplib::rma::Op;
+use bsplib::{Area, ErrorKind, LockKind};
+use common::{expect_error, for_each_engine, left, right, scenario};
+
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        x >> 33
+    }
+}
+
+#[test]
+fn ring_exchange_with_post_start_complete_wait() {
+    // Each round: expose to the left neighbour, put into the right one and
+    // get from it; only neighbours synchronise; no superstep is counted.
+    const N: usize = 3000; // more than one piece per put at 8 bytes each
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let (l, r) = (left(bsp), right(bsp));
+        let x = Area::<u64>::new(bsp, N);
+        let got = Area::<u64>::new(bsp, N);
+        bsp.push_reg(&x)?;
+        bsp.rma_init()?;
+        let s0 = bsp.superstep();
+        for round in 0..4u64 {
+            let mine: Vec<u64> = (0..N as u64)
+                .map(|i| i + 1000 * me as u64 + round)
+                .collect();
+            let e = bsp.epoch(&x, &[l], &[r])?;
+            e.put(r, &mine, 0)?;
+            e.wait()?;
+            let want: Vec<u64> = (0..N as u64).map(|i| i + 1000 * l as u64 + round).collect();
+            check_eq!(bsp, x.as_slice(bsp).to_vec(), want);
+            // A second round reads the right neighbour's area back.
+            let mut e = bsp.epoch(&x, &[l], &[r])?;
+            e.get(r, 0, &got, 0, N)?;
+            e.complete()?;
+            while !e.test()? {} // polls until the left neighbour completed
+            drop(e);
+            let want_r: Vec<u64> = (0..N as u64)
+                .map(|i| i + 1000 * me as u64 + round)
+                .collect();
+            check_eq!(bsp, got.as_slice(bsp).to_vec(), want_r);
+        }
+        check_eq!(bsp, bsp.superstep(), s0);
+        let _ = p;
+        bsp.rma_term()
+    });
+}
+
+#[test]
+fn accumulate_example_in_an_exposure_epoch_is_deterministic() {
+    // B(map(i)) += A(i) with every process both origin and target of all:
+    // the sums are combined origins in pid order, each origin's in issue
+    // order: bit-identical to the sequential model.
+    const M: usize = 6;
+    fn map(i: usize, n: usize) -> usize {
+        (i * 7 + 3) % n
+    }
+    fn a(i: usize) -> f64 {
+        1.0 / (i as f64 + 3.0)
+    }
+    for_each_engine(
+        |bsp| {
+            let (p, s) = (bsp.nprocs(), bsp.pid());
+            let n = p * M;
+            let b = Area::from_vec(bsp, vec![0.1f64; M]);
+            bsp.push_reg(&b)?;
+            bsp.rma_init()?;
+            let all: Vec<usize> = (0..p).collect();
+            let e = bsp.epoch(&b, &all, &all)?;
+            for i in s * M..(s + 1) * M {
+                let j = map(i, n);
+                e.accumulate(j / M, &[a(i)], j % M, Op::Sum)?;
+            }
+            e.wait()?;
+            let out: Vec<u64> = b.as_slice(bsp).iter().map(|v| v.to_bits()).collect();
+            bsp.rma_term()?;
+            Ok(out)
+        },
+        |p, results| {
+            let n = p * M;
+            let mut want = vec![0.1f64; n];
+            for i in 0..n {
+                want[map(i, n)] += a(i);
+            }
+            let want: Vec<u64> = want.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(results.concat(), want, "p={p}");
+        },
+    );
+}
+
+#[test]
+fn float_sums_in_epochs_match_the_documented_order_bit_for_bit() {
+    // Every process adds 50 values of very different magnitudes into one
+    // element of process 0; the result is the left fold in (pid, issue)
+    // order, on every engine and every run.
+    for_each_engine(
+        |bsp| {
+            let (p, s) = (bsp.nprocs(), bsp.pid());
+            let x = Area::from_vec(bsp, vec![0.0f64; 1]);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let origins: Vec<usize> = if s == 0 { (0..p).collect() } else { vec![] };
+            let e = bsp.epoch(&x, &origins, &[0])?;
+            let mut r = lcg(s as u64 + 5);
+            for _ in 0..50 {
+                let v = (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
+                e.accumulate(0, &[v], 0, Op::Sum)?;
+            }
+            e.wait()?;
+            let out = x.as_slice(bsp)[0].to_bits();
+            bsp.rma_term()?;
+            Ok(out)
+        },
+        |p, results| {
+            let mut want = 0.0f64;
+            for s in 0..p {
+                let mut r = lcg(s as u64 + 5);
+                for _ in 0..50 {
+                    want += (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
+                }
+            }
+            assert_eq!(results[0], want.to_bits(), "p={p}");
+        },
+    );
+}
+
+#[test]
+fn billboard_of_random_reads_and_updates_under_locks() {
+    // Each process owns a board of W words. At random, every process locks
+    // a random board exclusively and writes one value into all W words
+    // (after reading a counter word), or locks it shared and checks that
+    // all W words agree (a torn write would show). Counts are checked at
+    // the end: every increment under an exclusive lock is there.
+    const W: usize = 8;
+    const OPS: usize = 40;
+    for_each_engine(
+        |bsp| {
+            let (p, s) = (bsp.nprocs(), bsp.pid());
+            let board = Area::<u64>::new(bsp, W + 1);
+            bsp.push_reg(&board)?;
+            bsp.rma_init()?;
+            let mut r = lcg(s as u64 * 31 + 7);
+            let mut mine = vec![0u64; p];
+            for _ in 0..OPS {
+                let t = r() as usize % p;
+                if r() % 3 == 0 {
+                    let mut l = bsp.lock(t, &board, LockKind::Shared)?;
+                    let words = l.read(0, W)?;
+                    assert!(words.iter().all(|&w| w == words[0]), "torn board {words:?}");
+                    l.unlock()?;
+                } else {
+                    let mut l = bsp.lock(t, &board, LockKind::Exclusive)?;
+                    let count = l.read(W, 1)?[0];
+                    let stamp = (s as u64) << 32 | count;
+                    l.put(&[stamp; W], 0)?;
+                    l.put(&[count + 1], W)?;
+                    l.unlock()?;
+                    mine[t] += 1;
+                }
+                if r() % 4 == 0 {
+                    bsp.probe()?; // a progress point of its own
+                }
+            }
+            // Everyone's increments are done when everyone synced.
+            bsp.sync()?;
+            let count = board.as_slice(bsp)[W];
+            bsp.rma_term()?;
+            Ok((count, mine))
+        },
+        |p, results| {
+            for t in 0..p {
+                let want: u64 = results.iter().map(|(_, m)| m[t]).sum();
+                assert_eq!(results[t].0, want, "p={p}: board {t}");
+            }
+        },
+    );
+}
+
+#[test]
+fn histogram_with_lock_accumulates_is_exact() {
+    const BINS: usize = 5;
+    const N: usize = 60;
+    for_each_engine(
+        |bsp| {
+            let (p, s) = (bsp.nprocs(), bsp.pid());
+            let bins = Area::<u32>::new(bsp, BINS);
+            bsp.push_reg(&bins)?;
+            bsp.rma_init()?;
+            let mut r = lcg(s as u64 + 99);
+            for _ in 0..N {
+                let b = r() as usize % (BINS * p);
+                let kind = if r() % 2 == 0 {
+                    LockKind::Shared
+                } else {
+                    LockKind::Exclusive
+                };
+                let l = bsp.lock(b % p, &bins, kind)?;
+                l.accumulate(&[1], b / p, Op::Sum)?;
+                l.unlock()?;
+            }
+            bsp.sync()?;
+            let out = bins.as_slice(bsp).to_vec();
+            bsp.rma_term()?;
+            Ok(out)
+        },
+        |p, results| {
+            let mut want = vec![0u32; BINS * p];
+            for s in 0..p {
+                let mut r = lcg(s as u64 + 99);
+                for _ in 0..N {
+                    let b = r() as usize % (BINS * p);
+                    let _ = r();
+                    want[b] += 1;
+                }
+            }
+            for (q, got) in results.iter().enumerate() {
+                for (i, &v) in got.iter().enumerate() {
+                    assert_eq!(v, want[i * p + q], "p={p}: bin {} on {q}", i * p + q);
+                }
+            }
+        },
+    );
+}
+
+#[test]
+fn lock_guard_dropped_releases_and_gets_land_by_unlock() {
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let x = Area::from_vec(bsp, vec![me as u32 + 1; 4]);
+        let got = Area::<u32>::new(bsp, 4);
+        bsp.push_reg(&x)?;
+        bsp.rma_init()?;
+        let t = (me + 1) % p;
+        {
+            let l = bsp.lock(t, &x, LockKind::Shared)?;
+            l.get(0, &got, 0, 4)?;
+            // dropped: unlocked, the get landed
+        }
+        check_eq!(bsp, got.as_slice(bsp).to_vec(), vec![t as u32 + 1; 4]);
+        bsp.rma_term()
+    });
+}
+
+// ----- errors ---------------------------------------------------------------------
+
+#[test]
+fn sync_with_a_lock_held_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            std::mem::forget(bsp.lock(0, &x, LockKind::Exclusive)?);
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochOpen { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_sync");
+            assert!(
+                e.to_string().contains("the lock of registration slot"),
+                "{e}"
+            );
+        },
+    );
+}
+
+#[test]
+fn a_second_lock_of_one_area_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            std::mem::forget(bsp.lock(0, &x, LockKind::Shared)?);
+            let _second = bsp.lock(0, &x, LockKind::Shared)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochOpen { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_lock");
+            assert!(e.to_string().contains("a second lock"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn unlock_without_lock_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let at = x.as_slice(bsp).as_ptr().cast();
+            Raw::unlock(bsp, None, 0, at)
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_unlock");
+            assert!(e.to_string().contains("without a lock"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn complete_without_start_and_wait_without_post_are_errors() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let at = x.as_slice(bsp).as_ptr().cast();
+            Raw::win_complete(bsp, None, at)
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_win_complete");
+        },
+    );
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let at = x.as_slice(bsp).as_ptr().cast();
+            Raw::win_wait(bsp, None, at, true).map(|_| ())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_win_wait");
+        },
+    );
+}
+
+#[test]
+fn epochs_outside_one_sided_mode_are_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.sync()?;
+            let _l = bsp.lock(0, &x, LockKind::Exclusive)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert!(e.to_string().contains("one-sided mode"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_transfer_outside_the_started_group_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let (me, p) = (bsp.pid(), bsp.nprocs());
+            let all: Vec<usize> = (0..p).collect();
+            // Everyone exposes to all and accesses only itself.
+            let e = bsp.epoch(&x, &all, &[me])?;
+            e.put((me + 1) % p, &[1], 0)?;
+            e.wait()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_put");
+            assert!(e.to_string().contains("in the access epoch"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn start_to_a_process_that_never_posts_is_detected() {
+    // Process 0 starts an access epoch to process 1, which syncs instead:
+    // an error naming process 1, not a hang. (On mpi only the deadline
+    // finds it: no status board is shared there.)
+    if common::mpi_mode() {
+        return;
+    }
+    expect_error(
+        2,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            if bsp.pid() == 0 {
+                let e = bsp.epoch(&x, &[], &[1])?;
+                e.wait()?;
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochUnmatched { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_win_start");
+            assert_eq!(e.pid(), 0);
+            assert!(
+                e.to_string()
+                    .contains("process 1 entered its sync without posting"),
+                "{e}"
+            );
+        },
+    );
+}
+
+#[test]
+fn accumulate_mismatch_within_an_epoch_is_an_error() {
+    // One origin, two operators into one target area: at the second call.
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<f64>::new(bsp, 2);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let l = bsp.lock(0, &x, LockKind::Exclusive)?;
+            l.accumulate(&[1.0], 0, Op::Sum)?;
+            l.accumulate(&[1.0], 1, Op::Max)?;
+            l.unlock()
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::AccumulateMismatch { .. }),
+                "{e}"
+            );
+            assert_eq!(e.call(), "bsp_accumulate");
+        },
+    );
+    // Two origins into one exposure epoch: found by the target.
+    expect_error(
+        2,
+        |bsp| {
+            let x = Area::<f64>::new(bsp, 2);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let me = bsp.pid();
+            let origins: Vec<usize> = if me == 0 { vec![0, 1] } else { vec![] };
+            let e = bsp.epoch(&x, &origins, &[0])?;
+            let op = if me == 0 { Op::Sum } else { Op::Min };
+            e.accumulate(0, &[1.0], 0, op)?;
+            e.wait()?;
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::AccumulateMismatch { .. }),
+                "{e}"
+            );
+            assert_eq!(e.pid(), 0);
+            assert!(e.to_string().contains("same exposure epoch"), "{e}");
+        },
+    );
+}
