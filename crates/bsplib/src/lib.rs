@@ -82,6 +82,7 @@ mod drma;
 mod engine;
 mod error;
 mod exchange;
+mod hints;
 #[doc(hidden)]
 pub mod launch;
 mod mailbox;
@@ -104,5 +105,6 @@ pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use collectives::{level1, Algorithm, Op, Reducible};
 pub use error::{Error, ErrorKind, SourceLocation};
+pub use hints::Hints;
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};
