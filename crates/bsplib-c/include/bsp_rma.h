@@ -1,6 +1,7 @@
 /* bsp_rma.h: the one-sided extensions of MPI-2 over bsplib (design:
  * crates/bsplib/src/ONE_SIDED.md in the source tree). Built so far:
- * bsp_accumulate, a deterministic MPI_Accumulate in the superstep.
+ * bsp_accumulate, a deterministic MPI_Accumulate in the superstep, and
+ * bsp_sync_hint, bsp_sync with MPI_Win_fence's assertions (BSP_MODE_*).
  *
  * Generated from crates/bsplib-c/src/rma.rs by cbindgen (see
  * cbindgen-rma.toml); do not edit. Include bsp.h too; bspcc finds both.
@@ -13,12 +14,43 @@
  * engine and run). offset is in bytes, count in elements of type. Every
  * accumulate into one registered area in one superstep uses one operator
  * and one type. Misuse stops the run with a message naming the call, the
- * process, the superstep and the line. */
+ * process, the superstep and the line.
+ *
+ * bsp_sync_hint(BSP_MODE_NOPRECEDE | ...) is a bsp_sync with promises
+ * about the superstep it ends and the one it starts; a transfer after
+ * BSP_MODE_NOSUCCEED stops the run at the call, and with BSPLIB_CHECK=1
+ * every false hint stops the run. */
 
 #ifndef BSPLIB_RMA_H
 #define BSPLIB_RMA_H
 
 #include <stdint.h> /* int64_t, in the pair types */
+
+/**
+ * `bsp_sync_hint` flag (MPI's `MPI_MODE_NOPRECEDE`): this process issued
+ * no transfer (put, hpput, get, hpget, send, accumulate) in the
+ * superstep the sync ends. Registrations and tag sizes are allowed.
+ */
+#define BSP_MODE_NOPRECEDE 1
+
+/**
+ * `bsp_sync_hint` flag (`MPI_MODE_NOSUCCEED`): this process will issue no
+ * transfer in the superstep the sync starts; a transfer call there stops
+ * the run, always.
+ */
+#define BSP_MODE_NOSUCCEED 2
+
+/**
+ * `bsp_sync_hint` flag (`MPI_MODE_NOSTORE`): local code did not write
+ * the registered areas since the last sync. Accepted, not used.
+ */
+#define BSP_MODE_NOSTORE 4
+
+/**
+ * `bsp_sync_hint` flag (`MPI_MODE_NOPUT`): no process puts or
+ * accumulates into this process's memory in the superstep the sync ends.
+ */
+#define BSP_MODE_NOPUT 8
 
 /**
  * An element type of `bsp_accumulate`: one of the `BSP_INT8` ...
@@ -263,6 +295,24 @@ void bsp_accumulate(int pid, const void *src, void *dst, long offset, int count,
  */
 void bsplib_accumulate_at(int pid, const void *src, void *dst, long offset, int count, bsp_type ty, bsp_op op, const char *file, int line);
 
+/**
+ * `void bsp_sync_hint(int flags)`: `bsp_sync` with fence hints, the
+ * `BSP_MODE_*` flags or-ed (0: a plain `bsp_sync`). A transfer call in
+ * the superstep after a sync with `BSP_MODE_NOSUCCEED` stops the run at
+ * that call; with `BSPLIB_CHECK=1` every hint is checked, and a false
+ * one stops the run naming the hint, the process, the superstep and the
+ * line (for `BSP_MODE_NOPUT`, the origin that wrote). Outside the
+ * checking mode a false `BSP_MODE_NOPRECEDE` or `BSP_MODE_NOPUT` gives
+ * undefined results, never unsafe ones. A bit that names no hint stops
+ * the run.
+ */
+void bsp_sync_hint(int flags);
+
+/**
+ * `bsp_sync_hint` with the caller's location.
+ */
+void bsplib_sync_hint_at(int flags, const char *file, int line);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -273,4 +323,5 @@ void bsplib_accumulate_at(int pid, const void *src, void *dst, long offset, int 
 /* Pass the caller's location to every call. */
 #define bsp_accumulate(pid, src, dst, offset, count, ty, op) \
     bsplib_accumulate_at((pid), (src), (dst), (offset), (count), (ty), (op), __FILE__, __LINE__)
+#define bsp_sync_hint(flags) bsplib_sync_hint_at((flags), __FILE__, __LINE__)
 #endif

@@ -176,3 +176,42 @@ pub unsafe extern "C" fn bsplib_accumulate_at(
         )
     })
 }
+
+/// `bsp_sync_hint` flag (MPI's `MPI_MODE_NOPRECEDE`): this process issued
+/// no transfer (put, hpput, get, hpget, send, accumulate) in the
+/// superstep the sync ends. Registrations and tag sizes are allowed.
+pub const BSP_MODE_NOPRECEDE: c_int = 1;
+/// `bsp_sync_hint` flag (`MPI_MODE_NOSUCCEED`): this process will issue no
+/// transfer in the superstep the sync starts; a transfer call there stops
+/// the run, always.
+pub const BSP_MODE_NOSUCCEED: c_int = 2;
+/// `bsp_sync_hint` flag (`MPI_MODE_NOSTORE`): local code did not write
+/// the registered areas since the last sync. Accepted, not used.
+pub const BSP_MODE_NOSTORE: c_int = 4;
+/// `bsp_sync_hint` flag (`MPI_MODE_NOPUT`): no process puts or
+/// accumulates into this process's memory in the superstep the sync ends.
+pub const BSP_MODE_NOPUT: c_int = 8;
+
+/// `void bsp_sync_hint(int flags)`: `bsp_sync` with fence hints, the
+/// `BSP_MODE_*` flags or-ed (0: a plain `bsp_sync`). A transfer call in
+/// the superstep after a sync with `BSP_MODE_NOSUCCEED` stops the run at
+/// that call; with `BSPLIB_CHECK=1` every hint is checked, and a false
+/// one stops the run naming the hint, the process, the superstep and the
+/// line (for `BSP_MODE_NOPUT`, the origin that wrote). Outside the
+/// checking mode a false `BSP_MODE_NOPRECEDE` or `BSP_MODE_NOPUT` gives
+/// undefined results, never unsafe ones. A bit that names no hint stops
+/// the run.
+#[no_mangle]
+pub extern "C" fn bsp_sync_hint(flags: c_int) {
+    bsplib_sync_hint_at(flags, std::ptr::null(), 0)
+}
+
+/// `bsp_sync_hint` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_sync_hint_at(flags: c_int, file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_sync_hint", file, line, |bsp, loc| {
+        bsplib::raw::Raw::sync_hint(bsp, flags.into(), loc)?;
+        crate::startup::note(bsp.pid(), bsp.superstep());
+        Ok(())
+    })
+}

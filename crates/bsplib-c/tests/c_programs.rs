@@ -366,7 +366,8 @@ const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usi
 }
 
 /// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
-/// accumulate, and the misuse that stops the run.
+/// accumulate, fence hints (`bsp_sync_hint`), and the misuse that stops
+/// the run (false hints: `NOSUCCEED` always, the others in checking mode).
 #[rustfmt::skip]
 const RMA: &[Prog] = &[
     ok("accumulate.c"),
@@ -376,6 +377,12 @@ const RMA: &[Prog] = &[
     err("err_accumulate_out_of_bounds.c", "bsp_accumulate", 0, 1, 1),
     err("err_accumulate_unregistered.c", "bsp_accumulate", 0, 1, 1),
     err("err_accumulate_unknown_type.c", "bsp_accumulate", 0, 1, 1),
+    ok("sync_hint.c"),
+    checked(ok("sync_hint.c")),
+    err("err_sync_hint_nosucceed.c", "bsp_put", 0, 2, 1),
+    err("err_sync_hint_unknown.c", "bsp_sync_hint", 0, 1, 1),
+    checked(err("err_sync_hint_noprecede.c", "bsp_sync_hint", 0, 1, 1)),
+    checked(err("err_sync_hint_noput.c", "bsp_sync_hint", 0, 1, 1)),
 ];
 
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in

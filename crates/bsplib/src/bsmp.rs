@@ -229,6 +229,7 @@ impl Process {
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_send";
         self.check_running(CALL, loc)?;
+        self.note_transfer(CALL, loc)?;
         let pid = self.check_pid(pid, CALL, loc)?;
         let len = self.check_nonneg(nbytes, "payload nbytes", CALL, loc)?;
         let tag_len = self.tags.send;

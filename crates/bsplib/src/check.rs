@@ -33,6 +33,11 @@ pub(crate) fn from_env() -> bool {
 /// superstep, with their lines. Distinct from the collectives' markers.
 const PUTS: u64 = 0x4348_4b50_5554_5331; // "CHKPUTS1"
 
+/// In a side record's slot word: the note is an accumulate's (combined in
+/// a defined order, so not compared for overlaps; fence hints' `NO_PUT`
+/// check reads it, `hints.rs`).
+pub(crate) const ACCUMULATE_NOTE: u64 = 1 << 63;
+
 /// Words per process and parity in the table of sync locations.
 const SLOT_WORDS: usize = 32;
 /// Header words of a slot: kind, hash, line, file length.
@@ -471,11 +476,63 @@ impl Process {
     /// `ended`.
     #[cold]
     fn check_failed(&mut self, kind: ErrorKind, ended: u64, loc: Loc) -> Error {
-        let err = Error::new(kind, self.call_name("bsp_sync"), self.pid, ended, loc);
+        self.check_failed_as(kind, "bsp_sync", ended, loc)
+    }
+
+    /// [`check_failed`](Self::check_failed) naming the sync `call`.
+    #[cold]
+    pub(crate) fn check_failed_as(
+        &mut self,
+        kind: ErrorKind,
+        call: &'static str,
+        ended: u64,
+        loc: Loc,
+    ) -> Error {
+        let err = Error::new(kind, self.call_name(call), self.pid, ended, loc);
         self.world.fail(err.clone());
         self.poisoned = true;
         self.inbox.clear();
         err
+    }
+
+    /// The first put or accumulate into our memory that the side records
+    /// received in the last sync describe: its origin and `"bsp_put at
+    /// file:line"` (senders in pid order, each in call order).
+    pub(crate) fn check_first_put_to_me(&self) -> Option<(usize, String)> {
+        let mut first: Option<(usize, String)> = None;
+        for &(src, m) in &self.inbox.coll {
+            if first.as_ref().is_some_and(|f| f.0 <= src) {
+                continue;
+            }
+            // SAFETY: collective records stay readable until the next
+            // sync's barrier A (`Inbox::collect`).
+            let bytes = unsafe { std::slice::from_raw_parts(m.payload, m.len) };
+            if bytes.get(..8) != Some(&PUTS.to_ne_bytes()[..]) {
+                continue;
+            }
+            let word = |at: usize| {
+                bytes
+                    .get(at..at + 8)
+                    .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
+            };
+            let (Some(line), Some(flen), Some(clen)) = (word(48), word(56), word(64)) else {
+                continue;
+            };
+            let text = 72usize;
+            let file = bytes.get(text..text.saturating_add(flen as usize));
+            let call = bytes.get(
+                text.saturating_add(flen as usize)
+                    ..text
+                        .saturating_add(flen as usize)
+                        .saturating_add(clen as usize),
+            );
+            let file = file.and_then(|f| std::str::from_utf8(f).ok()).unwrap_or("");
+            let call = call
+                .and_then(|c| std::str::from_utf8(c).ok())
+                .unwrap_or("bsp_put");
+            first = Some((src, format!("{call} at {}", at_text(file, line))));
+        }
+        first
     }
 
     /// The first overlap between the puts of two different senders that
@@ -522,6 +579,11 @@ impl Process {
                 };
                 let file = std::str::from_utf8(file).unwrap_or("");
                 let call = std::str::from_utf8(call).unwrap_or("bsp_put");
+                if w[0] & ACCUMULATE_NOTE != 0 {
+                    // Accumulates combine in a defined order.
+                    at = text + flen + clen;
+                    continue;
+                }
                 let note = notes.len();
                 notes.push((src, w[5], file, call));
                 let (offset, block, stride, count) =

@@ -299,6 +299,11 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.str(what);
             w.u64(*value as u64);
         }
+        K::HintViolated { hint, detail } => {
+            w.u64(63);
+            w.str(hint);
+            w.str(detail);
+        }
         K::AmArgument { code, detail } => {
             w.u64(31);
             w.str(code);
@@ -401,6 +406,10 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
             detail: cut(detail),
         },
         K::EpochUnmatched { detail } => K::EpochUnmatched {
+            detail: cut(detail),
+        },
+        K::HintViolated { hint, detail } => K::HintViolated {
+            hint,
             detail: cut(detail),
         },
         K::Died { detail } => K::Died {
@@ -553,6 +562,10 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
         62 => K::AccumulateUnknown {
             what: r.static_str()?,
             value: r.u64()? as i64,
+        },
+        63 => K::HintViolated {
+            hint: r.static_str()?,
+            detail: r.string()?,
         },
         31 => K::AmArgument {
             code: r.static_str()?,
@@ -897,6 +910,10 @@ mod tests {
             ErrorKind::AccumulateUnknown {
                 what: "operator",
                 value: -7,
+            },
+            ErrorKind::HintViolated {
+                hint: "NO_PUT",
+                detail: "is false: process 1's bsp_put at a.c:9 wrote".into(),
             },
             ErrorKind::AmArgument {
                 code: "LAPI_ERR_UHDR_LEN",

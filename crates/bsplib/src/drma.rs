@@ -94,7 +94,7 @@ impl Process {
     /// zero bytes, which does nothing.
     #[inline]
     fn transfer_args(
-        &self,
+        &mut self,
         pid: i64,
         offset: i64,
         nbytes: i64,
@@ -102,6 +102,7 @@ impl Process {
         loc: Loc,
     ) -> Result<Option<(usize, usize, usize)>, Error> {
         self.check_running(call, loc)?;
+        self.note_transfer(call, loc)?;
         let pid = self.check_pid(pid, call, loc)?;
         let offset = self.check_nonneg(offset, "offset", call, loc)?;
         let nbytes = self.check_nonneg(nbytes, "nbytes", call, loc)?;
@@ -401,6 +402,7 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         self.check_running(call, loc)?;
+        self.note_transfer(call, loc)?;
         let pid = self.check_pid(pid, call, loc)?;
         let Some((len, from_span, to_span)) = self.check_shapes(from, to, call, loc)? else {
             return Ok(());
@@ -450,6 +452,7 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         self.check_running(call, loc)?;
+        self.note_transfer(call, loc)?;
         let pid = self.check_pid(pid, call, loc)?;
         let Some((len, from_span, to_span)) = self.check_shapes(from, to, call, loc)? else {
             return Ok(());

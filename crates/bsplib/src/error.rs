@@ -516,6 +516,17 @@ pub enum ErrorKind {
         /// Where the call was made, and where the sync was called.
         places: Box<[String; 2]>,
     },
+    /// A fence hint ([`Hints`](crate::Hints), `bsp_sync_hint`) that was
+    /// false: `NO_SUCCEED` at the transfer call that breaks it (always);
+    /// `NO_PRECEDE` and `NO_PUT` at the hinted sync, in the checking mode.
+    /// Also (hint `flags`) C flags with a bit that names no hint.
+    #[error("the fence hint {hint} {detail}")]
+    HintViolated {
+        /// `NO_PRECEDE`, `NO_SUCCEED`, `NO_PUT`, or `flags`.
+        hint: &'static str,
+        /// What happened instead (which call, origin and line).
+        detail: String,
+    },
 }
 
 fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {

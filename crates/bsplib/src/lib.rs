@@ -83,6 +83,7 @@ mod engine;
 pub mod epoch;
 mod error;
 mod exchange;
+mod hints;
 #[doc(hidden)]
 pub mod launch;
 mod mailbox;
@@ -106,5 +107,6 @@ pub use codec::Portable;
 pub use collectives::{level1, Algorithm, Op, Reducible};
 pub use epoch::{Epoch, Lock, LockKind};
 pub use error::{Error, ErrorKind, SourceLocation};
+pub use hints::Hints;
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};

@@ -166,6 +166,8 @@ pub(crate) struct Process {
     /// The profiler or the checking mode is on: the one branch of
     /// `Process::sync`.
     pub(crate) hooks: bool,
+    /// Fence hints (`hints.rs`).
+    pub(crate) hint: crate::hints::HintState,
 }
 
 /// The recorder of process `pid`, if its run profiles.
@@ -240,6 +242,7 @@ impl Process {
             call_names: None,
             sync_name: None,
             profile,
+            hint: crate::hints::HintState::new(check.is_some()),
             check,
             hooks,
         }

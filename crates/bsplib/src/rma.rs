@@ -548,6 +548,7 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         self.check_running(call, loc)?;
+        self.note_transfer(call, loc)?;
         let pid = self.check_pid(pid, call, loc)?;
         let offset = self.check_nonneg(offset, "offset", call, loc)?;
         let count = self.check_nonneg(count, "count", call, loc)?;
@@ -577,6 +578,12 @@ impl Process {
         }
         let d = desc(ty, op);
         self.note_issued(pid, slot, d, call, loc)?;
+        if self.check.is_some() {
+            // For fence hints' NO_PUT (not compared for overlaps).
+            let note = slot | crate::check::ACCUMULATE_NOTE;
+            let whole = crate::mem::Shape::contiguous(nbytes);
+            self.check_note_put(pid, note, offset, whole, call, loc);
+        }
         let line = loc.map_or(0, |l| l.line()) as usize;
         if nbytes >= BULK_FROM {
             // `processes`: the payload goes into the top of our channel

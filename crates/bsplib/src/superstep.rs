@@ -594,6 +594,7 @@ impl Process {
         self.parity ^= 1;
         self.bulk[self.parity] = 0;
         self.flags = 0;
+        self.hint.next_superstep();
         self.world
             .board()
             .set(self.pid, self.superstep, State::Computing);
