@@ -451,7 +451,7 @@ fn inprod_out(n: u64) -> String {
 /// M·M <= p.
 fn lu_out(p: usize) -> String {
     let m = (1..=p)
-        .filter(|m| m * m <= p && p % m == 0)
+        .filter(|m| m * m <= p && p.is_multiple_of(*m))
         .max()
         .unwrap_or(1);
     format!(
