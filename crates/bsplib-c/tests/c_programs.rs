@@ -257,6 +257,13 @@ const INPROD: &[Prog] = &[
     ),
 ];
 
+/// BSPedupack's LU decomposition (`lu.c`, 2D cyclic over an M x N
+/// grid, partial pivoting), n = 64: it checks P·A = L·U itself.
+#[rustfmt::skip]
+const LU: &[Prog] = &[
+    prog("lu.c", Expect::Stdout(lu_out)),
+];
+
 /// One program per misuse; each marks its faulty call `/* ERROR */`.
 /// `err(file, call, pid, superstep, min_p)`.
 #[rustfmt::skip]
@@ -447,6 +454,19 @@ fn inprod_out(n: u64) -> String {
     )
 }
 
+/// `lu.c`'s line: its grid is M x N, M the largest divisor of p with
+/// M·M <= p.
+fn lu_out(p: usize) -> String {
+    let m = (1..=p)
+        .filter(|m| m * m <= p && p.is_multiple_of(*m))
+        .max()
+        .unwrap_or(1);
+    format!(
+        "lu: n = 64 on {m} x {} processes: P*A = L*U, every entry within 1e-10\n",
+        p / m
+    )
+}
+
 #[test]
 fn each_primitive_program_passes_on_both_engines_with_1_to_4_processes() {
     run_table(PRIMITIVES, &C99, &NPROCS);
@@ -489,7 +509,7 @@ fn checking_mode_finds_each_seeded_defect_naming_calls_processes_superstep_and_l
 
 #[test]
 fn correct_programs_pass_silently_with_checking_on() {
-    let correct: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, LEVEL1]
+    let correct: Vec<&Prog> = [PRIMITIVES, PAPER_EXAMPLES, LEVEL1, LU]
         .iter()
         .flat_map(|t| t.iter())
         .filter(|p| matches!(p.expect, Expect::Ok | Expect::Stdout(_) | Expect::Lines(_)))
@@ -500,6 +520,11 @@ fn correct_programs_pass_silently_with_checking_on() {
 #[test]
 fn inprod_reads_p_and_n_from_stdin_on_process_0_in_bsp_init_mode() {
     run_table(INPROD, &C99, &NPROCS);
+}
+
+#[test]
+fn lu_decomposition_factors_its_matrix_on_every_grid() {
+    run_table(LU, &C99, &NPROCS);
 }
 
 #[test]
@@ -550,6 +575,7 @@ fn address_sanitizer_finds_nothing_and_outcomes_are_unchanged() {
         PRIMITIVES,
         PAPER_EXAMPLES,
         INPROD,
+        LU,
         ERRORS,
         RELIABILITY,
         LAPI,

@@ -4,7 +4,10 @@
 //! tests), its profile checked against what the program does, then
 //! `bspprof DIR`: the report has the supersteps, the SVG pictures and the
 //! program's sync lines; the merged trace is trace-event JSON with one
-//! track per process.
+//! track per process. BSPedupack's LU decomposition (`tests/c/lu.c`, 2D
+//! cyclic on a 2 x 2 grid) the same way. For both, the numbers `bspprof`
+//! shows (its report's table of supersteps and `bspprof --summary`) are
+//! checked against those computed here from the profile files.
 
 mod harness;
 
@@ -37,6 +40,289 @@ fn column(profile: &Value, row: usize, name: &str) -> Value {
         .position(|c| c == name)
         .unwrap_or_else(|| panic!("no column {name}"));
     b["supersteps"][row][i].clone()
+}
+
+/// One superstep across the processes, computed from the profile files
+/// as `bspprof` should: the measured time (the longest from the end of the
+/// last sync to the end of this one), w (the longest computation), h (the
+/// largest bytes out or in of any process), and the bytes sent and
+/// received by all processes.
+#[derive(Debug, Default)]
+struct StepSeen {
+    t_ns: u64,
+    w_ns: u64,
+    h: u64,
+    records: u64,
+    bytes_out: u64,
+    bytes_in: u64,
+}
+
+fn steps_of(dir: &Path, p: usize) -> Vec<StepSeen> {
+    let profs: Vec<Value> = (0..p)
+        .map(|pid| json(&dir.join(format!("profile.{pid}.json"))))
+        .collect();
+    let n = profs[0]["bsplib"]["supersteps"].as_array().unwrap().len();
+    (0..n)
+        .map(|row| {
+            let mut s = StepSeen::default();
+            for prof in &profs {
+                let u = |name: &str| column(prof, row, name).as_u64().unwrap();
+                s.t_ns = s.t_ns.max(u("sync_end_ns") - u("compute_start_ns"));
+                s.w_ns = s.w_ns.max(u("sync_start_ns") - u("compute_start_ns"));
+                s.h = s.h.max(u("bytes_out").max(u("bytes_in")));
+                s.records = s.records.max(u("records_out").max(u("records_in")));
+                s.bytes_out += u("bytes_out");
+                s.bytes_in += u("bytes_in");
+            }
+            s
+        })
+        .collect()
+}
+
+/// Runs `bspprof DIR` and `bspprof --summary --exclude 0 --g 1 --l 2 DIR`
+/// and checks what they show against `steps` (from the profile files):
+/// the number of supersteps, each superstep's h in the report's table,
+/// and in the summary each superstep's measured time, w, h and records,
+/// the prediction w + 1·h + 2 µs, and the totals.
+fn check_bspprof(dir: &Path, what: &str, steps: &[StepSeen]) {
+    let status = Command::new(BSPPROF)
+        .arg(dir)
+        .status()
+        .expect("cannot run bspprof");
+    assert!(status.success(), "{what}: bspprof {status}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<b id=\"supersteps\">{}</b> supersteps",
+            steps.len()
+        )),
+        "{what}"
+    );
+    // "Every superstep": superstep, measured, predicted, w, h, ended by, at.
+    let rows: Vec<Vec<&str>> = html
+        .split("<tr class=\"step\">")
+        .skip(1)
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| c.split_once('>').unwrap().1.split("</td>").next().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), steps.len(), "{what}");
+    for (i, (row, seen)) in rows.iter().zip(steps).enumerate() {
+        assert_eq!(row[0], i.to_string(), "{what}");
+        assert_eq!(row[4], seen.h.to_string(), "{what}: h of superstep {i}");
+    }
+
+    let out = Command::new(BSPPROF)
+        .args(["--summary", "--exclude", "0", "--g", "1", "--l", "2"])
+        .arg(dir)
+        .output()
+        .expect("cannot run bspprof");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{what}: {text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].contains("g = 1 ns/byte, l = 2 us, nhalf = 0 bytes"),
+        "{what}: {text}"
+    );
+    assert!(
+        lines[2].trim_start().starts_with("superstep"),
+        "{what}: {text}"
+    );
+    let table = &lines[3..3 + steps.len()];
+    let (mut measured, mut predicted) = (0.0, 0.0);
+    for (i, (line, seen)) in table.iter().zip(steps).enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |k: usize| f[k].parse::<f64>().unwrap();
+        assert_eq!(f[0], i.to_string(), "{what}: {line}");
+        let close = |a: f64, b: f64| (a - b).abs() <= 0.0015;
+        assert!(
+            close(num(1), seen.t_ns as f64 / 1e3),
+            "{what}: measured: {line} {seen:?}"
+        );
+        assert!(
+            close(num(3), seen.w_ns as f64 / 1e3),
+            "{what}: w: {line} {seen:?}"
+        );
+        assert_eq!(f[4], seen.h.to_string(), "{what}: h: {line}");
+        assert_eq!(f[5], seen.records.to_string(), "{what}: records: {line}");
+        let last = i + 1 == steps.len();
+        let expect = seen.w_ns as f64 / 1e3 + if last { 0.0 } else { seen.h as f64 / 1e3 + 2.0 };
+        assert!(close(num(2), expect), "{what}: predicted: {line} {seen:?}");
+        assert_eq!(
+            f[7],
+            if last { "bsp_end" } else { "bsp_sync" },
+            "{what}: {line}"
+        );
+        assert_eq!(line.ends_with("(excluded)"), i == 0, "{what}: {line}");
+        if i > 0 {
+            measured += seen.t_ns as f64 / 1e3;
+            predicted += expect;
+        }
+    }
+    let errors = lines[3 + steps.len()];
+    assert!(
+        errors.contains(&format!(
+            "over {} supersteps with a sync (excluded: 0)",
+            steps.len() - 2
+        )),
+        "{what}: {errors}"
+    );
+    let total = lines[4 + steps.len()];
+    let number_after = |key: &str| {
+        total
+            .split(key)
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+    };
+    let tol = 0.002 * steps.len() as f64;
+    assert!(
+        (number_after("measured ") - measured).abs() <= tol,
+        "{what}: {total} {measured}"
+    );
+    assert!(
+        (number_after("predicted ") - predicted).abs() <= tol,
+        "{what}: {total} {predicted}"
+    );
+}
+
+/// `bsprun --profile DIR --engine E -np P exe args` (as `harness::bsprun`
+/// runs programs: the libbsp they were built against), after emptying DIR.
+fn run_profiled(
+    dir: &Path,
+    engine: &str,
+    p: usize,
+    exe: &Path,
+    args: &[String],
+    input: Option<&str>,
+) -> String {
+    for e in std::fs::read_dir(dir).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let mut cmd = Command::new(BSPRUN);
+    cmd.env_remove("LD_LIBRARY_PATH")
+        .arg("--profile")
+        .arg(dir)
+        .args(["--engine", engine, "-np", &p.to_string()])
+        .arg(exe)
+        .args(args);
+    let out = run_command(&mut cmd, input, TIMEOUT, |_, _| None);
+    assert!(
+        out.status.is_some_and(|s| s.success()) && out.problem().is_none(),
+        "{engine}: {:?} {:?}\n{}{}",
+        out.status,
+        out.problem(),
+        out.stdout,
+        out.stderr
+    );
+    out.stdout
+}
+
+/// The lines of the `bsp_sync()` calls of a test program, in order.
+fn sync_lines(file: &str) -> Vec<usize> {
+    let source = std::fs::read_to_string(harness::c_dir().join(file)).unwrap();
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "bsp_sync();")
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// LU on a 2 x 2 grid, n = 24: 4 supersteps a stage, the registration
+/// before and the check's two after, and the end.
+#[test]
+fn bsprun_profile_and_bspprof_on_lu() {
+    const P: usize = 4;
+    const N: usize = 24;
+    let exe = build("lu.c", "profile", false);
+    let lines = sync_lines("lu.c");
+    assert_eq!(
+        lines.len(),
+        7,
+        "lu.c's bsp_sync calls changed: update this test"
+    );
+    for engine in engines() {
+        let dir = out_dir(&format!("profile-lu-{engine}"));
+        let stdout = run_profiled(
+            &dir,
+            &engine,
+            P,
+            &exe,
+            &[P.to_string(), N.to_string()],
+            None,
+        );
+        assert_eq!(
+            stdout,
+            format!("lu: n = {N} on 2 x 2 processes: P*A = L*U, every entry within 1e-10\n"),
+            "{engine}"
+        );
+        let rows = 4 * N + 4;
+        for pid in 0..P {
+            let prof = json(&dir.join(format!("profile.{pid}.json")));
+            let what = format!("{engine} process {pid}");
+            assert_eq!(
+                prof["bsplib"]["supersteps"].as_array().unwrap().len(),
+                rows,
+                "{what}"
+            );
+            let line_of = |row: usize| match row {
+                0 => lines[0],
+                r if r <= 4 * N => lines[1 + (r - 1) % 4],
+                r => lines[r - 4 * N + 4],
+            };
+            for row in 0..rows - 1 {
+                assert_eq!(
+                    column(&prof, row, "at"),
+                    format!("lu.c:{}", line_of(row)),
+                    "{what} superstep {row}"
+                );
+            }
+            assert_eq!(column(&prof, rows - 1, "ended_by"), "bsp_end", "{what}");
+        }
+        let steps = steps_of(&dir, P);
+        assert_eq!(steps.len(), rows);
+        for (i, s) in steps.iter().enumerate() {
+            // Every byte put is a byte received.
+            assert_eq!(s.bytes_out, s.bytes_in, "{engine}: superstep {i}");
+        }
+        for k in 0..N {
+            // The candidates (value, row): 16 bytes from each of the 2
+            // processes of column k mod 2 to both of that column.
+            assert_eq!(steps[1 + 4 * k].h, 32, "{engine}: stage {k}");
+            assert_eq!(steps[1 + 4 * k].bytes_out, 64, "{engine}: stage {k}");
+            // The pivot row r (a long) along the 2 processor rows.
+            assert_eq!(steps[2 + 4 * k].h, 8, "{engine}: stage {k}");
+            assert_eq!(steps[2 + 4 * k].bytes_out, 16, "{engine}: stage {k}");
+            // A swap between processor rows moves two rows of 12 doubles
+            // per processor column; within one, nothing.
+            assert!([0, 96].contains(&steps[3 + 4 * k].h), "{engine}: stage {k}");
+            // The multipliers below row k and row k right of column k,
+            // each to the one other process of the row or column.
+            let most = 16 * (N - 1 - k).div_ceil(2) as u64;
+            assert!(steps[4 + 4 * k].h <= most, "{engine}: stage {k}");
+            assert_eq!(
+                steps[4 + 4 * k].bytes_out,
+                16 * (N - 1 - k) as u64,
+                "{engine}: stage {k}"
+            );
+        }
+        // The check: every process's 12 x 12 block to all 4.
+        assert_eq!(steps[4 * N + 1].h, 8 * 144 * 4, "{engine}");
+        assert_eq!(
+            steps[4 * N + 2].h,
+            8 * 4,
+            "{engine}: the residuals to process 0"
+        );
+        check_bspprof(&dir, &format!("lu on {engine}"), &steps);
+    }
 }
 
 #[test]
@@ -159,6 +445,16 @@ fn bsprun_profile_and_bspprof_on_inprod() {
         assert_eq!(slices("compute"), 5 * P, "{engine}");
         assert_eq!(slices("sync"), 4 * P, "{engine}");
         assert_eq!(events.iter().filter(|e| e["ph"] == "C").count(), 4 * P);
+
+        let steps = steps_of(&dir, P);
+        assert_eq!(steps[1].h, 8 * (P as u64 - 1), "{engine}: n to the others");
+        assert_eq!(
+            steps[3].h,
+            8 * P as u64,
+            "{engine}: every local product to all"
+        );
+        assert_eq!(steps[3].bytes_out, 8 * (P * P) as u64, "{engine}");
+        check_bspprof(&dir, &format!("inprod on {engine}"), &steps);
     }
 }
 

@@ -114,6 +114,35 @@ pub(crate) struct Counts {
     pub(crate) other_in: u64,
 }
 
+impl Counts {
+    /// The counts as `(column, value)` pairs, in the order of [`COLUMNS`]
+    /// (from `bytes_out` to `other_in`): the sync slice's `args` and the
+    /// row array both write them from here.
+    pub(crate) fn pairs(&self) -> [(&'static str, u64); 19] {
+        [
+            ("bytes_out", self.bytes_out),
+            ("bytes_in", self.bytes_in),
+            ("records_out", self.records_out),
+            ("records_in", self.records_in),
+            ("puts_out", self.puts_out),
+            ("puts_in", self.puts_in),
+            ("hpputs_out", self.hpputs_out),
+            ("hpputs_in", self.hpputs_in),
+            ("gets_out", self.gets_out),
+            ("get_bytes_in", self.get_bytes_in),
+            ("gets_served", self.gets_served),
+            ("messages_out", self.messages_out),
+            ("messages_in", self.messages_in),
+            ("collective_out", self.collective_out),
+            ("collective_in", self.collective_in),
+            ("am_out", self.am_out),
+            ("am_in", self.am_in),
+            ("other_out", self.other_out),
+            ("other_in", self.other_in),
+        ]
+    }
+}
+
 /// One superstep of one process.
 #[derive(Clone, Copy)]
 struct Row {
@@ -205,32 +234,16 @@ impl Recorder {
             }
             let _ = write!(
                 s,
-                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{},\"at\":{at},\"bytes_out\":{},\"bytes_in\":{},\"records_out\":{},\"records_in\":{},\"puts_out\":{},\"puts_in\":{},\"hpputs_out\":{},\"hpputs_in\":{},\"gets_out\":{},\"get_bytes_in\":{},\"gets_served\":{},\"messages_out\":{},\"messages_in\":{},\"collective_out\":{},\"collective_in\":{},\"am_out\":{},\"am_in\":{},\"other_out\":{},\"other_in\":{},\"failed\":{}}}}}",
+                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{},\"at\":{at}",
                 json_str(r.ended_by),
                 us(r.sync_start_ns),
                 us(r.sync_end_ns.saturating_sub(r.sync_start_ns)),
                 r.superstep,
-                c.bytes_out,
-                c.bytes_in,
-                c.records_out,
-                c.records_in,
-                c.puts_out,
-                c.puts_in,
-                c.hpputs_out,
-                c.hpputs_in,
-                c.gets_out,
-                c.get_bytes_in,
-                c.gets_served,
-                c.messages_out,
-                c.messages_in,
-                c.collective_out,
-                c.collective_in,
-                c.am_out,
-                c.am_in,
-                c.other_out,
-                c.other_in,
-                r.failed,
             );
+            for (name, value) in c.pairs() {
+                let _ = write!(s, ",\"{name}\":{value}");
+            }
+            let _ = write!(s, ",\"failed\":{}}}}}", r.failed);
             let _ = write!(
                 s,
                 ",\n{{\"ph\":\"C\",\"name\":\"h bytes, process {me}\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"args\":{{\"out\":{},\"in\":{}}}}}",
@@ -257,31 +270,19 @@ impl Recorder {
             let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
             let _ = write!(
                 s,
-                "{}\n[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]",
+                "{}\n[{},{},{},{}",
                 if i > 0 { "," } else { "" },
                 r.superstep,
                 r.compute_start_ns,
                 r.sync_start_ns,
                 r.sync_end_ns,
-                c.bytes_out,
-                c.bytes_in,
-                c.records_out,
-                c.records_in,
-                c.puts_out,
-                c.puts_in,
-                c.hpputs_out,
-                c.hpputs_in,
-                c.gets_out,
-                c.get_bytes_in,
-                c.gets_served,
-                c.messages_out,
-                c.messages_in,
-                c.collective_out,
-                c.collective_in,
-                c.am_out,
-                c.am_in,
-                c.other_out,
-                c.other_in,
+            );
+            for (_, value) in c.pairs() {
+                let _ = write!(s, ",{value}");
+            }
+            let _ = write!(
+                s,
+                ",{},{},{}]",
                 u8::from(r.failed),
                 json_str(at.as_deref().unwrap_or("")),
                 json_str(r.ended_by),
@@ -606,6 +607,62 @@ mod tests {
     #[test]
     fn json_strings_are_escaped() {
         assert_eq!(json_str("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    }
+
+    #[test]
+    fn counts_are_written_alike_in_the_sync_slice_and_the_row() {
+        let mut c = Counts::default();
+        let fields = [
+            &mut c.bytes_out,
+            &mut c.bytes_in,
+            &mut c.records_out,
+            &mut c.records_in,
+            &mut c.puts_out,
+            &mut c.puts_in,
+            &mut c.hpputs_out,
+            &mut c.hpputs_in,
+            &mut c.gets_out,
+            &mut c.get_bytes_in,
+            &mut c.gets_served,
+            &mut c.messages_out,
+            &mut c.messages_in,
+            &mut c.collective_out,
+            &mut c.collective_in,
+            &mut c.am_out,
+            &mut c.am_in,
+            &mut c.other_out,
+            &mut c.other_in,
+        ];
+        for (i, f) in fields.into_iter().enumerate() {
+            *f = i as u64 + 1;
+        }
+        let names: Vec<&str> = c.pairs().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, COLUMNS[4..23]);
+        let setup = Setup {
+            dir: PathBuf::from("/nonexistent"),
+            engine: "threads",
+        };
+        let mut r = Recorder::new(&setup, 0, 2, Instant::now());
+        r.rows.push(Row {
+            superstep: 2,
+            compute_start_ns: 1000,
+            sync_start_ns: 2500,
+            sync_end_ns: 3000,
+            counts: c,
+            failed: false,
+            at: None,
+            ended_by: "bsp_sync",
+        });
+        let json = r.to_json();
+        std::mem::forget(r); // no file
+        let slice = ",\n{\"ph\":\"X\",\"cat\":\"sync\",\"name\":\"bsp_sync\",\"pid\":1,\"tid\":0,\"ts\":2.500,\"dur\":0.500,\
+            \"args\":{\"superstep\":2,\"at\":\"\",\"bytes_out\":1,\"bytes_in\":2,\"records_out\":3,\"records_in\":4,\
+            \"puts_out\":5,\"puts_in\":6,\"hpputs_out\":7,\"hpputs_in\":8,\"gets_out\":9,\"get_bytes_in\":10,\
+            \"gets_served\":11,\"messages_out\":12,\"messages_in\":13,\"collective_out\":14,\"collective_in\":15,\
+            \"am_out\":16,\"am_in\":17,\"other_out\":18,\"other_in\":19,\"failed\":false}}";
+        assert!(json.contains(slice), "{json}");
+        let row = "\n[2,1000,2500,3000,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,0,\"\",\"bsp_sync\"]";
+        assert!(json.contains(row), "{json}");
     }
 
     #[test]

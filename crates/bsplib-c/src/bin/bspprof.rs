@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! bspprof [--g NS_PER_BYTE] [--l US] [--nhalf BYTES] [-o report.html] [--trace trace.json] DIR
+//! bspprof --summary [--exclude S,...] [--g ...] DIR
 //! ```
 //!
 //! The report (inline SVG and CSS, no scripts, no fonts, nothing fetched)
@@ -12,8 +13,12 @@
 //! prediction `w + g·(h + n½·records) + l`, the heaviest supersteps with
 //! their source lines, and the load imbalance across processes. g, l and
 //! n½ are those `bspprobe` stored for the profile's engine and p on this
-//! host (`bsplib::probe`), else the library's defaults, unless given. The
-//! profile format is described in `crates/bsplib/src/PROFILE.md`.
+//! host (`bsplib::probe`), else the library's defaults, unless given.
+//! `--summary` prints, instead, a text table of every superstep's measured
+//! time against its prediction and the prediction's error (per superstep:
+//! median and maximum; over the run), leaving out the supersteps of
+//! `--exclude` (one that reads input, say). The profile format is
+//! described in `crates/bsplib/src/PROFILE.md`.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -46,6 +51,13 @@ Options:
   --l L           l, in microseconds
   --nhalf N       nhalf, in bytes (a put or message of n bytes costs g*(n + N))
   --top N         heaviest supersteps listed (default {DEFAULT_TOP})
+  --summary       print a text table of every superstep (measured, predicted,
+                  w, h, records, relative error) and the prediction's error
+                  (per superstep with a sync: median, 90th percentile and
+                  maximum of |predicted - measured| / measured; over the
+                  run: the sums), instead of writing the report and trace
+  --exclude S,... leave these supersteps out of the summary's errors (a
+                  superstep that waits for input, say)
   -o FILE, --output FILE
                   the HTML report (default DIR/report.html)
   --trace FILE    the merged trace (default DIR/trace.json); open it in
@@ -65,12 +77,15 @@ struct Options {
     top: usize,
     output: Option<PathBuf>,
     trace: Option<PathBuf>,
+    summary: bool,
+    exclude: Vec<u64>,
 }
 
 fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
     let mut dir = None;
     let (mut g, mut l_us, mut nhalf, mut top) = (None, None, None, DEFAULT_TOP);
     let (mut output, mut trace) = (None, None);
+    let (mut summary, mut exclude) = (false, Vec::new());
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let text = arg.to_string_lossy();
@@ -101,6 +116,17 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
                     .parse()
                     .map_err(|_| format!("--top: not a count: '{v}'"))?;
             }
+            "--summary" => summary = true,
+            "--exclude" => {
+                let v = value()?;
+                for part in v.split(',').filter(|p| !p.is_empty()) {
+                    exclude.push(
+                        part.trim()
+                            .parse()
+                            .map_err(|_| format!("--exclude: not a superstep number: '{part}'"))?,
+                    );
+                }
+            }
             "-o" | "--output" => output = Some(PathBuf::from(value()?)),
             "--trace" => trace = Some(PathBuf::from(value()?)),
             _ if name.starts_with('-') && name.len() > 1 => {
@@ -122,6 +148,8 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
         top,
         output,
         trace,
+        summary,
+        exclude,
     }))
 }
 
@@ -819,6 +847,160 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     html
 }
 
+/// `s` without its HTML tags and entities (the model's source, for text).
+fn plain(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_tag = false;
+    for ch in s.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+/// The prediction's error over `steps`: `(n, median, 90th percentile,
+/// max)` of the relative error |predicted - measured| / measured of the
+/// supersteps ended by a sync, the median of the signed error
+/// (predicted - measured) / measured (below 0: the prediction is short),
+/// and `(measured, predicted, relative error)` of their sums over every
+/// superstep given.
+#[allow(clippy::type_complexity)]
+fn errors(steps: &[&Step]) -> ((usize, f64, f64, f64, f64), (f64, f64, f64)) {
+    let mut signed: Vec<f64> = steps
+        .iter()
+        .filter(|s| s.ended_by != "bsp_end" && s.t > 0.0)
+        .map(|s| (s.predicted - s.t) / s.t)
+        .collect();
+    signed.sort_by(f64::total_cmp);
+    let signed_median = if signed.is_empty() {
+        0.0
+    } else {
+        signed[(signed.len() - 1) / 2]
+    };
+    let mut rel: Vec<f64> = signed.iter().map(|e| e.abs()).collect();
+    rel.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        if rel.is_empty() {
+            0.0
+        } else {
+            rel[((rel.len() - 1) as f64 * q).round() as usize]
+        }
+    };
+    let (median, p90, max) = (at(0.5), at(0.9), rel.last().copied().unwrap_or(0.0));
+    let measured: f64 = steps.iter().map(|s| s.t).sum();
+    let predicted: f64 = steps.iter().map(|s| s.predicted).sum();
+    let total = if measured > 0.0 {
+        (predicted - measured) / measured
+    } else {
+        0.0
+    };
+    (
+        (rel.len(), median, p90, max, signed_median),
+        (measured, predicted, total),
+    )
+}
+
+/// `bspprof --summary`: every superstep, measured against predicted, and
+/// the prediction's error (see `usage`).
+fn summary(procs: &[Process], o: &Options) -> String {
+    let p0 = &procs[0];
+    let m = model(o, &p0.engine, p0.nprocs);
+    let all = steps(procs, &m);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "bspprof: {}: engine {}, p = {}, {} supersteps",
+        o.dir.display(),
+        p0.engine,
+        p0.nprocs,
+        all.len()
+    );
+    let _ = writeln!(
+        out,
+        "model: w + g*(h + nhalf*records) + l, g = {} ns/byte, l = {} us, nhalf = {} bytes: {}",
+        fmt_num(m.g),
+        fmt_num(m.l_ns / 1e3),
+        fmt_num(m.nhalf),
+        plain(&m.source)
+    );
+    let _ = writeln!(
+        out,
+        "{:>9} {:>14} {:>14} {:>14} {:>10} {:>8} {:>9}  {:<10} at",
+        "superstep",
+        "measured_us",
+        "predicted_us",
+        "w_us",
+        "h_bytes",
+        "records",
+        "error",
+        "ended_by"
+    );
+    for s in &all {
+        let err = if s.ended_by == "bsp_end" || s.t <= 0.0 {
+            "-".to_string()
+        } else {
+            format!("{:+.1}%", 100.0 * (s.predicted - s.t) / s.t)
+        };
+        let excluded = if o.exclude.contains(&s.s) {
+            " (excluded)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{:>9} {:>14.3} {:>14.3} {:>14.3} {:>10} {:>8} {:>9}  {:<10} {}{excluded}",
+            s.s,
+            s.t / 1e3,
+            s.predicted / 1e3,
+            s.w / 1e3,
+            s.h,
+            s.records,
+            err,
+            s.ended_by,
+            if s.at.is_empty() {
+                "-".to_string()
+            } else {
+                s.at.join(",")
+            }
+        );
+    }
+    let kept: Vec<&Step> = all.iter().filter(|s| !o.exclude.contains(&s.s)).collect();
+    let ((n, median, p90, max, signed), (measured, predicted, total)) = errors(&kept);
+    let excluded = if o.exclude.is_empty() {
+        "none".to_string()
+    } else {
+        o.exclude
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let _ = writeln!(
+        out,
+        "per superstep: |predicted - measured| / measured over {n} supersteps with a sync (excluded: {excluded}): median {:.1}%, p90 {:.1}%, max {:.1}% (signed median {:+.1}%)",
+        100.0 * median,
+        100.0 * p90,
+        100.0 * max,
+        100.0 * signed
+    );
+    let _ = writeln!(
+        out,
+        "total: measured {:.3} us, predicted {:.3} us over {} supersteps (excluded: {excluded}): error {:+.1}%",
+        measured / 1e3,
+        predicted / 1e3,
+        kept.len(),
+        100.0 * total
+    );
+    out
+}
+
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let o = match parse(&args) {
@@ -839,6 +1021,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if o.summary {
+        print!("{}", summary(&procs, &o));
+        return ExitCode::SUCCESS;
+    }
     let trace_path = o.trace.clone().unwrap_or_else(|| o.dir.join("trace.json"));
     let html_path = o
         .output
@@ -885,6 +1071,43 @@ mod tests {
             "--g: g must be a number >= 0, not 'x'"
         );
         assert_eq!(opts("--bogus d").unwrap_err(), "unknown option '--bogus'");
+    }
+
+    #[test]
+    fn summary_options_and_errors() {
+        let o = opts("--summary --exclude 0,3 d").unwrap().unwrap();
+        assert!(o.summary);
+        assert_eq!(o.exclude, vec![0, 3]);
+        assert_eq!(
+            opts("--exclude x d").unwrap_err(),
+            "--exclude: not a superstep number: 'x'"
+        );
+        let step = |t: f64, predicted: f64, ended_by: &str| Step {
+            s: 0,
+            t,
+            w: 0.0,
+            w_mean: 0.0,
+            h: 0,
+            records: 0,
+            at: Vec::new(),
+            ended_by: ended_by.into(),
+            predicted,
+        };
+        let steps = [
+            step(100.0, 150.0, "bsp_sync"),
+            step(200.0, 100.0, "bsp_sync"),
+            step(100.0, 110.0, "bsp_sync"),
+            step(50.0, 50.0, "bsp_end"),
+        ];
+        let refs: Vec<&Step> = steps.iter().collect();
+        let ((n, median, _, max, signed), (measured, predicted, total)) = errors(&refs);
+        assert!((signed - 0.1).abs() < 1e-12, "{signed}");
+        assert_eq!(n, 3, "the end has no sync");
+        assert!((median - 0.5).abs() < 1e-12, "{median}");
+        assert!((max - 0.5).abs() < 1e-12);
+        assert_eq!((measured, predicted), (450.0, 410.0));
+        assert!((total + 40.0 / 450.0).abs() < 1e-12);
+        assert_eq!(plain("a <code>b</code> &amp; c"), "a b & c");
     }
 
     #[test]
