@@ -19,7 +19,19 @@
  * bsp_sync_hint(BSP_MODE_NOPRECEDE | ...) is a bsp_sync with promises
  * about the superstep it ends and the one it starts; a transfer after
  * BSP_MODE_NOSUCCEED stops the run at the call, and with BSPLIB_CHECK=1
- * every false hint stops the run. */
+ * every false hint stops the run.
+ *
+ * Between bsp_rma_init() and bsp_rma_term() (collective syncs), two more
+ * ways to order one-sided transfers than the superstep: post/start/
+ * complete/wait (bsp_win_post(area, origins, n) ... bsp_win_wait(area) on
+ * the target, bsp_win_start(area, targets, n) ... bsp_win_complete(area)
+ * on the origin), where only the processes of the groups synchronise; and
+ * locks (bsp_lock(pid, area, BSP_LOCK_EXCLUSIVE or BSP_LOCK_SHARED) ...
+ * bsp_unlock(pid, area)), where the target makes no call. In an epoch,
+ * bsp_put, bsp_hpput, bsp_get, bsp_hpget and bsp_accumulate naming the
+ * epoch's area on its process belong to it; they are complete at the
+ * target when its bsp_win_wait returns, or when bsp_unlock returns. A
+ * bsp_sync with an epoch open stops the run. */
 
 #ifndef BSPLIB_RMA_H
 #define BSPLIB_RMA_H
@@ -51,6 +63,17 @@
  * accumulates into this process's memory in the superstep the sync ends.
  */
 #define BSP_MODE_NOPUT 8
+
+/**
+ * `bsp_lock` kind: one holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).
+ */
+#define BSP_LOCK_EXCLUSIVE 1
+
+/**
+ * `bsp_lock` kind: holders together while none is exclusive
+ * (`MPI_LOCK_SHARED`).
+ */
+#define BSP_LOCK_SHARED 2
 
 /**
  * An element type of `bsp_accumulate`: one of the `BSP_INT8` ...
@@ -313,6 +336,131 @@ void bsp_sync_hint(int flags);
  */
 void bsplib_sync_hint_at(int flags, const char *file, int line);
 
+/**
+ * `void bsp_rma_init(void)`: enters one-sided mode, in which the epoch
+ * calls below work: collective, a `bsp_sync`. (`LAPI_Init` enters it too:
+ * the epochs travel on the active-message path, and every sync in this
+ * mode serves what arrives while it waits.)
+ */
+void bsp_rma_init(void);
+
+/**
+ * `bsp_rma_init` with the caller's location.
+ */
+void bsplib_rma_init_at(const char *file, int line);
+
+/**
+ * `void bsp_rma_term(void)`: leaves one-sided mode: collective, a
+ * `bsp_sync`; no epoch may be open.
+ */
+void bsp_rma_term(void);
+
+/**
+ * `bsp_rma_term` with the caller's location.
+ */
+void bsplib_rma_term_at(const char *file, int line);
+
+/**
+ * `void bsp_win_post(void *area, const int *origins, int n)`: exposes
+ * this process's registered `area` to the `n` processes at `origins`
+ * (MPI's `MPI_Win_post`): their puts, gets and accumulates of one access
+ * epoch each are complete here when `bsp_win_wait` returns. Never waits.
+ * Errors: not in one-sided mode, `area` not registered, a pid out of
+ * range, a negative `n` or NULL `origins` with `n > 0`, the area posted
+ * already and not waited for.
+ */
+void bsp_win_post(const void *area, const int *origins, int n);
+
+/**
+ * `bsp_win_post` with the caller's location.
+ */
+void bsplib_win_post_at(const void *area, const int *origins, int n, const char *file, int line);
+
+/**
+ * `void bsp_win_start(void *area, const int *targets, int n)`: opens an
+ * access epoch of `area` to the `n` processes at `targets` (MPI's
+ * `MPI_Win_start`), waiting until each has posted to this process.
+ * `bsp_put`, `bsp_hpput`, `bsp_get`, `bsp_hpget` and `bsp_accumulate`
+ * naming `area` on a target then belong to the epoch (copied or sent at
+ * the call; gets land by `bsp_win_complete`), and naming it on another
+ * process are an error. Errors: as for `bsp_win_post`; a target that
+ * enters its sync or ends without posting to this process (not a hang).
+ */
+void bsp_win_start(const void *area, const int *targets, int n);
+
+/**
+ * `bsp_win_start` with the caller's location.
+ */
+void bsplib_win_start_at(const void *area, const int *targets, int n, const char *file, int line);
+
+/**
+ * `void bsp_win_complete(void *area)`: ends the access epoch of `area`
+ * (MPI's `MPI_Win_complete`): its gets have landed, and each target
+ * learns that this process is done. Error: no `bsp_win_start` open on
+ * `area`.
+ */
+void bsp_win_complete(const void *area);
+
+/**
+ * `bsp_win_complete` with the caller's location.
+ */
+void bsplib_win_complete_at(const void *area, const char *file, int line);
+
+/**
+ * `void bsp_win_wait(void *area)`: waits until every origin of the
+ * exposure epoch of `area` has completed (MPI's `MPI_Win_wait`): their
+ * puts are in `area`, their accumulates combined (origins in pid order,
+ * each origin's in call order). Errors: no `bsp_win_post` open on
+ * `area`; an origin that enters its sync or ends without completing; two
+ * origins accumulating with different operators or types.
+ */
+void bsp_win_wait(const void *area);
+
+/**
+ * `bsp_win_wait` with the caller's location.
+ */
+void bsplib_win_wait_at(const void *area, const char *file, int line);
+
+/**
+ * `int bsp_win_test(void *area)`: `bsp_win_wait` without waiting (MPI's
+ * `MPI_Win_test`): 1, and the exposure epoch is closed, if every origin
+ * has completed; 0 otherwise.
+ */
+int bsp_win_test(const void *area);
+
+/**
+ * `bsp_win_test` with the caller's location.
+ */
+int bsplib_win_test_at(const void *area, const char *file, int line);
+
+/**
+ * `void bsp_lock(int pid, void *area, int kind)`: waits until this
+ * process holds the lock of `area` on process `pid` (MPI's
+ * `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or `BSP_LOCK_SHARED`. Transfers
+ * naming `area` on `pid` then belong to the lock epoch. `pid` makes no
+ * call: it serves the lock at its next bsplib call that waits or syncs.
+ * Errors: not in one-sided mode, `area` not registered, `pid` out of
+ * range, an unknown kind, this lock held already, `pid` ended.
+ */
+void bsp_lock(int pid, const void *area, int kind);
+
+/**
+ * `bsp_lock` with the caller's location.
+ */
+void bsplib_lock_at(int pid, const void *area, int kind, const char *file, int line);
+
+/**
+ * `void bsp_unlock(int pid, void *area)`: releases the lock of `area`
+ * on `pid` (MPI's `MPI_Win_unlock`) once every transfer of the epoch is
+ * done there and its gets have landed. Error: the lock not held.
+ */
+void bsp_unlock(int pid, const void *area);
+
+/**
+ * `bsp_unlock` with the caller's location.
+ */
+void bsplib_unlock_at(int pid, const void *area, const char *file, int line);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -324,4 +472,13 @@ void bsplib_sync_hint_at(int flags, const char *file, int line);
 #define bsp_accumulate(pid, src, dst, offset, count, ty, op) \
     bsplib_accumulate_at((pid), (src), (dst), (offset), (count), (ty), (op), __FILE__, __LINE__)
 #define bsp_sync_hint(flags) bsplib_sync_hint_at((flags), __FILE__, __LINE__)
+#define bsp_rma_init() bsplib_rma_init_at(__FILE__, __LINE__)
+#define bsp_rma_term() bsplib_rma_term_at(__FILE__, __LINE__)
+#define bsp_win_post(area, origins, n) bsplib_win_post_at((area), (origins), (n), __FILE__, __LINE__)
+#define bsp_win_start(area, targets, n) bsplib_win_start_at((area), (targets), (n), __FILE__, __LINE__)
+#define bsp_win_complete(area) bsplib_win_complete_at((area), __FILE__, __LINE__)
+#define bsp_win_wait(area) bsplib_win_wait_at((area), __FILE__, __LINE__)
+#define bsp_win_test(area) bsplib_win_test_at((area), __FILE__, __LINE__)
+#define bsp_lock(pid, area, kind) bsplib_lock_at((pid), (area), (kind), __FILE__, __LINE__)
+#define bsp_unlock(pid, area) bsplib_unlock_at((pid), (area), __FILE__, __LINE__)
 #endif

@@ -215,3 +215,263 @@ pub extern "C" fn bsplib_sync_hint_at(flags: c_int, file: *const c_char, line: c
         Ok(())
     })
 }
+
+// ----- one-sided epochs: post/start/complete/wait, locks ---------------------------
+
+/// `bsp_lock` kind: one holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).
+pub const BSP_LOCK_EXCLUSIVE: c_int = 1;
+/// `bsp_lock` kind: holders together while none is exclusive
+/// (`MPI_LOCK_SHARED`).
+pub const BSP_LOCK_SHARED: c_int = 2;
+
+/// `void bsp_rma_init(void)`: enters one-sided mode, in which the epoch
+/// calls below work: collective, a `bsp_sync`. (`LAPI_Init` enters it too:
+/// the epochs travel on the active-message path, and every sync in this
+/// mode serves what arrives while it waits.)
+#[no_mangle]
+pub extern "C" fn bsp_rma_init() {
+    bsplib_rma_init_at(std::ptr::null(), 0)
+}
+
+/// `bsp_rma_init` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_rma_init_at(file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_rma_init", file, line, |bsp, loc| {
+        bsplib::raw::Raw::rma_init(bsp, loc)?;
+        crate::startup::note(bsp.pid(), bsp.superstep());
+        Ok(())
+    })
+}
+
+/// `void bsp_rma_term(void)`: leaves one-sided mode: collective, a
+/// `bsp_sync`; no epoch may be open.
+#[no_mangle]
+pub extern "C" fn bsp_rma_term() {
+    bsplib_rma_term_at(std::ptr::null(), 0)
+}
+
+/// `bsp_rma_term` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_rma_term_at(file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_rma_term", file, line, |bsp, loc| {
+        bsplib::raw::Raw::rma_term(bsp, loc)?;
+        crate::startup::note(bsp.pid(), bsp.superstep());
+        Ok(())
+    })
+}
+
+/// The `n` pids at `pids` (a NULL `pids` with `n == 0` is the empty
+/// group); `None` if `n < 0` or `pids` is NULL with `n > 0`.
+///
+/// # Safety
+///
+/// `pids` readable for `n` ints.
+unsafe fn group(pids: *const c_int, n: c_int) -> Option<Vec<i64>> {
+    let n = usize::try_from(n).ok()?;
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    if pids.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract.
+    let s = unsafe { std::slice::from_raw_parts(pids, n) };
+    Some(s.iter().map(|&q| i64::from(q)).collect())
+}
+
+/// `void bsp_win_post(void *area, const int *origins, int n)`: exposes
+/// this process's registered `area` to the `n` processes at `origins`
+/// (MPI's `MPI_Win_post`): their puts, gets and accumulates of one access
+/// epoch each are complete here when `bsp_win_wait` returns. Never waits.
+/// Errors: not in one-sided mode, `area` not registered, a pid out of
+/// range, a negative `n` or NULL `origins` with `n > 0`, the area posted
+/// already and not waited for.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_win_post(area: *const c_void, origins: *const c_int, n: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_win_post_at(area, origins, n, std::ptr::null(), 0) }
+}
+
+/// `bsp_win_post` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_win_post_at(
+    area: *const c_void,
+    origins: *const c_int,
+    n: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: the caller's contract: `origins` readable for `n` ints.
+    let g = unsafe { group(origins, n) };
+    crate::with_bsp("bsp_win_post", file, line, |bsp, loc| match g {
+        Some(g) => bsplib::raw::Raw::win_post(bsp, loc, area, &g),
+        None => Err(bad_group(bsp, "origins", n, "bsp_win_post", loc)),
+    })
+}
+
+/// `void bsp_win_start(void *area, const int *targets, int n)`: opens an
+/// access epoch of `area` to the `n` processes at `targets` (MPI's
+/// `MPI_Win_start`), waiting until each has posted to this process.
+/// `bsp_put`, `bsp_hpput`, `bsp_get`, `bsp_hpget` and `bsp_accumulate`
+/// naming `area` on a target then belong to the epoch (copied or sent at
+/// the call; gets land by `bsp_win_complete`), and naming it on another
+/// process are an error. Errors: as for `bsp_win_post`; a target that
+/// enters its sync or ends without posting to this process (not a hang).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_win_start(area: *const c_void, targets: *const c_int, n: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_win_start_at(area, targets, n, std::ptr::null(), 0) }
+}
+
+/// `bsp_win_start` with the caller's location.
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_win_start_at(
+    area: *const c_void,
+    targets: *const c_int,
+    n: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    // SAFETY: the caller's contract: `targets` readable for `n` ints.
+    let g = unsafe { group(targets, n) };
+    crate::with_bsp("bsp_win_start", file, line, |bsp, loc| match g {
+        Some(g) => bsplib::raw::Raw::win_start(bsp, loc, area, &g),
+        None => Err(bad_group(bsp, "targets", n, "bsp_win_start", loc)),
+    })
+}
+
+/// `void bsp_win_complete(void *area)`: ends the access epoch of `area`
+/// (MPI's `MPI_Win_complete`): its gets have landed, and each target
+/// learns that this process is done. Error: no `bsp_win_start` open on
+/// `area`.
+#[no_mangle]
+pub extern "C" fn bsp_win_complete(area: *const c_void) {
+    bsplib_win_complete_at(area, std::ptr::null(), 0)
+}
+
+/// `bsp_win_complete` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_win_complete_at(area: *const c_void, file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_win_complete", file, line, |bsp, loc| {
+        bsplib::raw::Raw::win_complete(bsp, loc, area)
+    })
+}
+
+/// `void bsp_win_wait(void *area)`: waits until every origin of the
+/// exposure epoch of `area` has completed (MPI's `MPI_Win_wait`): their
+/// puts are in `area`, their accumulates combined (origins in pid order,
+/// each origin's in call order). Errors: no `bsp_win_post` open on
+/// `area`; an origin that enters its sync or ends without completing; two
+/// origins accumulating with different operators or types.
+#[no_mangle]
+pub extern "C" fn bsp_win_wait(area: *const c_void) {
+    bsplib_win_wait_at(area, std::ptr::null(), 0)
+}
+
+/// `bsp_win_wait` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_win_wait_at(area: *const c_void, file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_win_wait", file, line, |bsp, loc| {
+        bsplib::raw::Raw::win_wait(bsp, loc, area, true).map(|_| ())
+    })
+}
+
+/// `int bsp_win_test(void *area)`: `bsp_win_wait` without waiting (MPI's
+/// `MPI_Win_test`): 1, and the exposure epoch is closed, if every origin
+/// has completed; 0 otherwise.
+#[no_mangle]
+pub extern "C" fn bsp_win_test(area: *const c_void) -> c_int {
+    bsplib_win_test_at(area, std::ptr::null(), 0)
+}
+
+/// `bsp_win_test` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_win_test_at(
+    area: *const c_void,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
+    crate::with_bsp("bsp_win_test", file, line, |bsp, loc| {
+        bsplib::raw::Raw::win_wait(bsp, loc, area, false).map(c_int::from)
+    })
+}
+
+/// `void bsp_lock(int pid, void *area, int kind)`: waits until this
+/// process holds the lock of `area` on process `pid` (MPI's
+/// `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or `BSP_LOCK_SHARED`. Transfers
+/// naming `area` on `pid` then belong to the lock epoch. `pid` makes no
+/// call: it serves the lock at its next bsplib call that waits or syncs.
+/// Errors: not in one-sided mode, `area` not registered, `pid` out of
+/// range, an unknown kind, this lock held already, `pid` ended.
+#[no_mangle]
+pub extern "C" fn bsp_lock(pid: c_int, area: *const c_void, kind: c_int) {
+    bsplib_lock_at(pid, area, kind, std::ptr::null(), 0)
+}
+
+/// `bsp_lock` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_lock_at(
+    pid: c_int,
+    area: *const c_void,
+    kind: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_lock", file, line, |bsp, loc| {
+        let kind = match kind {
+            BSP_LOCK_EXCLUSIVE => bsplib::LockKind::Exclusive,
+            BSP_LOCK_SHARED => bsplib::LockKind::Shared,
+            k => {
+                let detail = format!(
+                    "lock kind {k} is neither BSP_LOCK_EXCLUSIVE ({BSP_LOCK_EXCLUSIVE}) nor \
+                     BSP_LOCK_SHARED ({BSP_LOCK_SHARED})"
+                );
+                return Err(bsp
+                    .raw()
+                    .at(loc)
+                    .fail(bsplib::ErrorKind::NoEpoch { detail }, "bsp_lock"));
+            }
+        };
+        bsplib::raw::Raw::lock(bsp, loc, pid.into(), area, kind)
+    })
+}
+
+/// `void bsp_unlock(int pid, void *area)`: releases the lock of `area`
+/// on `pid` (MPI's `MPI_Win_unlock`) once every transfer of the epoch is
+/// done there and its gets have landed. Error: the lock not held.
+#[no_mangle]
+pub extern "C" fn bsp_unlock(pid: c_int, area: *const c_void) {
+    bsplib_unlock_at(pid, area, std::ptr::null(), 0)
+}
+
+/// `bsp_unlock` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_unlock_at(
+    pid: c_int,
+    area: *const c_void,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_unlock", file, line, |bsp, loc| {
+        bsplib::raw::Raw::unlock(bsp, loc, pid.into(), area)
+    })
+}
+
+/// The error of a group argument that is not an array of `n` pids.
+fn bad_group(
+    bsp: &bsplib::Bsp,
+    what: &'static str,
+    n: c_int,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> bsplib::Error {
+    let kind = if n < 0 {
+        bsplib::ErrorKind::Negative {
+            what,
+            value: n.into(),
+        }
+    } else {
+        bsplib::ErrorKind::NullPointer { what }
+    };
+    bsp.raw().at(loc).fail(kind, call)
+}

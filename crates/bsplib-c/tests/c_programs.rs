@@ -373,8 +373,9 @@ const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usi
 }
 
 /// `bsp_rma.h` (design in `crates/bsplib/src/ONE_SIDED.md`): deterministic
-/// accumulate, fence hints (`bsp_sync_hint`), and the misuse that stops
-/// the run (false hints: `NOSUCCEED` always, the others in checking mode).
+/// accumulate, fence hints (`bsp_sync_hint`), post/start/complete/wait and
+/// locks, and the misuse that stops the run (false hints: `NOSUCCEED`
+/// always, the others in checking mode).
 #[rustfmt::skip]
 const RMA: &[Prog] = &[
     ok("accumulate.c"),
@@ -390,6 +391,13 @@ const RMA: &[Prog] = &[
     err("err_sync_hint_unknown.c", "bsp_sync_hint", 0, 1, 1),
     checked(err("err_sync_hint_noprecede.c", "bsp_sync_hint", 0, 1, 1)),
     checked(err("err_sync_hint_noput.c", "bsp_sync_hint", 0, 1, 1)),
+    ok("epochs.c"),
+    err("err_rma_sync_in_epoch.c", "bsp_sync", 0, 1, 1),
+    err("err_rma_unlock_without_lock.c", "bsp_unlock", 0, 1, 1),
+    err("err_rma_lock_kind.c", "bsp_lock", 0, 1, 1),
+    err("err_rma_outside_group.c", "bsp_put", 0, 1, 2),
+    // On mpi no status board is shared: only the run's deadline finds it.
+    Prog { only: &["threads", "processes"], ..err("err_rma_never_posted.c", "bsp_win_start", 0, 1, 2) },
 ];
 
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in

@@ -1657,6 +1657,15 @@ impl<T: Pod> Drop for Lock<'_, T> {
 // ----- the pointer API (the C interface's `bsp_rma.h`) ----------------------------
 
 impl crate::raw::Raw<'_> {
+    /// Stops the run with `kind` as `call`'s error at this layer's
+    /// location, and returns the error (for front doors whose own argument
+    /// checks fail, such as the C interface's group arrays).
+    #[track_caller]
+    pub fn fail(&self, kind: ErrorKind, call: &'static str) -> Error {
+        let loc = self.location();
+        self.bsp().process().fail(kind, call, loc)
+    }
+
     /// `bsp_rma_init`: [`Bsp::rma_init`] as a C call.
     ///
     /// # Errors

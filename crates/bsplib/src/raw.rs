@@ -75,6 +75,18 @@ impl<'a> Raw<'a> {
         }
     }
 
+    /// The handle (the other layers of the crate).
+    pub(crate) fn bsp(&self) -> &'a Bsp {
+        self.bsp
+    }
+
+    /// The location to report for the current call (the other layers of
+    /// the crate).
+    #[track_caller]
+    pub(crate) fn location(&self) -> Option<SourceLocation> {
+        self.loc()
+    }
+
     /// The location to report for the current call.
     #[track_caller]
     #[inline]
