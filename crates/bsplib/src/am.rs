@@ -1016,6 +1016,21 @@ impl Context {
         Ok(())
     }
 
+    /// [`post`](Self::post) of a record the caller keeps (copied only if
+    /// it must wait for room).
+    pub(crate) fn post_slice(
+        &mut self,
+        world: &World,
+        to: usize,
+        record: &[u8],
+    ) -> Result<(), Interrupt> {
+        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[record])? {
+            return Ok(());
+        }
+        self.backlog[to].push_back(record.to_vec());
+        Ok(())
+    }
+
     /// Posts what the backlogs hold, as far as the inboxes take it.
     fn flush(&mut self, world: &World) -> Result<(), Interrupt> {
         for to in 0..self.nprocs {

@@ -74,6 +74,14 @@ const ACC: u64 = 8;
 const GET: u64 = 9;
 /// Target to origin: `[id][len][payload]`.
 const REPLY: u64 = 10;
+/// Records gathered for one target: the payload is whole records, served
+/// in order (an origin sends an epoch's records together: one inbox
+/// append and one wake-up, not one per record).
+const BATCH: u64 = 11;
+
+/// An origin sends what it gathered for a target once this much is there,
+/// without waiting for the epoch call that would send it.
+const BATCH_BYTES: usize = 256 << 10;
 
 /// Transfers travel in pieces of at most this many bytes (each a record
 /// that an inbox holds many of).
@@ -175,6 +183,11 @@ pub(crate) struct Epochs {
     gets: HashMap<u64, PendingGet>,
     next_id: u64,
     tables: HashMap<u64, LockTable>,
+    /// Records gathered per target, each buffer starting with room for
+    /// the batch's 16-byte header; sent by `Process::rma_flush`.
+    outbox: Vec<Vec<u8>>,
+    /// The targets whose outbox holds records, in first-use order.
+    dirty: Vec<usize>,
 }
 
 impl Epochs {
@@ -288,6 +301,10 @@ fn serve_all(
                 .map(|b| u64::from_ne_bytes(b.try_into().unwrap_or_default()))
         };
         let short = || invalid(from, "is cut short".into());
+        if what == BATCH {
+            serve_all(ctx, ep, reg, world, &rec[16..])?;
+            continue;
+        }
         let slot = w(0).ok_or_else(short)?;
         let reply = |ctx: &mut Context, to: usize, what: u64, words: &[u64], payload: &[u8]| {
             let r = record(me, ctx.epoch, what, words, payload);
@@ -533,6 +550,9 @@ impl Process {
         Ok(out)
     }
 
+    /// Gathers a record for `to`; sent by [`rma_flush`](Self::rma_flush)
+    /// (every epoch call flushes before it waits or returns), or now if
+    /// much is gathered.
     fn rma_send(
         &mut self,
         to: usize,
@@ -542,11 +562,51 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        let ep = &mut self.epochs;
+        if ep.outbox.len() < self.nprocs {
+            ep.outbox.resize_with(self.nprocs, Vec::new);
+        }
+        let out = &mut ep.outbox[to];
+        if out.is_empty() {
+            out.resize(16, 0);
+            ep.dirty.push(to);
+        }
+        let len = 16 + words.len() * 8 + pad8(payload.len());
+        out.extend_from_slice(&(len as u64 | KIND_RMA << 32).to_ne_bytes());
+        out.extend_from_slice(&(self.pid as u64 | what << 32).to_ne_bytes());
+        for w in words {
+            out.extend_from_slice(&w.to_ne_bytes());
+        }
+        out.extend_from_slice(payload);
+        out.resize(out.len() + pad8(payload.len()) - payload.len(), 0);
+        if out.len() >= BATCH_BYTES {
+            return self.rma_flush(call, loc);
+        }
+        Ok(())
+    }
+
+    /// Sends the records gathered for each target as one batch.
+    pub(crate) fn rma_flush(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.epochs.dirty.is_empty() {
+            return Ok(());
+        }
         let Some(mut ctx) = self.am.take() else {
             return self.rma_mode(call, loc);
         };
-        let r = record(self.pid, ctx.epoch, what, words, payload);
-        let sent = ctx.post(&self.world, to, r);
+        let mut sent = Ok(());
+        let ep = &mut self.epochs;
+        for &to in &ep.dirty {
+            let batch = &mut ep.outbox[to];
+            let len = batch.len() as u64;
+            let head = len | KIND_RMA << 32 | (ctx.epoch & 1) << 48;
+            batch[..8].copy_from_slice(&head.to_ne_bytes());
+            batch[8..16].copy_from_slice(&(self.pid as u64 | BATCH << 32).to_ne_bytes());
+            if sent.is_ok() {
+                sent = ctx.post_slice(&self.world, to, batch);
+            }
+            batch.clear();
+        }
+        ep.dirty.clear();
         self.am = Some(ctx);
         sent.map_err(|why| self.interrupted(why, call, loc))
     }
@@ -556,14 +616,19 @@ impl Process {
     /// shows every process).
     fn rma_progress(
         &mut self,
-        watch: &[usize],
+        watch: impl Fn(&Epochs) -> Vec<usize>,
         awaited: Awaited,
         call: &'static str,
         loc: Loc,
         done: impl Fn(&Epochs) -> bool,
     ) -> Result<(), Error> {
+        self.rma_flush(call, loc)?;
+        if done(&self.epochs) {
+            return Ok(());
+        }
         let mut started = None;
         let mut suspect: Option<(usize, std::time::Instant)> = None;
+        let mut watched: Option<Vec<usize>> = None;
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
@@ -573,6 +638,7 @@ impl Process {
             if self.world.board_shared() {
                 let board = self.world.board();
                 let mut now_suspect = None;
+                let watch = watched.get_or_insert_with(|| watch(&self.epochs));
                 for &q in watch.iter().filter(|&&q| q != self.pid) {
                     let (step, state) = board.get(q);
                     if state == State::Ended {
@@ -674,7 +740,7 @@ impl Process {
         for q in origins {
             self.rma_send(q, POST, &[slot], &[], call, loc)?;
         }
-        Ok(())
+        self.rma_flush(call, loc)
     }
 
     /// `bsp_win_start`: opens an access epoch of the area at `addr` to
@@ -703,7 +769,7 @@ impl Process {
                 .iter()
                 .all(|&t| ep.posts.get(&(t, slot)).is_some_and(|&n| n > 0))
         };
-        self.rma_progress(&targets, Awaited::Post, call, loc, posted)?;
+        self.rma_progress(|_| targets.clone(), Awaited::Post, call, loc, posted)?;
         for &t in &targets {
             if let Some(n) = self.epochs.posts.get_mut(&(t, slot)) {
                 *n -= 1;
@@ -733,18 +799,18 @@ impl Process {
             let detail = format!("complete of registration slot {slot} without a start");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         };
-        let targets = self.epochs.access[i].targets.clone();
+        let access = self.epochs.access.swap_remove(i);
+        let targets = &access.targets;
         let delivered = |ep: &Epochs| {
             !ep.gets
                 .values()
                 .any(|g| g.slot == slot && targets.contains(&g.pid))
         };
-        self.rma_progress(&targets, Awaited::Answer, call, loc, delivered)?;
-        self.epochs.access.remove(i);
-        for t in targets {
+        self.rma_progress(|_| targets.clone(), Awaited::Answer, call, loc, delivered)?;
+        for &t in &access.targets {
             self.rma_send(t, COMPLETE, &[slot], &[], call, loc)?;
         }
-        Ok(())
+        self.rma_flush(call, loc)
     }
 
     /// `bsp_win_wait` (`block`) and `bsp_win_test`: whether the exposure
@@ -761,11 +827,16 @@ impl Process {
         self.check_running(call, loc)?;
         self.rma_mode(call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
-        let Some(e) = self.epochs.exposures.iter().find(|e| e.slot == slot) else {
+        if !self.epochs.exposures.iter().any(|e| e.slot == slot) {
             let detail = format!("wait or test of registration slot {slot} without a post");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        }
+        let origins = |ep: &Epochs| {
+            ep.exposures
+                .iter()
+                .find(|e| e.slot == slot)
+                .map_or(Vec::new(), |e| e.origins.clone())
         };
-        let origins = e.origins.clone();
         let over = |ep: &Epochs| {
             ep.exposures
                 .iter()
@@ -773,8 +844,9 @@ impl Process {
                 .is_some_and(|e| e.done.iter().all(|&d| d))
         };
         if block {
-            self.rma_progress(&origins, Awaited::Complete, call, loc, over)?;
+            self.rma_progress(origins, Awaited::Complete, call, loc, over)?;
         } else {
+            self.rma_flush(call, loc)?;
             self.am_dispatch(call, loc)?;
             if !over(&self.epochs) {
                 return Ok(false);
@@ -843,7 +915,7 @@ impl Process {
                 .iter()
                 .any(|h| h.pid == pid && h.slot == slot && h.granted)
         };
-        self.rma_progress(&[pid], Awaited::Answer, call, loc, granted)
+        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, granted)
     }
 
     /// `bsp_unlock`: releases the lock of the area at `addr` on `pid`
@@ -872,7 +944,7 @@ impl Process {
         h.unlocking = true;
         self.rma_send(pid, UNLOCK, &[slot], &[], call, loc)?;
         let released = |ep: &Epochs| !ep.locks.iter().any(|h| h.pid == pid && h.slot == slot);
-        self.rma_progress(&[pid], Awaited::Answer, call, loc, released)
+        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, released)
     }
 
     /// Whether a transfer to `pid`'s `slot` belongs to an open epoch of
@@ -1065,6 +1137,20 @@ pub struct Lock<'a, T: Pod> {
     held: bool,
 }
 
+/// `f` of the pids as the pointer API's `i64`s (on the stack for small
+/// groups).
+fn with_pids<R>(pids: &[usize], f: impl FnOnce(&[i64]) -> R) -> R {
+    let mut small = [0i64; 16];
+    if pids.len() <= small.len() {
+        for (s, &q) in small.iter_mut().zip(pids) {
+            *s = pid_arg(q);
+        }
+        return f(&small[..pids.len()]);
+    }
+    let v: Vec<i64> = pids.iter().map(|&q| pid_arg(q)).collect();
+    f(&v)
+}
+
 fn typed<T>(offset: usize, len: usize) -> Option<(i64, i64)> {
     let size = std::mem::size_of::<T>();
     let o = i64::try_from(offset.checked_mul(size)?).ok()?;
@@ -1255,13 +1341,13 @@ impl Bsp {
         targets: &[usize],
     ) -> Result<Epoch<'a, T>, Error> {
         let loc = Some(SourceLocation::caller());
-        let origins: Vec<i64> = origins.iter().map(|&q| pid_arg(q)).collect();
-        let targets: Vec<i64> = targets.iter().map(|&q| pid_arg(q)).collect();
         {
             let mut p = self.process();
             self.own(&p, area, "bsp_win_post", loc)?;
-            p.rma_post(area.addr(), &origins, "bsp_win_post", loc)?;
-            p.rma_start(area.addr(), &targets, "bsp_win_start", loc)?;
+            with_pids(origins, |g| p.rma_post(area.addr(), g, "bsp_win_post", loc))?;
+            with_pids(targets, |g| {
+                p.rma_start(area.addr(), g, "bsp_win_start", loc)
+            })?;
         }
         Ok(Epoch {
             bsp: self,
@@ -1593,9 +1679,13 @@ impl<'a, T: Pod> Lock<'a, T> {
             )?;
         }
         let pid = self.pid;
-        p.rma_progress(&[pid], Awaited::Answer, CALL, loc, |ep| {
-            !ep.gets.values().any(|g| g.pid == pid && g.slot == slot)
-        })?;
+        p.rma_progress(
+            |_| vec![pid],
+            Awaited::Answer,
+            CALL,
+            loc,
+            |ep| !ep.gets.values().any(|g| g.pid == pid && g.slot == slot),
+        )?;
         Ok(out)
     }
 
