@@ -14,7 +14,10 @@
 //! - the collectives: `broadcast` of 8 bytes and 16 MiB against
 //!   `MPI_Bcast`, `all_reduce` (sum) of one and of 1 Mi doubles against
 //!   `MPI_Allreduce`, and each MPI call followed by an `MPI_Barrier` (a
-//!   collective ends a superstep: it includes a sync).
+//!   collective ends a superstep: it includes a sync);
+//! - `lock`: a lock / put of 8 bytes / unlock of rank 1's area by rank 0
+//!   (`bsplib::Bsp::lock`) against `MPI_Win_lock` + `MPI_Put` +
+//!   `MPI_Win_unlock`.
 //!
 //! Each figure and its baselines are measured alternately, 7 rounds; rank
 //! 0 prints min and median per operation and the ratio of minima.
@@ -22,7 +25,7 @@
 //! ```text
 //! cargo build --release --features mpi --example mpi_bench
 //! OMPI_MCA_osc=^ucx mpirun -np 2 --oversubscribe --bind-to none \
-//!     -x BSPLIB_ENGINE=mpi target/release/examples/mpi_bench [--quick] [--only coll]
+//!     -x BSPLIB_ENGINE=mpi target/release/examples/mpi_bench [--quick] [coll | lock]
 //! ```
 
 use std::time::Instant;
@@ -95,6 +98,19 @@ mod rma {
         }
     }
 
+    impl Window {
+        /// `MPI_Win_lock` (exclusive) of `target`'s window, `MPI_Put` of
+        /// `src` at offset 0, `MPI_Win_unlock`: a passive-target epoch.
+        pub fn locked_put(&self, src: &[u8], target: i32) {
+            // SAFETY: a live window; the lock type constant and target rank
+            // are valid; the epoch is closed before returning.
+            unsafe { ffi::MPI_Win_lock(ffi::MPI_LOCK_EXCLUSIVE as i32, target, 0, self.win) };
+            self.put(src, target);
+            // SAFETY: as above; closes the epoch this function opened.
+            unsafe { ffi::MPI_Win_unlock(target, self.win) };
+        }
+    }
+
     impl Drop for Window {
         fn drop(&mut self) {
             // SAFETY: collective free of a live window; no epoch is open.
@@ -155,10 +171,15 @@ fn record(rounds: &mut Rounds, name: &str, t: f64) {
     }
 }
 
-fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool) -> Result<Rounds, Error> {
+fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool, only_lock: bool) -> Result<Rounds, Error> {
     if only_coll {
         let mut rounds = Rounds::new();
         collectives(bsp, quick, &mut rounds)?;
+        return Ok(rounds);
+    }
+    if only_lock {
+        let mut rounds = Rounds::new();
+        locks(bsp, quick, &mut rounds)?;
         return Ok(rounds);
     }
     let world = SimpleCommunicator::world();
@@ -428,12 +449,53 @@ fn stats(v: &[f64]) -> (f64, f64) {
     (v[0], v[v.len() / 2])
 }
 
+/// Rank 0 locks rank 1's area (exclusive), puts 8 bytes, unlocks, while
+/// the others wait in a barrier (bsplib: in a sync, where rank 1 serves the
+/// lock); against `MPI_Win_lock` + `MPI_Put` + `MPI_Win_unlock` on an
+/// `MPI_Win_allocate` window.
+fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
+    let world = SimpleCommunicator::world();
+    let me = bsp.pid();
+    let reps = if quick { 200 } else { 5_000 };
+    let window = rma::Window::allocate(8);
+    let x = Area::<u64>::new(bsp, 1);
+    bsp.push_reg(&x)?;
+    bsp.rma_init()?;
+    for _ in 0..ROUNDS {
+        world.barrier();
+        if me == 0 {
+            let t = time(reps, || window.locked_put(&[7u8; 8], 1));
+            record(rounds, "MPI_Win_lock+Put+unlock 8 B", t);
+        }
+        world.barrier();
+        bsp.sync()?;
+        if me == 0 {
+            let t0 = Instant::now();
+            for i in 0..reps {
+                let l = bsp.lock(1, &x, bsplib::LockKind::Exclusive)?;
+                l.put(&[i as u64], 0)?;
+                l.unlock()?;
+            }
+            record(
+                rounds,
+                "bsp lock+put+unlock 8 B",
+                t0.elapsed().as_secs_f64() / reps as f64,
+            );
+        }
+        bsp.sync()?; // rank 1 serves the locks in here
+    }
+    bsp.rma_term()?;
+    bsp.pop_reg(&x)?;
+    bsp.sync()
+}
+
 fn main() -> Result<(), Error> {
     let quick = std::env::args().any(|a| a == "--quick");
     let only_coll = std::env::args().any(|a| a == "coll");
+    let only_lock = std::env::args().any(|a| a == "lock");
     let results = Runtime::new(usize::MAX)
         .engine(Engine::Mpi)
-        .run_portable(|bsp| bench(bsp, quick, only_coll))?;
+        .run_portable(move |bsp| bench(bsp, quick, only_coll, only_lock))?;
     // Only process 0 returns (the others end with their BSP process).
     let p = results.len();
     let rounds = &results[0];
@@ -475,6 +537,7 @@ fn main() -> Result<(), Error> {
     }
     ratio("bsp get+sync 16 MiB", "MPI_Alltoallv 16 MiB");
     ratio("AM round trip", "MPI ping-pong 8 B");
+    ratio("bsp lock+put+unlock 8 B", "MPI_Win_lock+Put+unlock 8 B");
     for size in ["8 B", "16 MiB"] {
         ratio(&format!("broadcast {size}"), &format!("MPI_Bcast {size}"));
         ratio(
