@@ -151,7 +151,7 @@ const GATHER_MAX: usize = 32 << 10;
 
 /// The machine's hardware threads, asked once (the standard library
 /// reads the cgroup files at every call: tens of microseconds).
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

@@ -472,3 +472,38 @@ fn accumulate_mismatch_within_an_epoch_is_an_error() {
         },
     );
 }
+
+#[test]
+fn the_readme_example_of_the_three_modes() {
+    // README, "One-sided synchronisation: three modes": the same ring
+    // exchange by fence, post/start/complete/wait, and lock/unlock.
+    for_each_engine(
+        |bsp| {
+            let (me, p) = (bsp.pid(), bsp.nprocs());
+            let (left, right) = ((me + p - 1) % p, (me + 1) % p);
+            let x = Area::<u64>::new(bsp, 3);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            bsp.put(right, &[me as u64], &x, 0)?;
+            bsp.sync()?;
+            let fence = x.as_slice(bsp)[0];
+            let e = bsp.epoch(&x, &[left], &[right])?;
+            e.put(right, &[10 + me as u64], 1)?;
+            e.wait()?;
+            let pscw = x.as_slice(bsp)[1];
+            let l = bsp.lock(right, &x, LockKind::Exclusive)?;
+            l.put(&[20 + me as u64], 2)?;
+            l.unlock()?;
+            bsp.sync()?;
+            let locked = x.as_slice(bsp)[2];
+            bsp.rma_term()?;
+            Ok((fence, pscw, locked))
+        },
+        |p, results| {
+            for (s, &(fence, pscw, locked)) in results.iter().enumerate() {
+                let left = ((s + p - 1) % p) as u64;
+                assert_eq!((fence, pscw, locked), (left, 10 + left, 20 + left), "p={p} pid {s}");
+            }
+        },
+    );
+}

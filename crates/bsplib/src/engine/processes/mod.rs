@@ -792,6 +792,14 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     let _ = std::io::Write::flush(&mut std::io::stdout());
     // SAFETY: flushing every C stdio stream has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    // Settle the lazily set statics the children read: one that another
+    // thread of this program is setting at the fork would stay "being set"
+    // forever in the children, whose first reader would then wait for ever
+    // (a test harness running runs in parallel hung so, one run in
+    // hundreds, in `cma::available`). Settling them here waits for such a
+    // thread first.
+    let _ = super::cma::available();
+    let _ = crate::collectives::cores();
     let parent = std::process::id() as libc::pid_t;
     let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
     OWN_FORK.store(true, Ordering::Relaxed);
