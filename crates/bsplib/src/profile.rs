@@ -15,7 +15,6 @@
 //! nothing per put: the counts are taken at the sync, from the mailbox
 //! and the delivered streams, never at the calls.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -143,6 +142,30 @@ impl Counts {
     }
 }
 
+/// `,"<column>":` for each count of [`Counts::pairs`], as the sync
+/// slice's `args` write them.
+const ARG_KEYS: [&str; 19] = [
+    ",\"bytes_out\":",
+    ",\"bytes_in\":",
+    ",\"records_out\":",
+    ",\"records_in\":",
+    ",\"puts_out\":",
+    ",\"puts_in\":",
+    ",\"hpputs_out\":",
+    ",\"hpputs_in\":",
+    ",\"gets_out\":",
+    ",\"get_bytes_in\":",
+    ",\"gets_served\":",
+    ",\"messages_out\":",
+    ",\"messages_in\":",
+    ",\"collective_out\":",
+    ",\"collective_in\":",
+    ",\"am_out\":",
+    ",\"am_in\":",
+    ",\"other_out\":",
+    ",\"other_in\":",
+];
+
 /// One superstep of one process.
 #[derive(Clone, Copy)]
 struct Row {
@@ -205,102 +228,171 @@ impl Recorder {
         ns(self.start.elapsed())
     }
 
-    /// The JSON of the whole profile (a trace-event file).
+    /// The JSON of the whole profile (a trace-event file), as
+    /// [`Recorder::write`] writes it.
+    #[cfg(test)]
     pub(crate) fn to_json(&self) -> String {
-        let mut s = String::with_capacity(256 + self.rows.len() * 900);
-        let pid = TRACE_PID;
-        let me = self.pid;
-        s.push_str("{\"traceEvents\":[\n");
-        let _ = write!(
-            s,
-            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"bsplib run ({}, p = {})\"}}}},\n\
-             {{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"process {me}\"}}}},\n\
-             {{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"sort_index\":{me}}}}}",
-            self.setup.engine, self.nprocs
-        );
+        let mut out = Vec::with_capacity(256 + self.rows.len() * 900);
+        let Ok(()) = self.emit(&mut out, |_| Ok::<(), std::convert::Infallible>(()));
+        String::from_utf8(out).expect("the profile is UTF-8")
+    }
+
+    /// Formats the profile into `out`, calling `flush(out)` whenever
+    /// `out` holds [`FLUSH_AT`] bytes or more and once at the end (`flush`
+    /// may empty it: [`Recorder::write`] hands it to the file). The
+    /// numbers are formatted by hand (`put_u64`, `put_us`), not through
+    /// `fmt`: the file is about 720 bytes a superstep, and on `threads`
+    /// every process formats its own at the end of the run at once.
+    fn emit<E>(
+        &self,
+        out: &mut Vec<u8>,
+        mut flush: impl FnMut(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let me = self.pid as u64;
+        // `,"pid":1,"tid":<me>,"ts":`, the same in every event.
+        let mut pid_tid_ts = Vec::with_capacity(32);
+        pid_tid_ts.extend_from_slice(b",\"pid\":");
+        put_u64(&mut pid_tid_ts, TRACE_PID.into());
+        pid_tid_ts.extend_from_slice(b",\"tid\":");
+        put_u64(&mut pid_tid_ts, me);
+        pid_tid_ts.extend_from_slice(b",\"ts\":");
+        let pid_tid = &pid_tid_ts[..pid_tid_ts.len() - 6];
+        let mut at = Vec::with_capacity(64);
+
+        out.extend_from_slice(b"{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\"");
+        out.extend_from_slice(pid_tid);
+        out.extend_from_slice(b",\"args\":{\"name\":\"bsplib run (");
+        out.extend_from_slice(self.setup.engine.as_bytes());
+        out.extend_from_slice(b", p = ");
+        put_u64(out, self.nprocs as u64);
+        out.extend_from_slice(b")\"}},\n{\"ph\":\"M\",\"name\":\"thread_name\"");
+        out.extend_from_slice(pid_tid);
+        out.extend_from_slice(b",\"args\":{\"name\":\"process ");
+        put_u64(out, me);
+        out.extend_from_slice(b"\"}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
+        out.extend_from_slice(pid_tid);
+        out.extend_from_slice(b",\"args\":{\"sort_index\":");
+        put_u64(out, me);
+        out.extend_from_slice(b"}}");
         for r in &self.rows {
-            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
-            let at = json_str(at.as_deref().unwrap_or(""));
             let c = &r.counts;
-            let _ = write!(
-                s,
-                ",\n{{\"ph\":\"X\",\"cat\":\"compute\",\"name\":\"compute\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{}}}}}",
-                us(r.compute_start_ns),
-                us(r.sync_start_ns.saturating_sub(r.compute_start_ns)),
-                r.superstep
-            );
+            out.extend_from_slice(b",\n{\"ph\":\"X\",\"cat\":\"compute\",\"name\":\"compute\"");
+            out.extend_from_slice(&pid_tid_ts);
+            put_us(out, r.compute_start_ns);
+            out.extend_from_slice(b",\"dur\":");
+            put_us(out, r.sync_start_ns.saturating_sub(r.compute_start_ns));
+            out.extend_from_slice(b",\"args\":{\"superstep\":");
+            put_u64(out, r.superstep);
+            out.extend_from_slice(b"}}");
             if r.ended_by == "bsp_end" {
                 continue;
             }
-            let _ = write!(
-                s,
-                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{},\"at\":{at}",
-                json_str(r.ended_by),
-                us(r.sync_start_ns),
-                us(r.sync_end_ns.saturating_sub(r.sync_start_ns)),
-                r.superstep,
-            );
-            for (name, value) in c.pairs() {
-                let _ = write!(s, ",\"{name}\":{value}");
+            out.extend_from_slice(b",\n{\"ph\":\"X\",\"cat\":\"sync\",\"name\":");
+            put_json_str(out, r.ended_by);
+            out.extend_from_slice(&pid_tid_ts);
+            put_us(out, r.sync_start_ns);
+            out.extend_from_slice(b",\"dur\":");
+            put_us(out, r.sync_end_ns.saturating_sub(r.sync_start_ns));
+            out.extend_from_slice(b",\"args\":{\"superstep\":");
+            put_u64(out, r.superstep);
+            out.extend_from_slice(b",\"at\":");
+            put_at(&mut at, r.at);
+            out.extend_from_slice(&at);
+            for (key, (_, value)) in ARG_KEYS.iter().zip(c.pairs()) {
+                out.extend_from_slice(key.as_bytes());
+                put_u64(out, value);
             }
-            let _ = write!(s, ",\"failed\":{}}}}}", r.failed);
-            let _ = write!(
-                s,
-                ",\n{{\"ph\":\"C\",\"name\":\"h bytes, process {me}\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"args\":{{\"out\":{},\"in\":{}}}}}",
-                us(r.sync_start_ns),
-                c.bytes_out,
-                c.bytes_in
-            );
+            out.extend_from_slice(if r.failed {
+                b",\"failed\":true}}"
+            } else {
+                b",\"failed\":false}}"
+            });
+            out.extend_from_slice(b",\n{\"ph\":\"C\",\"name\":\"h bytes, process ");
+            put_u64(out, me);
+            out.push(b'"');
+            out.extend_from_slice(&pid_tid_ts);
+            put_us(out, r.sync_start_ns);
+            out.extend_from_slice(b",\"args\":{\"out\":");
+            put_u64(out, c.bytes_out);
+            out.extend_from_slice(b",\"in\":");
+            put_u64(out, c.bytes_in);
+            out.extend_from_slice(b"}}");
+            if out.len() >= FLUSH_AT {
+                flush(out)?;
+            }
         }
-        let _ = write!(
-            s,
-            "\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{{\"format\":{FORMAT},\"engine\":{},\"nprocs\":{},\"pid\":{},\"start_unix_us\":{},\
-             \"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
-            json_str(self.setup.engine),
-            self.nprocs,
-            self.pid,
-            self.start_unix_us
+        out.extend_from_slice(b"\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{\"format\":");
+        put_u64(out, FORMAT.into());
+        out.extend_from_slice(b",\"engine\":");
+        put_json_str(out, self.setup.engine);
+        out.extend_from_slice(b",\"nprocs\":");
+        put_u64(out, self.nprocs as u64);
+        out.extend_from_slice(b",\"pid\":");
+        put_u64(out, me);
+        out.extend_from_slice(b",\"start_unix_us\":");
+        put_u64(out, self.start_unix_us);
+        out.extend_from_slice(
+            b",\"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
         );
         for (i, c) in COLUMNS.iter().enumerate() {
-            let _ = write!(s, "{}{}", if i > 0 { "," } else { "" }, json_str(c));
-        }
-        s.push_str("],\n\"supersteps\":[");
-        for (i, r) in self.rows.iter().enumerate() {
-            let c = &r.counts;
-            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
-            let _ = write!(
-                s,
-                "{}\n[{},{},{},{}",
-                if i > 0 { "," } else { "" },
-                r.superstep,
-                r.compute_start_ns,
-                r.sync_start_ns,
-                r.sync_end_ns,
-            );
-            for (_, value) in c.pairs() {
-                let _ = write!(s, ",{value}");
+            if i > 0 {
+                out.push(b',');
             }
-            let _ = write!(
-                s,
-                ",{},{},{}]",
-                u8::from(r.failed),
-                json_str(at.as_deref().unwrap_or("")),
-                json_str(r.ended_by),
-            );
+            put_json_str(out, c);
         }
-        s.push_str("\n]}}\n");
-        s
+        out.extend_from_slice(b"],\n\"supersteps\":[");
+        for (i, r) in self.rows.iter().enumerate() {
+            out.extend_from_slice(if i > 0 { b",\n[" } else { b"\n[" });
+            put_u64(out, r.superstep);
+            for value in [r.compute_start_ns, r.sync_start_ns, r.sync_end_ns] {
+                out.push(b',');
+                put_u64(out, value);
+            }
+            for (_, value) in r.counts.pairs() {
+                out.push(b',');
+                put_u64(out, value);
+            }
+            out.extend_from_slice(if r.failed { b",1," } else { b",0," });
+            put_at(&mut at, r.at);
+            out.extend_from_slice(&at);
+            out.push(b',');
+            put_json_str(out, r.ended_by);
+            out.push(b']');
+            if out.len() >= FLUSH_AT {
+                flush(out)?;
+            }
+        }
+        out.extend_from_slice(b"\n]}}\n");
+        flush(out)
     }
 
     /// Writes `DIR/profile.<pid>.json` (through a temporary file renamed
-    /// into place); `Err` names the file and the reason.
+    /// into place, the file of an earlier run removed first), formatted
+    /// into one buffer handed to the file every [`FLUSH_AT`] bytes; `Err`
+    /// names the file and the reason.
     pub(crate) fn write(&self) -> Result<PathBuf, String> {
+        use std::io::Write as _;
         let path = self.setup.dir.join(format!("profile.{}.json", self.pid));
         let tmp = self
             .setup
             .dir
             .join(format!(".profile.{}.json.{}", self.pid, std::process::id()));
-        std::fs::write(&tmp, self.to_json())
+        let written = std::fs::File::create(&tmp).and_then(|mut file| {
+            let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
+            self.emit(&mut buf, |buf| {
+                let r = file.write_all(buf);
+                buf.clear();
+                r
+            })
+        });
+        // A file of an earlier run is removed before the rename: renaming
+        // over it makes ext4 (`auto_da_alloc`) start writing the new file
+        // out in the rename, about 2.5 ms for LU's 870 kB here.
+        written
+            .and_then(|()| match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            })
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
@@ -309,6 +401,9 @@ impl Recorder {
         Ok(path)
     }
 }
+
+/// The bytes [`Recorder::emit`] gathers before handing them on.
+const FLUSH_AT: usize = 64 * 1024;
 
 impl Drop for Recorder {
     /// The end of the process: its last superstep (computation only,
@@ -340,30 +435,120 @@ fn ns(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// `"00" "01" ... "99"`: two digits at a time for [`put_u64`].
+const DIGITS: [u8; 200] = {
+    let mut t = [0; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `n` in decimal, as `{}` writes it. The digits are made left-aligned
+/// in a 20-byte array, copied whole (a copy of constant length, inlined,
+/// where one of the number's length is a call of `memcpy`) and the tail
+/// cut off.
+fn put_u64(out: &mut Vec<u8>, mut n: u64) {
+    if n < 10 {
+        out.push(b'0' + n as u8);
+        return;
+    }
+    let len = n.ilog10() as usize + 1;
+    let mut tmp = [0u8; 20];
+    let mut i = len;
+    while n >= 100 {
+        let d = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&DIGITS[d..d + 2]);
+    }
+    if n >= 10 {
+        let d = n as usize * 2;
+        tmp[0..2].copy_from_slice(&DIGITS[d..d + 2]);
+    } else {
+        tmp[0] = b'0' + n as u8;
+    }
+    let end = out.len() + len;
+    out.extend_from_slice(&tmp);
+    out.truncate(end);
+}
+
+/// Nanoseconds as microseconds with three decimals (the trace's `ts`), as
+/// `format!("{}.{:03}", ns / 1000, ns % 1000)` writes them.
+fn put_us(out: &mut Vec<u8>, ns: u64) {
+    put_u64(out, ns / 1000);
+    let frac = (ns % 1000) as usize;
+    out.push(b'.');
+    out.push(b'0' + (frac / 100) as u8);
+    out.extend_from_slice(&DIGITS[(frac % 100) * 2..(frac % 100) * 2 + 2]);
+}
+
 /// Nanoseconds as microseconds with three decimals (the trace's `ts`).
+#[cfg(test)]
 fn us(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
+    let mut out = Vec::new();
+    put_us(&mut out, ns);
+    String::from_utf8(out).expect("digits")
+}
+
+/// The `at` of a row as a JSON string literal (`"file:line"`, or `""`),
+/// into `at` (emptied first).
+fn put_at(at: &mut Vec<u8>, loc: Option<SourceLocation>) {
+    at.clear();
+    at.push(b'"');
+    if let Some(l) = loc {
+        put_json_escaped(at, l.file());
+        at.push(b':');
+        put_u64(at, l.line().into());
+    }
+    at.push(b'"');
 }
 
 /// `s` as a JSON string literal.
+#[cfg(test)]
 pub(crate) fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    let mut out = Vec::with_capacity(s.len() + 2);
+    put_json_str(&mut out, s);
+    String::from_utf8(out).expect("the input was UTF-8")
+}
+
+/// `s` as a JSON string literal, into `out`.
+fn put_json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    put_json_escaped(out, s);
+    out.push(b'"');
+}
+
+/// `s` escaped for the inside of a JSON string: `"`, `\\`, and the control
+/// characters (`\n`, `\r`, `\t`, else `\u00XX`); every other byte as it is.
+fn put_json_escaped(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let mut done = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escaped: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[done..i]);
+        done = i + 1;
+        if escaped.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        } else {
+            out.extend_from_slice(escaped);
         }
     }
-    out.push('"');
-    out
+    out.extend_from_slice(&bytes[done..]);
 }
 
 /// Counts the put records of one stream: `(puts, hpputs, payload bytes,
@@ -638,6 +823,8 @@ mod tests {
         }
         let names: Vec<&str> = c.pairs().iter().map(|(n, _)| *n).collect();
         assert_eq!(names, COLUMNS[4..23]);
+        let keys: Vec<String> = names.iter().map(|n| format!(",\"{n}\":")).collect();
+        assert_eq!(keys, ARG_KEYS);
         let setup = Setup {
             dir: PathBuf::from("/nonexistent"),
             engine: "threads",
@@ -669,5 +856,166 @@ mod tests {
     fn microseconds_keep_three_decimals() {
         assert_eq!(us(1_234_567), "1234.567");
         assert_eq!(us(5), "0.005");
+    }
+
+    /// The formatter before the hand-written one (`write!` argument by
+    /// argument), kept to pin the output byte for byte.
+    fn reference_json(this: &Recorder) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::with_capacity(256 + this.rows.len() * 900);
+        let pid = TRACE_PID;
+        let me = this.pid;
+        s.push_str("{\"traceEvents\":[\n");
+        let _ = write!(
+        s,
+        "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"bsplib run ({}, p = {})\"}}}},\n\
+         {{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"name\":\"process {me}\"}}}},\n\
+         {{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{me},\"args\":{{\"sort_index\":{me}}}}}",
+        this.setup.engine, this.nprocs
+    );
+        for r in &this.rows {
+            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
+            let at = json_str(at.as_deref().unwrap_or(""));
+            let c = &r.counts;
+            let _ = write!(
+            s,
+            ",\n{{\"ph\":\"X\",\"cat\":\"compute\",\"name\":\"compute\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{}}}}}",
+            us(r.compute_start_ns),
+            us(r.sync_start_ns.saturating_sub(r.compute_start_ns)),
+            r.superstep
+        );
+            if r.ended_by == "bsp_end" {
+                continue;
+            }
+            let _ = write!(
+            s,
+            ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{me},\"ts\":{},\"dur\":{},\"args\":{{\"superstep\":{},\"at\":{at}",
+            json_str(r.ended_by),
+            us(r.sync_start_ns),
+            us(r.sync_end_ns.saturating_sub(r.sync_start_ns)),
+            r.superstep,
+        );
+            for (name, value) in c.pairs() {
+                let _ = write!(s, ",\"{name}\":{value}");
+            }
+            let _ = write!(s, ",\"failed\":{}}}}}", r.failed);
+            let _ = write!(
+            s,
+            ",\n{{\"ph\":\"C\",\"name\":\"h bytes, process {me}\",\"pid\":{pid},\"tid\":{me},\"ts\":{},\"args\":{{\"out\":{},\"in\":{}}}}}",
+            us(r.sync_start_ns),
+            c.bytes_out,
+            c.bytes_in
+        );
+        }
+        let _ = write!(
+        s,
+        "\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{{\"format\":{FORMAT},\"engine\":{},\"nprocs\":{},\"pid\":{},\"start_unix_us\":{},\
+         \"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
+        json_str(this.setup.engine),
+        this.nprocs,
+        this.pid,
+        this.start_unix_us
+    );
+        for (i, c) in COLUMNS.iter().enumerate() {
+            let _ = write!(s, "{}{}", if i > 0 { "," } else { "" }, json_str(c));
+        }
+        s.push_str("],\n\"supersteps\":[");
+        for (i, r) in this.rows.iter().enumerate() {
+            let c = &r.counts;
+            let at = r.at.map(|l| format!("{}:{}", l.file(), l.line()));
+            let _ = write!(
+                s,
+                "{}\n[{},{},{},{}",
+                if i > 0 { "," } else { "" },
+                r.superstep,
+                r.compute_start_ns,
+                r.sync_start_ns,
+                r.sync_end_ns,
+            );
+            for (_, value) in c.pairs() {
+                let _ = write!(s, ",{value}");
+            }
+            let _ = write!(
+                s,
+                ",{},{},{}]",
+                u8::from(r.failed),
+                json_str(at.as_deref().unwrap_or("")),
+                json_str(r.ended_by),
+            );
+        }
+        s.push_str("\n]}}\n");
+        s
+    }
+
+    #[test]
+    fn the_output_is_that_of_the_fmt_formatter() {
+        let setup = Setup {
+            dir: PathBuf::from("/nonexistent"),
+            engine: "processes",
+        };
+        let mut r = Recorder::new(&setup, 13, 16, Instant::now());
+        r.start_unix_us = 1_763_863_200_123_456;
+        let values = [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1000,
+            1001,
+            12_345,
+            987_654_321,
+            u64::MAX,
+        ];
+        let locs = [
+            None,
+            Some(SourceLocation::new("main.rs", 12, 5)),
+            Some(SourceLocation::new(
+                "dir/\"odd\"\\name\t\u{1}\u{1f}é.c",
+                4_000_000_000,
+                0,
+            )),
+        ];
+        for (i, &v) in values.iter().enumerate() {
+            let c = Counts {
+                bytes_out: v,
+                bytes_in: values[(i + 3) % values.len()],
+                records_in: i as u64,
+                am_in: v / 7,
+                other_out: values[(i + 5) % values.len()],
+                ..Counts::default()
+            };
+            r.rows.push(Row {
+                superstep: i as u64,
+                compute_start_ns: v / 3,
+                sync_start_ns: v / 2,
+                sync_end_ns: v,
+                counts: c,
+                failed: i % 3 == 1,
+                at: locs[i % locs.len()],
+                ended_by: ["bsp_sync", "bsp_fold", "bsp_end"][i % 3],
+            });
+        }
+        let json = r.to_json();
+        assert_eq!(json, reference_json(&r));
+        // The same through the file writer's flushes.
+        let mut chunks = Vec::new();
+        let mut buf = Vec::new();
+        let Ok(()) = r.emit(&mut buf, |b| {
+            chunks.extend_from_slice(b);
+            b.clear();
+            Ok::<(), std::convert::Infallible>(())
+        });
+        assert!(buf.is_empty());
+        assert_eq!(chunks, json.as_bytes());
+        std::mem::forget(r); // no file
+        for v in values {
+            let mut out = Vec::new();
+            put_u64(&mut out, v);
+            assert_eq!(out, v.to_string().as_bytes());
+            assert_eq!(us(v), format!("{}.{:03}", v / 1000, v % 1000));
+        }
     }
 }
