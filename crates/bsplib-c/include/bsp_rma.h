@@ -1,7 +1,8 @@
 /* bsp_rma.h: the one-sided extensions of MPI-2 over bsplib (design:
  * crates/bsplib/src/ONE_SIDED.md in the source tree). Built so far:
  * bsp_accumulate, a deterministic MPI_Accumulate in the superstep, and
- * bsp_sync_hint, bsp_sync with MPI_Win_fence's assertions (BSP_MODE_*).
+ * bsp_sync_hint, bsp_sync with MPI_Win_fence's assertions (BSP_MODE_*),
+ * and the epochs of post/start/complete/wait and of locks.
  *
  * Generated from crates/bsplib-c/src/rma.rs by cbindgen (see
  * cbindgen-rma.toml); do not edit. Include bsp.h too; bspcc finds both.
@@ -434,10 +435,12 @@ int bsp_win_test(const void *area);
 int bsplib_win_test_at(const void *area, const char *file, int line);
 
 /**
- * `void bsp_lock(int pid, void *area, int kind)`: waits until this
- * process holds the lock of `area` on process `pid` (MPI's
- * `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or `BSP_LOCK_SHARED`. Transfers
- * naming `area` on `pid` then belong to the lock epoch. `pid` makes no
+ * `void bsp_lock(int pid, void *area, int kind)`: locks `area` on
+ * process `pid` (MPI's `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or
+ * `BSP_LOCK_SHARED`. Like MPI's, it may return before the lock is held:
+ * the request goes with the epoch's first transfers, which `pid` serves
+ * once it granted the lock. Transfers naming `area` on `pid` then belong
+ * to the lock epoch. `pid` makes no
  * call: it serves the lock at its next bsplib call that waits or syncs.
  * Errors: not in one-sided mode, `area` not registered, `pid` out of
  * range, an unknown kind, this lock held already, `pid` ended.

@@ -396,10 +396,12 @@ pub extern "C" fn bsplib_win_test_at(
     })
 }
 
-/// `void bsp_lock(int pid, void *area, int kind)`: waits until this
-/// process holds the lock of `area` on process `pid` (MPI's
-/// `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or `BSP_LOCK_SHARED`. Transfers
-/// naming `area` on `pid` then belong to the lock epoch. `pid` makes no
+/// `void bsp_lock(int pid, void *area, int kind)`: locks `area` on
+/// process `pid` (MPI's `MPI_Win_lock`), `BSP_LOCK_EXCLUSIVE` or
+/// `BSP_LOCK_SHARED`. Like MPI's, it may return before the lock is held:
+/// the request goes with the epoch's first transfers, which `pid` serves
+/// once it granted the lock. Transfers naming `area` on `pid` then belong
+/// to the lock epoch. `pid` makes no
 /// call: it serves the lock at its next bsplib call that waits or syncs.
 /// Errors: not in one-sided mode, `area` not registered, `pid` out of
 /// range, an unknown kind, this lock held already, `pid` ended.

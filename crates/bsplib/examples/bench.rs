@@ -1871,7 +1871,7 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
             unit: "us/epoch",
             value: us_stats(&other),
             baseline: Some(("uncontended Mutex lock/store/unlock".into(), mutex)),
-            target: Target::Info("(a round trip to the target's progress point, twice)"),
+            target: Target::Info("(one round trip to the target's progress point)"),
         });
         rows.push(Row {
             name: "lock/put 8 B/unlock, own area, p=2".into(),

@@ -4,7 +4,7 @@
 //!
 //! A registered area plays the role of an MPI window. The epochs travel on
 //! the active-message path (`engine/README.md`): records of kind
-//! [`KIND_RMA`], taken from the inbox with the active messages' own and
+//! `KIND_RMA` (5), taken from the inbox with the active messages' own and
 //! served here, on the target's own thread, at its progress points (the
 //! `&mut Bsp` calls: the epoch calls themselves, a sync's barrier, the
 //! active-message waits). So one-sided mode is active-message mode
@@ -188,6 +188,9 @@ pub(crate) struct Epochs {
     outbox: Vec<Vec<u8>>,
     /// The targets whose outbox holds records, in first-use order.
     dirty: Vec<usize>,
+    /// By origin: its records that came after a lock request of its that
+    /// waits in a queue here, served (in order) once the lock is granted.
+    held: HashMap<usize, Vec<u8>>,
 }
 
 impl Epochs {
@@ -305,6 +308,14 @@ fn serve_all(
             serve_all(ctx, ep, reg, world, &rec[16..])?;
             continue;
         }
+        // An origin whose lock request waits here: its later requests
+        // wait too, in order (not the answers it sends as a target).
+        if matches!(what, LOCK | UNLOCK | PUT | ACC | GET | COMPLETE) {
+            if let Some(h) = ep.held.get_mut(&from) {
+                h.extend_from_slice(rec);
+                continue;
+            }
+        }
         let slot = w(0).ok_or_else(short)?;
         let reply = |ctx: &mut Context, to: usize, what: u64, words: &[u64], payload: &[u8]| {
             let r = record(me, ctx.epoch, what, words, payload);
@@ -339,8 +350,14 @@ fn serve_all(
                 t.queue.push_back((from, exclusive));
                 let mut granted = Vec::new();
                 t.grant(&mut granted);
+                if t.queue.iter().any(|&(q, _)| q == from) {
+                    ep.held.entry(from).or_default();
+                }
                 for q in granted {
                     reply(ctx, q, GRANT, &[slot], &[])?;
+                    if let Some(later) = ep.held.remove(&q) {
+                        serve_all(ctx, ep, reg, world, &later)?;
+                    }
                 }
             }
             UNLOCK => {
@@ -360,11 +377,20 @@ fn serve_all(
                 t.grant(&mut granted);
                 for q in granted {
                     reply(ctx, q, GRANT, &[slot], &[])?;
+                    if let Some(later) = ep.held.remove(&q) {
+                        serve_all(ctx, ep, reg, world, &later)?;
+                    }
                 }
             }
             GRANT | UNLOCKED => {
                 let h = ep.locks.iter_mut().position(|h| {
-                    h.pid == from && h.slot == slot && (what == GRANT) != h.unlocking
+                    h.pid == from
+                        && h.slot == slot
+                        && if what == GRANT {
+                            !h.granted
+                        } else {
+                            h.unlocking
+                        }
                 });
                 match h {
                     Some(i) if what == GRANT => ep.locks[i].granted = true,
@@ -873,8 +899,9 @@ impl Process {
         Ok(true)
     }
 
-    /// `bsp_lock`: waits until this process holds the lock of the area at
-    /// `addr` on `pid`.
+    /// `bsp_lock`: requests the lock of the area at `addr` on `pid`; the
+    /// request goes with the epoch's first batch, and the target serves
+    /// the epoch's transfers once it granted it.
     pub(crate) fn rma_lock(
         &mut self,
         pid: i64,
@@ -908,14 +935,12 @@ impl Process {
             loc,
             acc: None,
         });
+        // The request travels with the epoch's first batch: the target
+        // serves the epoch's transfers once it granted the lock (records
+        // that come after a request waiting in its queue wait with it),
+        // so neither this call nor a put waits for the grant.
         let exclusive = u64::from(kind == LockKind::Exclusive);
-        self.rma_send(pid, LOCK, &[slot, exclusive], &[], call, loc)?;
-        let granted = |ep: &Epochs| {
-            ep.locks
-                .iter()
-                .any(|h| h.pid == pid && h.slot == slot && h.granted)
-        };
-        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, granted)
+        self.rma_send(pid, LOCK, &[slot, exclusive], &[], call, loc)
     }
 
     /// `bsp_unlock`: releases the lock of the area at `addr` on `pid`
@@ -935,7 +960,7 @@ impl Process {
             .epochs
             .locks
             .iter_mut()
-            .find(|h| h.pid == pid && h.slot == slot && h.granted && !h.unlocking)
+            .find(|h| h.pid == pid && h.slot == slot && !h.unlocking)
         else {
             let detail =
                 format!("unlock of registration slot {slot} on process {pid} without a lock");
@@ -1357,12 +1382,14 @@ impl Bsp {
         })
     }
 
-    /// Locks `area` on process `pid` (MPI's `MPI_Win_lock`): waits until
-    /// this process holds it, exclusively or shared with other shared
-    /// holders. `pid` makes no call: it serves the lock at its next
-    /// progress point (any `&mut Bsp` call: a sync's barrier, an epoch
-    /// call, [`probe`](Bsp::probe)), as MPI implementations without a
-    /// progress thread do.
+    /// Locks `area` on process `pid` (MPI's `MPI_Win_lock`), exclusively
+    /// or shared with other shared holders. Like MPI's, it may return
+    /// before the lock is held: the request travels with the epoch's first
+    /// batch of transfers, and `pid` serves them only once it granted the
+    /// lock; [`unlock`](Lock::unlock) returns when it has. `pid` makes no
+    /// call: it serves the lock at its next progress point (any `&mut
+    /// Bsp` call: a sync's barrier, an epoch call, [`probe`](Bsp::probe)),
+    /// as MPI implementations without a progress thread do.
     ///
     /// # Examples
     ///
@@ -1394,7 +1421,8 @@ impl Bsp {
     ///
     /// # BSP cost
     ///
-    /// A round trip to `pid` (`2c`), plus the wait for earlier holders.
+    /// With [`unlock`](Lock::unlock): one round trip to `pid` (`2c`) and
+    /// the bytes, plus the wait for earlier holders.
     #[track_caller]
     pub fn lock<'a, T: Pod>(
         &'a mut self,

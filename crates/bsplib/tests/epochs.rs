@@ -502,7 +502,11 @@ fn the_readme_example_of_the_three_modes() {
         |p, results| {
             for (s, &(fence, pscw, locked)) in results.iter().enumerate() {
                 let left = ((s + p - 1) % p) as u64;
-                assert_eq!((fence, pscw, locked), (left, 10 + left, 20 + left), "p={p} pid {s}");
+                assert_eq!(
+                    (fence, pscw, locked),
+                    (left, 10 + left, 20 + left),
+                    "p={p} pid {s}"
+                );
             }
         },
     );
