@@ -188,9 +188,10 @@ pub(crate) struct Epochs {
     outbox: Vec<Vec<u8>>,
     /// The targets whose outbox holds records, in first-use order.
     dirty: Vec<usize>,
-    /// By origin: its records that came after a lock request of its that
-    /// waits in a queue here, served (in order) once the lock is granted.
-    held: HashMap<usize, Vec<u8>>,
+    /// By (origin, slot): the origin's records naming the slot that came
+    /// after its lock request of the slot, which waits in the queue here;
+    /// served (in order) once the lock is granted.
+    held: HashMap<(usize, u64), Vec<u8>>,
 }
 
 impl Epochs {
@@ -308,15 +309,16 @@ fn serve_all(
             serve_all(ctx, ep, reg, world, &rec[16..])?;
             continue;
         }
-        // An origin whose lock request waits here: its later requests
-        // wait too, in order (not the answers it sends as a target).
+        let slot = w(0).ok_or_else(short)?;
+        // An origin whose lock request of this slot waits here: its later
+        // requests naming the slot wait too, in order (not those naming
+        // other slots, nor the answers it sends as a target).
         if matches!(what, LOCK | UNLOCK | PUT | ACC | GET | COMPLETE) {
-            if let Some(h) = ep.held.get_mut(&from) {
+            if let Some(h) = ep.held.get_mut(&(from, slot)) {
                 h.extend_from_slice(rec);
                 continue;
             }
         }
-        let slot = w(0).ok_or_else(short)?;
         let reply = |ctx: &mut Context, to: usize, what: u64, words: &[u64], payload: &[u8]| {
             let r = record(me, ctx.epoch, what, words, payload);
             ctx.post(world, to, r).map_err(Dispatch::Interrupted)
@@ -351,11 +353,11 @@ fn serve_all(
                 let mut granted = Vec::new();
                 t.grant(&mut granted);
                 if t.queue.iter().any(|&(q, _)| q == from) {
-                    ep.held.entry(from).or_default();
+                    ep.held.entry((from, slot)).or_default();
                 }
                 for q in granted {
                     reply(ctx, q, GRANT, &[slot], &[])?;
-                    if let Some(later) = ep.held.remove(&q) {
+                    if let Some(later) = ep.held.remove(&(q, slot)) {
                         serve_all(ctx, ep, reg, world, &later)?;
                     }
                 }
@@ -377,7 +379,7 @@ fn serve_all(
                 t.grant(&mut granted);
                 for q in granted {
                     reply(ctx, q, GRANT, &[slot], &[])?;
-                    if let Some(later) = ep.held.remove(&q) {
+                    if let Some(later) = ep.held.remove(&(q, slot)) {
                         serve_all(ctx, ep, reg, world, &later)?;
                     }
                 }
@@ -423,7 +425,7 @@ fn serve_all(
                 let n = w(2).ok_or_else(short)? as usize;
                 match what {
                     PUT => {
-                        let src = rec.get(40..40 + n).ok_or_else(short)?;
+                        let src = rec.get(40..).and_then(|r| r.get(..n)).ok_or_else(short)?;
                         let dst = own_range(reg, "put", from, slot, offset, n)
                             .map_err(Dispatch::Target)?;
                         // SAFETY: `dst` is `n` bytes this process registered,
@@ -434,7 +436,7 @@ fn serve_all(
                     }
                     ACC => {
                         let d = w(3).ok_or_else(short)?;
-                        rec.get(48..48 + n).ok_or_else(short)?;
+                        rec.get(48..).and_then(|r| r.get(..n)).ok_or_else(short)?;
                         let (ty, op) = check_acc(from, d, n)?;
                         if locked {
                             apply_acc(reg, from, slot, offset, n, ty, op, &rec[48..48 + n])?;
@@ -474,7 +476,7 @@ fn serve_all(
             REPLY => {
                 let id = w(1).ok_or_else(short)?;
                 let n = w(2).ok_or_else(short)? as usize;
-                let data = rec.get(40..40 + n).ok_or_else(short)?;
+                let data = rec.get(40..).and_then(|r| r.get(..n)).ok_or_else(short)?;
                 match ep.gets.remove(&id) {
                     Some(g) if g.len == n && g.pid == from => {
                         // SAFETY: the destination of a get of ours, `n`
