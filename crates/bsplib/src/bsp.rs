@@ -362,7 +362,18 @@ impl Bsp {
         dst: &Area<T>,
         offset: usize,
     ) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
+        self.put_at(pid, src, dst, offset, Some(SourceLocation::caller()))
+    }
+
+    /// [`put`](Bsp::put) at `loc` (the one-sided epochs' guards).
+    pub(crate) fn put_at<T: Pod>(
+        &self,
+        pid: usize,
+        src: &[T],
+        dst: &Area<T>,
+        offset: usize,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
         let mut p = self.process();
         self.own(&p, dst, "bsp_put", loc)?;
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
@@ -585,7 +596,7 @@ impl Bsp {
     ///
     /// For `hp`, the caller's `hpget` contract.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn get_into<T: Pod>(
+    pub(crate) unsafe fn get_into<T: Pod>(
         &self,
         pid: usize,
         src: &Area<T>,

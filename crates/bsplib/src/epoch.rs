@@ -1189,27 +1189,8 @@ fn overflow(p: &Process, call: &'static str, loc: Loc) -> Error {
     p.fail(ErrorKind::Overflow { what: "offset" }, call, loc)
 }
 
-/// A put of a guard: `Process::put` routes it into the open epoch.
-fn put_in<T: Pod>(
-    bsp: &Bsp,
-    pid: usize,
-    src: &[T],
-    area: &Area<T>,
-    offset: usize,
-    loc: Loc,
-) -> Result<(), Error> {
-    const CALL: &str = "bsp_put";
-    let mut p = bsp.process();
-    bsp.own(&p, area, CALL, loc)?;
-    let Some((o, n)) = typed::<T>(offset, src.len()) else {
-        return Err(overflow(&p, CALL, loc));
-    };
-    // SAFETY: `src` is a live slice of `n` bytes; the epoch's put copies
-    // it before returning.
-    unsafe { p.put(pid_arg(pid), src.as_ptr().cast(), area.addr(), o, n, loc) }
-}
-
-/// A get of a guard, into `dst` (kept alive until the reply lands).
+/// A get of a guard into `dst` (kept alive until the reply lands): the
+/// core routes it into the open epoch.
 #[allow(clippy::too_many_arguments)]
 fn get_in<T: Pod>(
     bsp: &Bsp,
@@ -1221,79 +1202,10 @@ fn get_in<T: Pod>(
     len: usize,
     loc: Loc,
 ) -> Result<(), Error> {
-    const CALL: &str = "bsp_get";
-    let mut p = bsp.process();
-    bsp.own(&p, area, CALL, loc)?;
-    bsp.own(&p, dst, CALL, loc)?;
-    if dst_offset
-        .checked_add(len)
-        .is_none_or(|end| end > dst.len())
-    {
-        let size = std::mem::size_of::<T>();
-        return Err(p.fail(
-            ErrorKind::LocalBounds {
-                what: "destination area",
-                needed: dst_offset.saturating_add(len).saturating_mul(size),
-                available: dst.size_bytes(),
-            },
-            CALL,
-            loc,
-        ));
-    }
-    let Some((o, n)) = typed::<T>(offset, len) else {
-        return Err(overflow(&p, CALL, loc));
-    };
-    // SAFETY: the destination range lies inside `dst` (checked above),
-    // whose storage the keepalive holds until the reply lands, which
-    // happens in a progress point (a `&mut Bsp` call), when no view of it
-    // is alive.
-    unsafe {
-        let at = dst.ptr().add(dst_offset * std::mem::size_of::<T>());
-        p.get(
-            pid_arg(pid),
-            area.addr(),
-            o,
-            at,
-            n,
-            false,
-            Some(dst.keepalive()),
-            loc,
-        )
-    }
-}
-
-/// An accumulate of a guard.
-fn accumulate_in<T: Element>(
-    bsp: &Bsp,
-    pid: usize,
-    src: &[T],
-    area: &Area<T>,
-    offset: usize,
-    op: Op,
-    loc: Loc,
-) -> Result<(), Error> {
-    const CALL: &str = "bsp_accumulate";
-    let mut p = bsp.process();
-    bsp.own(&p, area, CALL, loc)?;
-    let Some((o, n)) = typed::<T>(offset, src.len()) else {
-        return Err(overflow(&p, CALL, loc));
-    };
-    let count = n / std::mem::size_of::<T>().max(1) as i64;
-    // SAFETY: `src` is a live slice of `count` elements of `T::TYPE`,
-    // copied before this returns.
-    unsafe {
-        p.accumulate(
-            pid_arg(pid),
-            src.as_ptr().cast(),
-            area.addr(),
-            o,
-            count,
-            T::TYPE,
-            op,
-            CALL,
-            loc,
-        )
-    }
+    // SAFETY: `get_into` checks `dst` and keeps its storage alive until
+    // the reply lands, in a progress point (a `&mut Bsp` call), when no
+    // view of it is alive.
+    unsafe { bsp.get_into(pid, area, offset, dst, dst_offset, len, false, loc) }
 }
 
 impl Bsp {
@@ -1468,7 +1380,7 @@ impl<'a, T: Pod> Epoch<'a, T> {
     pub fn put(&self, pid: usize, src: &[T], offset: usize) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
-        put_in(self.bsp, pid, src, self.area, offset, loc)
+        self.bsp.put_at(pid, src, self.area, offset, loc)
     }
 
     /// Gets `len` elements from element `offset` of the area on `pid` into
@@ -1516,7 +1428,7 @@ impl<'a, T: Pod> Epoch<'a, T> {
     {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
-        accumulate_in(self.bsp, pid, src, self.area, offset, op, loc)
+        self.bsp.accumulate_at(pid, src, self.area, offset, op, loc)
     }
 
     fn open(&self, loc: Loc) -> Result<(), Error> {
@@ -1639,7 +1551,7 @@ impl<'a, T: Pod> Lock<'a, T> {
     #[track_caller]
     pub fn put(&self, src: &[T], offset: usize) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        put_in(self.bsp, self.pid, src, self.area, offset, loc)
+        self.bsp.put_at(self.pid, src, self.area, offset, loc)
     }
 
     /// Gets `len` elements from element `offset` of the locked area into
@@ -1737,7 +1649,8 @@ impl<'a, T: Pod> Lock<'a, T> {
         T: Element,
     {
         let loc = Some(SourceLocation::caller());
-        accumulate_in(self.bsp, self.pid, src, self.area, offset, op, loc)
+        self.bsp
+            .accumulate_at(self.pid, src, self.area, offset, op, loc)
     }
 
     /// Releases the lock (MPI's `MPI_Win_unlock`) once every transfer of

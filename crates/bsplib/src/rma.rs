@@ -436,8 +436,21 @@ impl Bsp {
         offset: usize,
         op: Op,
     ) -> Result<(), Error> {
+        self.accumulate_at(pid, src, dst, offset, op, Some(SourceLocation::caller()))
+    }
+
+    /// [`accumulate`](Bsp::accumulate) at `loc` (the one-sided epochs'
+    /// guards).
+    pub(crate) fn accumulate_at<T: Element>(
+        &self,
+        pid: usize,
+        src: &[T],
+        dst: &Area<T>,
+        offset: usize,
+        op: Op,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
         const CALL: &str = "bsp_accumulate";
-        let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         self.own(&p, dst, CALL, loc)?;
         let size = std::mem::size_of::<T>();

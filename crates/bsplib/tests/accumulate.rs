@@ -12,19 +12,7 @@ use std::fmt::Debug;
 
 use bsplib::rma::{ElemType, Element, Op, ValueIndex};
 use bsplib::{Area, Bsp, Error, ErrorKind};
-use common::{expect_error, for_each_engine, scenario};
-
-/// A deterministic pseudo-random sequence (an LCG), the same on every
-/// process for the same seed.
-fn lcg(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    move || {
-        x = x
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        x >> 33
-    }
-}
+use common::{expect_error, for_each_engine, lcg, scenario};
 
 #[test]
 fn seed_example_b_of_map_i_plus_equals_a_i() {

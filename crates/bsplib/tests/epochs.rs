@@ -10,17 +10,7 @@ mod common;
 use bsplib::raw::Raw;
 use bsplib::rma::Op;
 use bsplib::{Area, ErrorKind, LockKind};
-use common::{expect_error, for_each_engine, left, right, scenario};
-
-fn lcg(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    move || {
-        x = x
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        x >> 33
-    }
-}
+use common::{expect_error, for_each_engine, lcg, left, right, scenario};
 
 #[test]
 fn ring_exchange_with_post_start_complete_wait() {

@@ -233,3 +233,15 @@ pub fn left(bsp: &Bsp) -> usize {
 pub fn ids(bsp: &Bsp) -> (u64, u64, u64) {
     (bsp.pid() as u64, left(bsp) as u64, right(bsp) as u64)
 }
+
+/// A deterministic pseudo-random sequence (an LCG), the same on every
+/// process for the same seed.
+pub fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        x >> 33
+    }
+}
