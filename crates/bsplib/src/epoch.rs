@@ -66,7 +66,7 @@ const GRANT: u64 = 4;
 const UNLOCK: u64 = 5;
 /// Target to origin: `[slot]`, released, every transfer of the epoch done.
 const UNLOCKED: u64 = 6;
-/// `[slot][offset][len][payload]`.
+/// `[slot][offset][len][line][payload]`.
 const PUT: u64 = 7;
 /// `[slot][offset][len][type | op << 8 | line << 32][payload]`.
 const ACC: u64 = 8;
@@ -127,6 +127,9 @@ struct Exposure {
     /// The first accumulate's `(origin, desc, line)`.
     first: Option<(usize, u16, u32)>,
     loc: Loc,
+    /// Checking mode: the bytes each origin wrote, `(offset, len, origin,
+    /// accumulate, line)`, checked for conflicts at `wait`.
+    writes: Option<Vec<(usize, usize, usize, bool, u32)>>,
 }
 
 /// A get of an epoch, waiting for its reply.
@@ -425,7 +428,11 @@ fn serve_all(
                 let n = w(2).ok_or_else(short)? as usize;
                 match what {
                     PUT => {
-                        let src = rec.get(40..).and_then(|r| r.get(..n)).ok_or_else(short)?;
+                        let line = w(3).ok_or_else(short)? as u32;
+                        let src = rec.get(48..).and_then(|r| r.get(..n)).ok_or_else(short)?;
+                        if !locked {
+                            note_write(ep, slot, (offset, n, from, false, line));
+                        }
                         let dst = own_range(reg, "put", from, slot, offset, n)
                             .map_err(Dispatch::Target)?;
                         // SAFETY: `dst` is `n` bytes this process registered,
@@ -460,6 +467,8 @@ fn serve_all(
                                 Some(_) => {}
                             }
                             e.accs.push((from, rec.to_vec()));
+                            let line = (d >> 32) as u32;
+                            note_write(ep, slot, (offset, n, from, true, line));
                         }
                     }
                     _ => {
@@ -498,6 +507,45 @@ fn serve_all(
         }
     }
     Ok(())
+}
+
+/// Checking mode: notes bytes written into `slot` in its exposure epoch.
+fn note_write(ep: &mut Epochs, slot: u64, w: (usize, usize, usize, bool, u32)) {
+    if let Some(e) = ep.exposures.iter_mut().find(|e| e.slot == slot) {
+        if let Some(writes) = e.writes.as_mut() {
+            writes.push(w);
+        }
+    }
+}
+
+/// Checking mode, at `wait`: the first conflict among an exposure epoch's
+/// writes: a put and an accumulate of one byte (whatever the origins), or
+/// puts of one byte from two origins (whose order is undefined).
+fn conflict(
+    owner: usize,
+    slot: u64,
+    mut writes: Vec<(usize, usize, usize, bool, u32)>,
+) -> Option<ErrorKind> {
+    writes.sort_unstable_by_key(|w| w.0);
+    let mut active: Vec<(usize, usize, usize, bool, u32)> = Vec::new();
+    for w in writes.into_iter().filter(|w| w.1 > 0) {
+        active.retain(|a| a.0 + a.1 > w.0);
+        let clash = active.iter().find(|a| a.3 != w.3 || (!a.3 && a.2 != w.2));
+        if let Some(a) = clash {
+            let name = |x: &(usize, usize, usize, bool, u32)| {
+                let call = if x.3 { "bsp_accumulate" } else { "bsp_put" };
+                (x.2, format!("{call} (line {}) in an epoch", x.4))
+            };
+            return Some(ErrorKind::OverlappingPuts {
+                owner,
+                slot,
+                bytes: w.0..(a.0 + a.1).min(w.0 + w.1),
+                puts: Box::new([name(a), name(&w)]),
+            });
+        }
+        active.push(w);
+    }
+    None
 }
 
 /// An accumulate record's type and operator, checked.
@@ -764,6 +812,7 @@ impl Process {
             accs: Vec::new(),
             first: None,
             loc,
+            writes: self.check.is_some().then(Vec::new),
         });
         for q in origins {
             self.rma_send(q, POST, &[slot], &[], call, loc)?;
@@ -882,6 +931,11 @@ impl Process {
         }
         let i = self.epochs.exposures.iter().position(|e| e.slot == slot);
         let mut e = self.epochs.exposures.swap_remove(i.unwrap_or_default());
+        if let Some(writes) = e.writes.take() {
+            if let Some(kind) = conflict(self.pid, slot, writes) {
+                return Err(self.fail(kind, call, loc));
+            }
+        }
         e.accs.sort_by_key(|(from, _)| *from);
         for (from, rec) in &e.accs {
             let w = |i: usize| {
@@ -1027,7 +1081,9 @@ impl Process {
         let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
         for (k, piece) in data.chunks(CHUNK).enumerate() {
             let at = (offset + k * CHUNK) as u64;
-            self.rma_send(pid, PUT, &[slot, at, piece.len() as u64], piece, call, loc)?;
+            let line = loc.map_or(0, |l| u64::from(l.line()));
+            let words = [slot, at, piece.len() as u64, line];
+            self.rma_send(pid, PUT, &words, piece, call, loc)?;
         }
         Ok(())
     }

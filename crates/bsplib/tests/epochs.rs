@@ -501,3 +501,55 @@ fn the_readme_example_of_the_three_modes() {
         },
     );
 }
+
+#[test]
+fn checking_mode_finds_a_put_and_an_accumulate_of_one_byte_in_one_epoch() {
+    // Process 1 puts into element 0 of process 0's area, process 0
+    // accumulates into it, in one exposure epoch of process 0: the
+    // checking mode reports both; without it the result is defined (the
+    // put first) and the run is silent.
+    let spmd = |bsp: &mut bsplib::Bsp| -> Result<u64, bsplib::Error> {
+        let x = Area::<u64>::new(bsp, 4);
+        bsp.push_reg(&x)?;
+        bsp.rma_init()?;
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
+        let e = bsp.epoch(&x, &origins, &[0])?;
+        if me == 1 {
+            e.put(0, &[5], 0)?;
+            e.put(0, &[7], 3)?; // no conflict: nobody else writes element 3
+        } else if me == 0 {
+            e.accumulate(0, &[1], 0, Op::Sum)?;
+        }
+        e.wait()?;
+        bsp.sync()?;
+        let v = x.as_slice(bsp)[0];
+        bsp.rma_term()?;
+        Ok(v)
+    };
+    if common::mpi_mode() {
+        return;
+    }
+    for (engine, p, _) in common::configurations_with(2) {
+        let got = common::run_checking(engine, p, false, spmd).expect("silent without checking");
+        assert_eq!(
+            got[0],
+            6,
+            "{} p={p}: the put, then the accumulate",
+            engine.name()
+        );
+        let err =
+            common::run_checking(engine, p, true, spmd).expect_err("the checking mode finds it");
+        assert!(
+            matches!(err.kind(), ErrorKind::OverlappingPuts { .. }),
+            "{err}"
+        );
+        assert_eq!(err.call(), "bsp_win_wait", "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("bsp_put (line") && text.contains("bsp_accumulate (line"),
+            "{text}"
+        );
+        assert!(text.contains("bytes 0..8"), "{text}");
+    }
+}
