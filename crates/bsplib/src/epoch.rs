@@ -116,6 +116,10 @@ struct Held {
     acc: Option<(u16, Loc)>,
 }
 
+/// Checking mode: bytes written in an exposure epoch, `(offset, len,
+/// origin, accumulate, line)`.
+type Write = (usize, usize, usize, bool, u32);
+
 /// An exposure epoch this process opened (`post`).
 struct Exposure {
     slot: u64,
@@ -129,7 +133,7 @@ struct Exposure {
     loc: Loc,
     /// Checking mode: the bytes each origin wrote, `(offset, len, origin,
     /// accumulate, line)`, checked for conflicts at `wait`.
-    writes: Option<Vec<(usize, usize, usize, bool, u32)>>,
+    writes: Option<Vec<Write>>,
 }
 
 /// A get of an epoch, waiting for its reply.
@@ -510,7 +514,7 @@ fn serve_all(
 }
 
 /// Checking mode: notes bytes written into `slot` in its exposure epoch.
-fn note_write(ep: &mut Epochs, slot: u64, w: (usize, usize, usize, bool, u32)) {
+fn note_write(ep: &mut Epochs, slot: u64, w: Write) {
     if let Some(e) = ep.exposures.iter_mut().find(|e| e.slot == slot) {
         if let Some(writes) = e.writes.as_mut() {
             writes.push(w);
@@ -521,18 +525,14 @@ fn note_write(ep: &mut Epochs, slot: u64, w: (usize, usize, usize, bool, u32)) {
 /// Checking mode, at `wait`: the first conflict among an exposure epoch's
 /// writes: a put and an accumulate of one byte (whatever the origins), or
 /// puts of one byte from two origins (whose order is undefined).
-fn conflict(
-    owner: usize,
-    slot: u64,
-    mut writes: Vec<(usize, usize, usize, bool, u32)>,
-) -> Option<ErrorKind> {
+fn conflict(owner: usize, slot: u64, mut writes: Vec<Write>) -> Option<ErrorKind> {
     writes.sort_unstable_by_key(|w| w.0);
-    let mut active: Vec<(usize, usize, usize, bool, u32)> = Vec::new();
+    let mut active: Vec<Write> = Vec::new();
     for w in writes.into_iter().filter(|w| w.1 > 0) {
         active.retain(|a| a.0 + a.1 > w.0);
         let clash = active.iter().find(|a| a.3 != w.3 || (!a.3 && a.2 != w.2));
         if let Some(a) = clash {
-            let name = |x: &(usize, usize, usize, bool, u32)| {
+            let name = |x: &Write| {
                 let call = if x.3 { "bsp_accumulate" } else { "bsp_put" };
                 (x.2, format!("{call} (line {}) in an epoch", x.4))
             };
