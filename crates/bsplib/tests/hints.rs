@@ -127,8 +127,9 @@ fn violated(
     pid: fn(usize) -> usize,
     superstep: u64,
     tag: &'static str,
-    has: &'static [&'static str],
+    has: &[&str],
 ) -> impl Fn(usize, &Error) + Clone {
+    let has: Vec<String> = has.iter().map(|w| w.to_string()).collect();
     move |n, e| {
         let ErrorKind::HintViolated { hint: h, detail } = e.kind() else {
             panic!("unexpected kind: {e}");
@@ -142,8 +143,8 @@ fn violated(
         let loc = e.location().expect("a location");
         assert!(loc.file().ends_with("hints.rs"), "{e}");
         assert_eq!(loc.line(), marked(tag), "{e}");
-        for word in has {
-            assert!(detail.contains(word), "{word:?} not in: {e}");
+        for word in &has {
+            assert!(detail.contains(word.as_str()), "{word:?} not in: {e}");
         }
         assert!(
             e.to_string().contains(&format!("the fence hint {hint}")),
@@ -254,26 +255,22 @@ fn false_hint(bsp: &mut Bsp, hints: Hints) -> Result<(), Error> {
 #[test]
 fn a_false_no_precede_is_found_in_the_checking_mode() {
     let at = format!("bsp_put at {}:{}", file!(), marked("false-put"));
-    let at: &'static str = Box::leak(at.into_boxed_str());
-    let has: &'static [&'static str] = Box::leak(Box::new([at]));
     expect_error(
         1,
         true,
         |bsp| false_hint(bsp, Hints::NO_PRECEDE),
-        violated("NO_PRECEDE", "bsp_sync_hint", last, 1, "false-sync", has),
+        violated("NO_PRECEDE", "bsp_sync_hint", last, 1, "false-sync", &[&at]),
     );
 }
 
 #[test]
 fn a_false_no_put_is_found_in_the_checking_mode_naming_the_origin() {
     let at = format!("bsp_put at {}:{}", file!(), marked("false-put"));
-    let at: &'static str = Box::leak(at.into_boxed_str());
-    let has: &'static [&'static str] = Box::leak(Box::new([at]));
     expect_error(
         1,
         true,
         |bsp| false_hint(bsp, Hints::NO_PUT | Hints::NO_STORE),
-        violated("NO_PUT", "bsp_sync_hint", first, 1, "false-sync", has),
+        violated("NO_PUT", "bsp_sync_hint", first, 1, "false-sync", &[&at]),
     );
     // The origin is named too.
     expect_error(
