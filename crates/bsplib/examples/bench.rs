@@ -70,7 +70,9 @@
 //!    exchange with a `sync`, at p = 8 and 64 (quick: 8); and the latency
 //!    of lock / put 8 bytes / unlock of another process's area (which
 //!    waits in its sync meanwhile) and of this process's own, against an
-//!    uncontended `std::sync::Mutex` lock, 8-byte store and unlock.
+//!    uncontended `std::sync::Mutex` lock, 8-byte store and unlock; the
+//!    same with a `Window` (straight into shared memory, no call of the
+//!    target), threads and processes.
 //!
 //! `--only LETTERS` runs some sections (`--only be`).
 
@@ -1140,6 +1142,36 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
     Ok(first(results))
 }
 
+/// Seconds per lock / put of 8 bytes / unlock of a [`bsplib::Window`] by
+/// process 0 of p = 2, of process 1's memory (which waits in its sync
+/// meanwhile, making no call for it) or of its own.
+fn bench_window_lock(engine: Engine, own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
+    let n: usize = if cfg.quick { 5_000 } else { 100_000 };
+    let results = Runtime::new(2).engine(engine).run_portable(move |bsp| {
+        let w = bsplib::Window::<u64>::new(bsp, 1)?;
+        let mut out = Vec::new();
+        if bsp.pid() == 0 {
+            let t = if own { 0 } else { 1 };
+            for round in 0..=1 {
+                let m = if round == 0 { n / 10 } else { n };
+                let t0 = Instant::now();
+                for i in 0..m {
+                    let mut l = w.lock(bsp, t, bsplib::LockKind::Exclusive)?;
+                    l.put(0, &[i as u64])?;
+                }
+                if round > 0 {
+                    out.push(t0.elapsed().as_secs_f64() / m as f64);
+                }
+            }
+        }
+        bsp.sync()?;
+        black_box(w.local(bsp)?[0]);
+        w.free(bsp)?;
+        Ok(out)
+    })?;
+    Ok(first(results))
+}
+
 /// Seconds per uncontended `Mutex` lock, 8-byte store and unlock.
 fn bench_mutex(cfg: &Config) -> Vec<f64> {
     let n: usize = if cfg.quick { 100_000 } else { 1_000_000 };
@@ -1880,6 +1912,28 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
             baseline: Some(("uncontended Mutex lock/store/unlock".into(), mutex)),
             target: Target::Info("(through this process's own inbox)"),
         });
+        for engine in [Engine::Threads, Engine::Processes] {
+            eprintln!(
+                "[bench] {}: window lock / put 8 bytes / unlock against a mutex",
+                engine.name()
+            );
+            let (mut other, mut own, mut mutex) = (vec![], vec![], vec![]);
+            for _ in 0..cfg.reps {
+                other.extend(bench_window_lock(engine, false, cfg)?);
+                own.extend(bench_window_lock(engine, true, cfg)?);
+                mutex.extend(bench_mutex(cfg));
+            }
+            let mutex = us_stats(&mutex);
+            for (what, v) in [("other process", other), ("own memory", own)] {
+                rows.push(Row {
+                    name: format!("Window lock/put 8 B/unlock, {what}, {} p=2", engine.name()),
+                    unit: "us/epoch",
+                    value: us_stats(&v),
+                    baseline: Some(("uncontended Mutex lock/store/unlock".into(), mutex)),
+                    target: Target::Info("(straight into shared memory; the target makes no call)"),
+                });
+            }
+        }
     }
     if cfg.wants('h') {
         // h. a matrix column: one strided put, single puts, a contiguous put.

@@ -452,13 +452,15 @@ fn stats(v: &[f64]) -> (f64, f64) {
 /// Rank 0 locks rank 1's area (exclusive), puts 8 bytes, unlocks, while
 /// the others wait in a barrier (bsplib: in a sync, where rank 1 serves the
 /// lock); against `MPI_Win_lock` + `MPI_Put` + `MPI_Win_unlock` on an
-/// `MPI_Win_allocate` window.
+/// `MPI_Win_allocate` window; and the same through a `bsplib::Window`
+/// (MPI's window underneath).
 fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
     let world = SimpleCommunicator::world();
     let me = bsp.pid();
     let reps = if quick { 200 } else { 5_000 };
     let window = rma::Window::allocate(8);
     let x = Area::<u64>::new(bsp, 1);
+    let win = bsplib::Window::<u64>::new(bsp, 1)?;
     bsp.push_reg(&x)?;
     bsp.rma_init()?;
     for _ in 0..ROUNDS {
@@ -483,7 +485,21 @@ fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
             );
         }
         bsp.sync()?; // rank 1 serves the locks in here
+        if me == 0 {
+            let t0 = Instant::now();
+            for i in 0..reps {
+                let mut l = win.lock(bsp, 1, bsplib::LockKind::Exclusive)?;
+                l.put(0, &[i as u64])?;
+            }
+            record(
+                rounds,
+                "Window lock+put+unlock 8 B",
+                t0.elapsed().as_secs_f64() / reps as f64,
+            );
+        }
+        bsp.sync()?;
     }
+    win.free(bsp)?;
     bsp.rma_term()?;
     bsp.pop_reg(&x)?;
     bsp.sync()
@@ -538,6 +554,7 @@ fn main() -> Result<(), Error> {
     ratio("bsp get+sync 16 MiB", "MPI_Alltoallv 16 MiB");
     ratio("AM round trip", "MPI ping-pong 8 B");
     ratio("bsp lock+put+unlock 8 B", "MPI_Win_lock+Put+unlock 8 B");
+    ratio("Window lock+put+unlock 8 B", "MPI_Win_lock+Put+unlock 8 B");
     for size in ["8 B", "16 MiB"] {
         ratio(&format!("broadcast {size}"), &format!("MPI_Bcast {size}"));
         ratio(

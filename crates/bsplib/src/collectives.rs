@@ -29,7 +29,7 @@ pub mod level1;
 /// The collectives, by the index their descriptors carry: the Rust
 /// methods, then the C functions of `bsp_level1.h` ([`level1`]), so that
 /// a mismatch names the call the program made.
-pub(crate) const NAMES: [&str; 41] = [
+pub(crate) const NAMES: [&str; 43] = [
     "broadcast",
     "gather",
     "scatter",
@@ -71,6 +71,9 @@ pub(crate) const NAMES: [&str; 41] = [
     "bsp_maxR_prefix",
     "bsp_maxD",
     "bsp_maxD_prefix",
+    // `window.rs`: KIND_NEW, KIND_FREE.
+    "Window::new",
+    "Window::free",
 ];
 
 /// The first word of a collective record's payload.
@@ -1617,7 +1620,7 @@ impl Bsp {
 
     /// Gather to `root`, or to everyone (`None`), as collective `kind`
     /// with operator `op` (reductions gather, then fold).
-    fn gather_to_as<T: Pod>(
+    pub(crate) fn gather_to_as<T: Pod>(
         &mut self,
         root: Option<usize>,
         data: &[T],

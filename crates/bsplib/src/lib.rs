@@ -100,6 +100,7 @@ mod stream;
 mod strided;
 mod superstep;
 mod vector;
+mod window;
 
 pub use area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
@@ -110,3 +111,4 @@ pub use error::{Error, ErrorKind, SourceLocation};
 pub use hints::Hints;
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};
+pub use window::{Local, LocalMut, WinLock, Window};

@@ -144,6 +144,9 @@ pub(crate) struct Process {
     /// The collective whose sync this is (`collectives.rs`): its name and
     /// descriptor; and the OR of the flags of the last sync's barrier A.
     pub(crate) coll: Option<(&'static str, [u64; 4])>,
+    /// What is free in this process's region of window memory
+    /// (`window.rs`).
+    pub(crate) windows: crate::window::Regions,
     pub(crate) last_flags: u32,
     /// How the collectives move large data (`Bsp::set_collective_algorithm`).
     pub(crate) coll_algo: crate::collectives::Algorithm,
@@ -235,6 +238,7 @@ impl Process {
             am_switch: None,
             am_sessions: 0,
             coll: None,
+            windows: Default::default(),
             last_flags: 0,
             coll_algo: crate::collectives::Algorithm::Auto,
             coll_scratch: Vec::new(),

@@ -33,6 +33,7 @@ pub(crate) mod mpi;
 pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
+pub(crate) mod window;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -309,6 +310,9 @@ pub(crate) struct World {
     check: std::sync::OnceLock<crate::check::Setup>,
     /// The progress view (`progress.rs`): `Some(force)` when on.
     progress: std::sync::OnceLock<bool>,
+    /// `serial`, `threads`: the memory of the run's windows, made on the
+    /// first window (`window.rs`).
+    windows: std::sync::OnceLock<Result<window::Arena, String>>,
 }
 
 impl World {
@@ -597,9 +601,25 @@ impl World {
             machine: std::sync::OnceLock::new(),
             check: std::sync::OnceLock::new(),
             progress: std::sync::OnceLock::new(),
+            windows: std::sync::OnceLock::new(),
             board,
             sync,
         })
+    }
+
+    /// The memory of the run's windows, on the engines whose processes
+    /// share memory (`window.rs`); `mpi` allocates its windows itself.
+    pub(crate) fn window_arena(&self) -> Result<&window::Arena, String> {
+        match &self.sync {
+            Sync::Processes(s) => s.windows(),
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(_) => Err("mpi has no window arena".into()),
+            Sync::Serial(_) | Sync::Threads(_) => self
+                .windows
+                .get_or_init(|| window::Arena::new(self.nprocs(), false))
+                .as_ref()
+                .map_err(Clone::clone),
+        }
     }
 
     /// The run's id: distinct for every run this program starts (from 1),

@@ -46,6 +46,7 @@ use crate::mem::Records;
 mod am;
 pub(crate) mod coll;
 mod rendezvous;
+pub(crate) mod win;
 use crate::stream::{Outbox, StreamWriter};
 
 /// The second word of a barrier's reduction: who arrived from where.

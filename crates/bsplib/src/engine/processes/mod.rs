@@ -67,7 +67,12 @@ const MIN_CAPACITY: usize = 16 << 20;
 /// for tools that scan every mapped byte (valgrind's leak check) or limits
 /// on address space.
 fn capacity_override() -> Option<usize> {
-    let v = std::env::var("BSPLIB_PROCESSES_CAPACITY").ok()?;
+    parse_size(&std::env::var("BSPLIB_PROCESSES_CAPACITY").ok()?)
+}
+
+/// A byte count with an optional suffix `K`, `M` or `G` (the sizes of
+/// `BSPLIB_PROCESSES_CAPACITY` and `BSPLIB_WINDOW_MEMORY`).
+pub(crate) fn parse_size(v: &str) -> Option<usize> {
     let v = v.trim();
     let (digits, unit) = match v.char_indices().last()? {
         (i, 'K' | 'k') => (&v[..i], 1 << 10),
@@ -232,6 +237,10 @@ pub(crate) struct Shared {
     /// the fork without reserving memory: pages are touched only where
     /// messages are written.
     am: Mapping,
+    /// The memory of the run's windows (`../window.rs`), mapped before the
+    /// fork without reserving memory; an error (kept for the first window
+    /// to report) if it could not be mapped.
+    windows: Result<super::window::Arena, String>,
     /// Process 0 only: the forked processes and the thread reaping them.
     children: Mutex<Children>,
     /// Process 0 only: exit once the run is stopped (see `Launch::fork`).
@@ -290,9 +299,15 @@ impl Shared {
             own: Mutex::default(),
             capacity,
             nprocs,
+            windows: super::window::Arena::new(nprocs, true),
             children: Mutex::default(),
             exit_on_stop: AtomicBool::new(false),
         })
+    }
+
+    /// The memory of the run's windows.
+    pub(crate) fn windows(&self) -> Result<&super::window::Arena, String> {
+        self.windows.as_ref().map_err(Clone::clone)
     }
 
     fn control(&self) -> &Control {

@@ -1,0 +1,220 @@
+//! Windows (`../../window.rs`) on `mpi`: MPI's own, `MPI_Win_allocate`
+//! over the run's communicator, with passive-target synchronisation
+//! (`MPI_Win_lock` / `MPI_Win_unlock`, also of one's own rank for the
+//! local views, as MPI requires for local loads and stores).
+//!
+//! Every call here is made by the one thread of the rank's BSP process.
+
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::traits::*;
+
+use super::Mpi;
+
+/// Puts of up to this many bytes are copied into the window's staging
+/// buffer and left to complete at `unlock` (no `MPI_Win_flush_local`
+/// per put: a third of a small lock epoch's time here).
+const STAGE: usize = 64 << 10;
+
+/// One MPI window of this rank, with the address of its local memory.
+pub(crate) struct MpiWin {
+    win: ffi::MPI_Win,
+    base: *mut u8,
+    /// The sources of the puts of the open epoch not yet complete
+    /// locally: allocated once with [`STAGE`] bytes and never grown, so
+    /// that the addresses MPI holds stay valid until `unlock` (or a
+    /// `MPI_Win_flush_local` when it is full).
+    staging: std::cell::RefCell<Vec<u8>>,
+}
+
+/// Panics (in the library, a bug) unless an MPI call succeeded: the
+/// default error handler of the communicator aborts the job before a
+/// failing call returns, so this is a second line only.
+fn ok(rc: i32, what: &str) {
+    assert_eq!(rc, 0, "{what} failed ({rc})");
+}
+
+impl MpiWin {
+    /// The first byte of this rank's memory of the window.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.base
+    }
+
+    /// Opens a passive-target epoch on `rank` (`exclusive` or shared);
+    /// returns once the lock is held when `rank` is this rank.
+    pub(crate) fn lock(&self, rank: usize, exclusive: bool) {
+        let kind = if exclusive {
+            ffi::MPI_LOCK_EXCLUSIVE
+        } else {
+            ffi::MPI_LOCK_SHARED
+        };
+        // SAFETY: a live window; a valid lock type and rank of its group.
+        ok(
+            unsafe { ffi::MPI_Win_lock(kind as i32, rank as i32, 0, self.win) },
+            "MPI_Win_lock",
+        );
+    }
+
+    /// Closes the epoch `lock` opened: every transfer of it is complete
+    /// at `rank`.
+    pub(crate) fn unlock(&self, rank: usize) {
+        // SAFETY: a live window with an epoch open on `rank`.
+        ok(
+            unsafe { ffi::MPI_Win_unlock(rank as i32, self.win) },
+            "MPI_Win_unlock",
+        );
+        // Every put of the epoch is complete: its staged sources are free.
+        self.staging.borrow_mut().clear();
+    }
+
+    /// `MPI_Put` of `src` at byte `disp` of `rank`'s memory; `src` may be
+    /// reused when this returns (a small one was staged, a large one
+    /// completed locally); complete at `rank` at `unlock`.
+    ///
+    /// # Safety
+    ///
+    /// An epoch on `rank` is open; `disp + src.len()` is within `rank`'s
+    /// memory of the window.
+    pub(crate) unsafe fn put(&self, src: &[u8], rank: usize, disp: usize) {
+        let mut staging = self.staging.borrow_mut();
+        if src.len() <= STAGE {
+            if staging.len() + src.len() > STAGE {
+                // Full: complete the staged puts, reuse the buffer.
+                // SAFETY: a live window with an epoch open on `rank`.
+                ok(
+                    unsafe { ffi::MPI_Win_flush_local(rank as i32, self.win) },
+                    "MPI_Win_flush_local",
+                );
+                staging.clear();
+            }
+            let at = staging.len();
+            // Within the capacity: no reallocation moves earlier sources.
+            staging.extend_from_slice(src);
+            // SAFETY: the caller's promises; the staged copy stays put
+            // until the epoch's `unlock` or a local flush completes it.
+            unsafe { self.put_raw(staging[at..].as_ptr(), src.len(), rank, disp) };
+            return;
+        }
+        drop(staging);
+        // SAFETY: the caller's promises; `src` is live until the flush
+        // below completes the transfer locally.
+        unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp) };
+        // SAFETY: a live window with an epoch open on `rank`.
+        ok(
+            unsafe { ffi::MPI_Win_flush_local(rank as i32, self.win) },
+            "MPI_Win_flush_local",
+        );
+    }
+
+    /// `MPI_Put` of `len` bytes at `src`, in pieces MPI's counts take.
+    ///
+    /// # Safety
+    ///
+    /// As for [`put`](MpiWin::put); `src` holds `len` bytes that stay
+    /// unchanged until the transfer completes locally.
+    unsafe fn put_raw(&self, src: *const u8, len: usize, rank: usize, disp: usize) {
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(1 << 30);
+            // SAFETY: the caller's promises.
+            ok(
+                unsafe {
+                    ffi::MPI_Put(
+                        src.add(done).cast(),
+                        n as i32,
+                        ffi::RSMPI_UINT8_T,
+                        rank as i32,
+                        (disp + done) as ffi::MPI_Aint,
+                        n as i32,
+                        ffi::RSMPI_UINT8_T,
+                        self.win,
+                    )
+                },
+                "MPI_Put",
+            );
+            done += n;
+        }
+    }
+
+    /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
+    /// into `dst`, complete when this returns.
+    ///
+    /// # Safety
+    ///
+    /// As for [`put`](MpiWin::put).
+    pub(crate) unsafe fn get(&self, dst: &mut [u8], rank: usize, disp: usize) {
+        for (i, piece) in dst.chunks_mut(1 << 30).enumerate() {
+            let n = piece.len() as i32;
+            // SAFETY: the caller's promises; `piece` is not read until
+            // the flush below completes the transfer.
+            ok(
+                unsafe {
+                    ffi::MPI_Get(
+                        piece.as_mut_ptr().cast(),
+                        n,
+                        ffi::RSMPI_UINT8_T,
+                        rank as i32,
+                        (disp + (i << 30)) as ffi::MPI_Aint,
+                        n,
+                        ffi::RSMPI_UINT8_T,
+                        self.win,
+                    )
+                },
+                "MPI_Get",
+            );
+        }
+        // SAFETY: a live window with an epoch open on `rank`.
+        ok(
+            unsafe { ffi::MPI_Win_flush(rank as i32, self.win) },
+            "MPI_Win_flush",
+        );
+    }
+
+    /// Frees the window: collective over the run's communicator.
+    pub(crate) fn free(mut self) {
+        // SAFETY: a live window no epoch is open on; every rank calls this
+        // (the caller's collective checked it).
+        ok(unsafe { ffi::MPI_Win_free(&mut self.win) }, "MPI_Win_free");
+    }
+}
+
+impl Mpi {
+    /// `MPI_Win_allocate` of `bytes` on this rank, zeroed, over the run's
+    /// communicator: collective (every rank calls it, checked before by
+    /// the caller's collective, so that a mismatch fails instead of
+    /// hanging in MPI). Returns once every rank's memory is zeroed.
+    pub(crate) fn win_allocate(&self, bytes: usize) -> MpiWin {
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+        // SAFETY: MPI is initialised; `base` and `win` are live
+        // out-parameters; the communicator and the null info are valid.
+        ok(
+            unsafe {
+                ffi::MPI_Win_allocate(
+                    bytes.max(1) as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    self.comm.as_raw(),
+                    (&mut base as *mut *mut u8).cast(),
+                    win.as_mut_ptr(),
+                )
+            },
+            "MPI_Win_allocate",
+        );
+        let win = MpiWin {
+            // SAFETY: MPI_Win_allocate succeeded and wrote the handle.
+            win: unsafe { win.assume_init() },
+            base,
+            staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
+        };
+        // Zeroed before anyone may lock it: no other rank can reach it
+        // before the barrier. (No epoch needed for the owner's stores
+        // before any other rank has the window in use.)
+        win.lock(self.comm.rank() as usize, true);
+        // SAFETY: `bytes` bytes of our own window, locked exclusively.
+        unsafe { std::ptr::write_bytes(base, 0, bytes) };
+        win.unlock(self.comm.rank() as usize);
+        self.comm.barrier();
+        win
+    }
+}

@@ -1,0 +1,125 @@
+//! The memory of windows (`../window.rs`, design in `ONE_SIDED.md`
+//! section 9) on the engines whose processes share memory: one mapping
+//! per run, a region of [`per_process`] bytes per process, reserved and
+//! not committed (`MAP_NORESERVE`: pages exist once touched).
+//!
+//! - `processes`: a shared anonymous mapping made before the fork, so
+//!   every process sees every region at the same address;
+//! - `threads`, `serial`: a private anonymous mapping made on the first
+//!   window of the run, owned by the run (not by any process's handle),
+//!   so that no process can free memory another process is writing.
+//!
+//! Each process allocates its windows in its own region only (the free
+//! list is the process's own, `../window.rs`).
+
+use std::ptr::NonNull;
+
+/// The bytes of each process's region: `BSPLIB_WINDOW_MEMORY` if set
+/// (suffixes `K`, `M`, `G`),
+/// else 1 GiB for up to 16 processes and 16 GiB shared out among more
+/// (at least 16 MiB each): address space only, until windows are used.
+pub(crate) fn per_process(nprocs: usize) -> usize {
+    const GIB: usize = 1 << 30;
+    if let Some(bytes) = std::env::var("BSPLIB_WINDOW_MEMORY")
+        .ok()
+        .and_then(|v| super::processes::parse_size(&v))
+    {
+        return bytes.next_multiple_of(4096).max(4096);
+    }
+    (16 * GIB / nprocs.max(1)).clamp(16 << 20, GIB) & !4095
+}
+
+/// One run's window memory.
+pub(crate) struct Arena {
+    ptr: NonNull<u8>,
+    per: usize,
+    len: usize,
+    shared: bool,
+}
+
+// SAFETY: the mapping is plain memory; who may touch which bytes when is
+// the windows' lock protocol (`../window.rs`).
+unsafe impl Send for Arena {}
+// SAFETY: as above.
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    /// Reserves the regions of `nprocs` processes; `shared` for the
+    /// `processes` engine (before the fork).
+    pub(crate) fn new(nprocs: usize, shared: bool) -> Result<Self, String> {
+        let per = per_process(nprocs);
+        let len = per
+            .checked_mul(nprocs.max(1))
+            .ok_or("window memory: the regions overflow the address space")?;
+        let flags = libc::MAP_ANONYMOUS
+            | libc::MAP_NORESERVE
+            | if shared {
+                libc::MAP_SHARED
+            } else {
+                libc::MAP_PRIVATE
+            };
+        // SAFETY: a fresh anonymous mapping: no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "window memory: mmap of {len} bytes ({per} per process; BSPLIB_WINDOW_MEMORY sets it): {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(Arena {
+            ptr: NonNull::new(p.cast()).ok_or("mmap returned null")?,
+            per,
+            len,
+            shared,
+        })
+    }
+
+    /// The bytes of each process's region.
+    pub(crate) fn per(&self) -> usize {
+        self.per
+    }
+
+    /// The first byte of process `pid`'s region.
+    pub(crate) fn region(&self, pid: usize) -> *mut u8 {
+        debug_assert!((pid + 1) * self.per <= self.len);
+        // SAFETY: within the mapping (`pid` < nprocs).
+        unsafe { self.ptr.as_ptr().add(pid * self.per) }
+    }
+
+    /// Gives the pages of `len` bytes at `offset` of `pid`'s region back
+    /// to the system (a freed window); they read as zeros afterwards.
+    pub(crate) fn release(&self, pid: usize, offset: usize, len: usize) {
+        // Whole pages inside the range only.
+        let start = offset.next_multiple_of(4096);
+        let end = (offset + len) & !4095;
+        if end <= start {
+            return;
+        }
+        let advice = if self.shared {
+            libc::MADV_REMOVE
+        } else {
+            libc::MADV_DONTNEED
+        };
+        // SAFETY: whole pages of our own mapping that no window uses any
+        // more (the caller freed them collectively); dropping their
+        // contents is what is wanted.
+        unsafe { libc::madvise(self.region(pid).add(start).cast(), end - start, advice) };
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `new`; nothing borrowed from it
+        // outlives the run that owns it.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}

@@ -1,0 +1,976 @@
+//! [`Window`]: memory other processes lock and access directly, with no
+//! help from its owner (MPI's passive target, done in shared memory on
+//! `threads` and `processes` and by MPI's own windows on `mpi`). The
+//! design, and why it is sound, is section 9 of `ONE_SIDED.md` beside
+//! this file.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use bytemuck::Pod;
+
+use crate::bsp::Bsp;
+use crate::engine::{Interrupt, World};
+use crate::epoch::LockKind;
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::process::{Loc, Process};
+use crate::rma::{Element, Op};
+
+/// Bytes before a window's data in its region: the lock word, on a cache
+/// line of its own; also the largest element alignment a window takes.
+const HEADER: usize = 64;
+/// The lock word's writer bit; the bits below count the readers.
+const WRITER: u64 = 1 << 63;
+
+/// The collectives' names of window creation and release
+/// (`collectives::NAMES`).
+pub(crate) const KIND_NEW: usize = 41;
+pub(crate) const KIND_FREE: usize = 42;
+
+/// A process's own region of window memory: what is free in it.
+#[derive(Default)]
+pub(crate) struct Regions {
+    /// Free ranges below `top`, `offset -> len`, coalesced.
+    free: BTreeMap<usize, usize>,
+    /// Everything from here to the end of the region was never used (and
+    /// reads as zeros).
+    top: usize,
+}
+
+impl Regions {
+    /// `n` bytes (a multiple of [`HEADER`]) from a region of `per` bytes:
+    /// the offset, and whether the bytes were used before (not zero).
+    fn alloc(&mut self, per: usize, n: usize) -> Option<(usize, bool)> {
+        if let Some((&off, &len)) = self.free.iter().find(|&(_, &len)| len >= n) {
+            self.free.remove(&off);
+            if len > n {
+                self.free.insert(off + n, len - n);
+            }
+            return Some((off, true));
+        }
+        let off = self.top;
+        (off.checked_add(n)? <= per).then(|| {
+            self.top = off + n;
+            (off, false)
+        })
+    }
+
+    /// Gives back `n` bytes at `off` (from [`alloc`](Regions::alloc)).
+    fn free(&mut self, mut off: usize, mut n: usize) {
+        if let Some((&before, &len)) = self.free.range(..off).next_back() {
+            if before + len == off {
+                self.free.remove(&before);
+                off = before;
+                n += len;
+            }
+        }
+        if let Some(len) = self.free.remove(&(off + n)) {
+            n += len;
+        }
+        self.free.insert(off, n);
+    }
+}
+
+/// Where a window's memory is.
+enum Mem {
+    /// `threads`, `serial`, `processes`: each process's lock word (its
+    /// data follows, [`HEADER`] bytes on), and our own allocation.
+    Shared {
+        heads: Vec<usize>,
+        offset: usize,
+        bytes: usize,
+    },
+    #[cfg(feature = "mpi")]
+    Mpi(crate::engine::mpi::win::MpiWin),
+}
+
+/// Memory of every process that other processes lock and access
+/// directly, without their owner taking part: MPI's passive target
+/// (`MPI_Win_allocate`, `MPI_Win_lock`, `MPI_Put`, `MPI_Get`,
+/// `MPI_Win_unlock`), done soundly for safe Rust.
+///
+/// Each process has `len` elements of `T` (the lengths may differ). Any
+/// process may [`lock`](Window::lock) any process's memory, shared (to
+/// read) or exclusive (to read and write), and access it with no call of
+/// the owner; the owner reaches its own memory through
+/// [`local`](Window::local) and [`local_mut`](Window::local_mut), which
+/// take the same lock, so that no remote access can race with a local
+/// view (MPI asks the same of local loads and stores to a window).
+///
+/// Unlike an [`Area`](crate::Area), a window needs no registration and no
+/// superstep: a lock epoch is complete at the target when `unlock`
+/// returns. On `threads` and `processes` the lock word and the data live
+/// in shared memory and an epoch is a compare-and-swap, a copy and a
+/// store; on `mpi` it is MPI's own window. The design is in
+/// `ONE_SIDED.md` (section 9) in the source tree.
+///
+/// A window belongs to the process and run that created it, and is
+/// neither `Send` nor `Sync`. Release it with [`free`](Window::free)
+/// (collective); a window dropped without it keeps its memory until the
+/// run ends, since other processes may still be using it.
+///
+/// # Examples
+///
+/// A counter on process 0 that every process increments under an
+/// exclusive lock, while process 0 makes no call for it:
+///
+/// ```
+/// use bsplib::{LockKind, Window};
+/// let r = bsplib::run(3, |bsp| {
+///     let counter = Window::<u64>::new(bsp, 1)?;
+///     for _ in 0..10 {
+///         let mut l = counter.lock(bsp, 0, LockKind::Exclusive)?;
+///         let mut v = [0u64];
+///         l.get(0, &mut v)?;
+///         l.put(0, &[v[0] + 1])?;
+///     } // unlocked here
+///     bsp.sync()?;
+///     let total = counter.local(bsp)?[0];
+///     counter.free(bsp)?;
+///     Ok(total)
+/// })?;
+/// assert_eq!(r[0], 30);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub struct Window<T: Pod> {
+    owner: (u64, usize),
+    world: Arc<World>,
+    mem: Mem,
+    /// Elements of each process's memory.
+    lens: Vec<usize>,
+    _t: PhantomData<*mut T>,
+}
+
+impl<T: Pod> std::fmt::Debug for Window<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("pid", &self.owner.1)
+            .field("lens", &self.lens)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Pod> Window<T> {
+    /// Creates a window with `len` zeroed elements on this process.
+    /// Collective: every process calls it in the same superstep (with
+    /// its own length), which it ends like a collective (the puts, gets
+    /// and messages issued before it are executed by it).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CollectiveMismatch`] when some processes call it and
+    /// others sync or call another collective; [`ErrorKind::OutOfMemory`]
+    /// when a process's region of window memory (`BSPLIB_WINDOW_MEMORY`
+    /// bytes per process, 1 GiB up to 16 processes) has no room;
+    /// [`ErrorKind::Overflow`] for a length whose bytes overflow; as for
+    /// [`Bsp::sync`]. Any error stops the run.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is aligned to more than 64 bytes.
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `l` and 16 bytes to every other process
+    /// (`MPI_Win_allocate` and a barrier too on `mpi`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let lens = bsplib::run(2, |bsp| {
+    ///     let w = bsplib::Window::<f64>::new(bsp, 4 + bsp.pid())?;
+    ///     let n = (0..bsp.nprocs()).map(|q| w.len_of(q)).collect::<Vec<_>>();
+    ///     w.free(bsp)?;
+    ///     Ok(n)
+    /// })?;
+    /// assert_eq!(lens[0], [4, 5]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn new(bsp: &mut Bsp, len: usize) -> Result<Self, Error> {
+        const CALL: &str = "Window::new";
+        let loc = Some(SourceLocation::caller());
+        assert!(
+            std::mem::align_of::<T>() <= HEADER,
+            "Window: element types aligned to more than {HEADER} bytes are not supported"
+        );
+        let (world, bytes) = {
+            let p = bsp.process();
+            p.check_running(CALL, loc)?;
+            let bytes = len
+                .checked_mul(std::mem::size_of::<T>())
+                .filter(|&b| b <= isize::MAX as usize - 2 * HEADER)
+                .ok_or_else(|| p.fail(ErrorKind::Overflow { what: "length" }, CALL, loc))?;
+            (p.world.clone(), bytes)
+        };
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = world.rendezvous() {
+            let all = bsp.gather_to_as(None, &[bytes as u64], KIND_NEW, 0, loc)?;
+            let all = all.unwrap_or_default();
+            // The same limit as on shared memory, checked by everyone on
+            // everyone's length: no process calls MPI_Win_allocate unless
+            // all do (a failing MPI_Win_allocate would end the job).
+            let limit = crate::engine::window::per_process(all.len()) - HEADER;
+            if let Some(&big) = all.iter().find(|&&b| b as usize > limit) {
+                let p = bsp.process();
+                return Err(p.fail(
+                    ErrorKind::OutOfMemory {
+                        bytes: big as usize,
+                    },
+                    CALL,
+                    loc,
+                ));
+            }
+            let lens = lens_of::<T>(all.iter().copied());
+            let win = mpi.win_allocate(bytes);
+            return Ok(Window {
+                owner: bsp.owner(),
+                world,
+                mem: Mem::Mpi(win),
+                lens,
+                _t: PhantomData,
+            });
+        }
+        let (me, nprocs) = (bsp.pid(), bsp.nprocs());
+        let arena = world.window_arena();
+        let n = (HEADER + bytes).next_multiple_of(HEADER);
+        let mine = match &arena {
+            Ok(a) => bsp.process().windows.alloc(a.per(), n),
+            Err(_) => None,
+        };
+        if let (Ok(a), Some((off, used))) = (&arena, mine) {
+            // SAFETY: our own fresh allocation in our own region, which no
+            // other process knows of yet (the gather below tells them).
+            unsafe {
+                let head = a.region(me).add(off);
+                if used {
+                    std::ptr::write_bytes(head, 0, n);
+                } else {
+                    // Never used: zero already; the lock word only, to be
+                    // plain about it.
+                    (*head.cast::<AtomicU64>()).store(0, Ordering::Relaxed);
+                }
+            }
+        }
+        let sent = [mine.map_or(u64::MAX, |(off, _)| off as u64), bytes as u64];
+        let all = match bsp.gather_to_as(None, &sent, KIND_NEW, 0, loc) {
+            Ok(all) => all.unwrap_or_default(),
+            Err(e) => {
+                if let Some((off, _)) = mine {
+                    bsp.process().windows.free(off, n);
+                }
+                return Err(e);
+            }
+        };
+        let failed = (0..nprocs).find(|&q| all[2 * q] == u64::MAX);
+        let arena = match (arena, failed) {
+            (Ok(a), None) => a,
+            (arena, q) => {
+                let q = q.unwrap_or(me);
+                let mut p = bsp.process();
+                if let Some((off, _)) = mine {
+                    p.windows.free(off, n);
+                }
+                if let Err(why) = arena {
+                    return Err(p.fail(ErrorKind::Startup { detail: why }, CALL, loc));
+                }
+                return Err(p.fail(
+                    ErrorKind::OutOfMemory {
+                        bytes: all[2 * q + 1] as usize + HEADER,
+                    },
+                    CALL,
+                    loc,
+                ));
+            }
+        };
+        let heads = (0..nprocs)
+            .map(|q| arena.region(q).addr() + all[2 * q] as usize)
+            .collect();
+        let lens = lens_of::<T>((0..nprocs).map(|q| all[2 * q + 1]));
+        let offset = mine.map_or(0, |(off, _)| off);
+        Ok(Window {
+            owner: bsp.owner(),
+            world,
+            mem: Mem::Shared {
+                heads,
+                offset,
+                bytes: n,
+            },
+            lens,
+            _t: PhantomData,
+        })
+    }
+
+    /// Elements of this process's memory.
+    pub fn len(&self) -> usize {
+        self.lens[self.owner.1]
+    }
+
+    /// True when this process's memory has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements of process `pid`'s memory.
+    ///
+    /// # Panics
+    ///
+    /// If `pid` is not a process of the run.
+    pub fn len_of(&self, pid: usize) -> usize {
+        self.lens[pid]
+    }
+
+    /// Releases the window on every process. Collective, like
+    /// [`new`](Window::new): every process frees it in the same
+    /// superstep, which it ends; no lock of it can be held then (a lock
+    /// guard holds the handle).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ForeignArea`] with the handle of another process or
+    /// run; as for [`new`](Window::new).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `l`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    #[track_caller]
+    pub fn free(self, bsp: &mut Bsp) -> Result<(), Error> {
+        const CALL: &str = "Window::free";
+        let loc = Some(SourceLocation::caller());
+        self.own(bsp, CALL, loc)?;
+        bsp.gather_to_as(None, &[0u64], KIND_FREE, 0, loc)?;
+        match self.mem {
+            Mem::Shared { offset, bytes, .. } => {
+                let me = self.owner.1;
+                if let Ok(a) = self.world.window_arena() {
+                    a.release(me, offset, bytes);
+                }
+                bsp.process().windows.free(offset, bytes);
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => win.free(),
+        }
+        Ok(())
+    }
+
+    /// Locks process `pid`'s memory of the window, `Exclusive` (to read
+    /// and write) or `Shared` (to read, together with other readers),
+    /// waiting until the lock is free; `pid` makes no call for it. The
+    /// guard's transfers are complete when they return; dropping the
+    /// guard (or [`WinLock::unlock`]) releases the lock. The guard holds
+    /// the handle, so no other call (no sync, no second lock) can be made
+    /// while it lives: a process waits for at most one lock at a time,
+    /// and holds none while it waits (which is why locks cannot
+    /// deadlock).
+    ///
+    /// Exclusive holders take turns; waiting writers do not hold back new
+    /// readers (no queue).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::ForeignArea`];
+    /// [`ErrorKind::Stopped`] if the run stops while this process waits
+    /// (and [`ErrorKind::Deadline`] when the run's deadline passes).
+    ///
+    /// # BSP cost
+    ///
+    /// No superstep: about two latencies of the target's memory (a
+    /// compare-and-swap to lock, a store to unlock) on shared memory;
+    /// `MPI_Win_lock` / `MPI_Win_unlock` on `mpi`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    #[track_caller]
+    pub fn lock<'a>(
+        &'a self,
+        bsp: &'a mut Bsp,
+        pid: usize,
+        kind: LockKind,
+    ) -> Result<WinLock<'a, T>, Error> {
+        const CALL: &str = "Window::lock";
+        let loc = Some(SourceLocation::caller());
+        self.own(bsp, CALL, loc)?;
+        {
+            let p = bsp.process();
+            p.check_running(CALL, loc)?;
+            p.check_pid(crate::bsp::pid_arg(pid), CALL, loc)?;
+            self.acquire(&p, pid, kind == LockKind::Exclusive, CALL, loc)?;
+        }
+        Ok(WinLock {
+            win: self,
+            bsp,
+            pid,
+            exclusive: kind == LockKind::Exclusive,
+        })
+    }
+
+    /// This process's own memory, to read: a shared lock of it, held
+    /// until the view drops (remote writers wait meanwhile).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ForeignArea`]; [`ErrorKind::Stopped`] if the run
+    /// stops while this process waits for a remote writer.
+    ///
+    /// # BSP cost
+    ///
+    /// None: a lock of one's own memory.
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    #[track_caller]
+    pub fn local<'a>(&'a self, bsp: &'a Bsp) -> Result<Local<'a, T>, Error> {
+        const CALL: &str = "Window::local";
+        let loc = Some(SourceLocation::caller());
+        let me = self.owner.1;
+        self.own(bsp, CALL, loc)?;
+        self.acquire(&bsp.process(), me, false, CALL, loc)?;
+        // SAFETY: our own memory, `len` elements of `T` (aligned: the data
+        // starts `HEADER` bytes into a 64-byte aligned block on shared
+        // memory, and MPI's allocations are aligned for any basic type),
+        // read-locked until the view drops: nobody writes it meanwhile.
+        let data = unsafe { std::slice::from_raw_parts(self.data(me).cast::<T>(), self.len()) };
+        Ok(Local {
+            data,
+            hold: Hold {
+                win: self,
+                pid: me,
+                exclusive: false,
+            },
+        })
+    }
+
+    /// This process's own memory, to read and write: an exclusive lock of
+    /// it, held until the view drops (every remote access waits
+    /// meanwhile).
+    ///
+    /// # Errors
+    ///
+    /// As for [`local`](Window::local).
+    ///
+    /// # BSP cost
+    ///
+    /// None: a lock of one's own memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let mut w = bsplib::Window::<u32>::new(bsp, 2)?;
+    ///     w.local_mut(bsp)?.copy_from_slice(&[7, bsp.pid() as u32]);
+    ///     bsp.sync()?;
+    ///     let other = (bsp.pid() + 1) % 2;
+    ///     let mut got = [0u32; 2];
+    ///     w.lock(bsp, other, bsplib::LockKind::Shared)?.get(0, &mut got)?;
+    ///     bsp.sync()?;
+    ///     w.free(bsp)?;
+    ///     Ok(got)
+    /// })?;
+    /// assert_eq!(r, [[7, 1], [7, 0]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn local_mut<'a>(&'a mut self, bsp: &'a Bsp) -> Result<LocalMut<'a, T>, Error> {
+        const CALL: &str = "Window::local_mut";
+        let loc = Some(SourceLocation::caller());
+        let me = self.owner.1;
+        self.own(bsp, CALL, loc)?;
+        self.acquire(&bsp.process(), me, true, CALL, loc)?;
+        // SAFETY: as in `local`, write-locked until the view drops: nobody
+        // else reads or writes it meanwhile.
+        let data = unsafe { std::slice::from_raw_parts_mut(self.data(me).cast::<T>(), self.len()) };
+        Ok(LocalMut {
+            data,
+            hold: Hold {
+                win: self,
+                pid: me,
+                exclusive: true,
+            },
+        })
+    }
+
+    /// Fails unless `bsp` is the handle of the window's process and run.
+    fn own(&self, bsp: &Bsp, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.owner == bsp.owner() {
+            return Ok(());
+        }
+        let p = bsp.process();
+        Err(p.fail(
+            ErrorKind::ForeignArea {
+                created_run: self.owner.0,
+                created_pid: self.owner.1,
+                run: bsp.owner().0,
+            },
+            call,
+            loc,
+        ))
+    }
+
+    /// The first byte of `pid`'s data.
+    fn data(&self, pid: usize) -> *mut u8 {
+        match &self.mem {
+            Mem::Shared { heads, .. } => {
+                std::ptr::with_exposed_provenance_mut::<u8>(heads[pid]).wrapping_add(HEADER)
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => {
+                debug_assert_eq!(pid, self.owner.1);
+                win.base()
+            }
+        }
+    }
+
+    /// `pid`'s lock word (shared memory engines).
+    fn word(&self, pid: usize) -> &AtomicU64 {
+        match &self.mem {
+            // SAFETY: every process's block starts with its lock word,
+            // 64-byte aligned, in memory the run owns and keeps mapped
+            // for as long as this handle (which holds the run) lives;
+            // only ever accessed atomically.
+            Mem::Shared { heads, .. } => unsafe {
+                &*std::ptr::with_exposed_provenance::<AtomicU64>(heads[pid])
+            },
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(_) => unreachable!("mpi windows lock through MPI"),
+        }
+    }
+
+    /// Takes `pid`'s lock, waiting as long as it must (and the run lives).
+    fn acquire(
+        &self,
+        p: &Process,
+        pid: usize,
+        exclusive: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        #[cfg(feature = "mpi")]
+        if let Mem::Mpi(win) = &self.mem {
+            win.lock(pid, exclusive);
+            return Ok(());
+        }
+        let word = self.word(pid);
+        let mut tries = 0u32;
+        let mut since: Option<std::time::Instant> = None;
+        loop {
+            if lockword::try_lock(word, exclusive) {
+                return Ok(());
+            }
+            tries += 1;
+            if tries < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            // Two cores and more processes: let the holder run.
+            std::thread::yield_now();
+            if tries % 64 == 0 {
+                if self.world.is_stopped() {
+                    return Err(p.stopped(call, loc));
+                }
+                let t0 = *since.get_or_insert_with(std::time::Instant::now);
+                if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
+                    return Err(p.interrupted(Interrupt::Deadline, call, loc));
+                }
+            }
+        }
+    }
+
+    /// Releases `pid`'s lock.
+    fn release(&self, pid: usize, exclusive: bool) {
+        #[cfg(feature = "mpi")]
+        if let Mem::Mpi(win) = &self.mem {
+            win.unlock(pid);
+            return;
+        }
+        lockword::unlock(self.word(pid), exclusive);
+    }
+}
+
+/// The lock word of a window block (shared memory engines): bit 63 a
+/// writer, the bits below the readers. No queue.
+mod lockword {
+    use super::{AtomicU64, Ordering, WRITER};
+
+    /// One attempt at the lock; true if taken.
+    pub(super) fn try_lock(word: &AtomicU64, exclusive: bool) -> bool {
+        if exclusive {
+            return word
+                .compare_exchange_weak(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok();
+        }
+        if word.load(Ordering::Relaxed) & WRITER != 0 {
+            return false;
+        }
+        enter(word) || {
+            back_out(word);
+            false
+        }
+    }
+
+    /// A reader's increment; true if no writer held the lock.
+    pub(super) fn enter(word: &AtomicU64) -> bool {
+        word.fetch_add(1, Ordering::Acquire) & WRITER == 0
+    }
+
+    /// A reader that found a writer takes its increment back.
+    pub(super) fn back_out(word: &AtomicU64) {
+        word.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Releases what [`try_lock`] took. A subtraction, not a store of 0,
+    /// for the writer too: a reader that found the writer bit may have
+    /// added its 1 meanwhile, and takes it back itself ([`back_out`]).
+    pub(super) fn unlock(word: &AtomicU64, exclusive: bool) {
+        word.fetch_sub(if exclusive { WRITER } else { 1 }, Ordering::Release);
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_readers_passing_increment_survives_the_writers_release() {
+            let w = AtomicU64::new(0);
+            assert!(try_lock(&w, true));
+            // A reader saw the word free just before the writer took it,
+            // and adds its 1 now.
+            assert!(!enter(&w));
+            unlock(&w, true);
+            back_out(&w);
+            assert_eq!(w.load(Ordering::Relaxed), 0, "the word is free again");
+            assert!(try_lock(&w, false) && try_lock(&w, false));
+            assert!(!try_lock(&w, true), "readers hold it");
+            unlock(&w, false);
+            unlock(&w, false);
+            assert!(try_lock(&w, true));
+            assert!(!try_lock(&w, false) && !try_lock(&w, true));
+        }
+    }
+}
+
+/// Element counts from byte counts.
+fn lens_of<T>(bytes: impl Iterator<Item = u64>) -> Vec<usize> {
+    let size = std::mem::size_of::<T>().max(1);
+    bytes.map(|b| b as usize / size).collect()
+}
+
+/// A held lock, released on drop.
+struct Hold<'a, T: Pod> {
+    win: &'a Window<T>,
+    pid: usize,
+    exclusive: bool,
+}
+
+impl<T: Pod> Drop for Hold<'_, T> {
+    fn drop(&mut self) {
+        self.win.release(self.pid, self.exclusive);
+    }
+}
+
+/// A read view of this process's own window memory
+/// ([`Window::local`]), holding a shared lock of it.
+pub struct Local<'a, T: Pod> {
+    data: &'a [T],
+    hold: Hold<'a, T>,
+}
+
+impl<T: Pod> Deref for Local<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for Local<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Local")
+            .field("pid", &self.hold.pid)
+            .field("len", &self.data.len())
+            .finish()
+    }
+}
+
+/// A read-write view of this process's own window memory
+/// ([`Window::local_mut`]), holding an exclusive lock of it.
+pub struct LocalMut<'a, T: Pod> {
+    data: &'a mut [T],
+    hold: Hold<'a, T>,
+}
+
+impl<T: Pod> Deref for LocalMut<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.data
+    }
+}
+
+impl<T: Pod> DerefMut for LocalMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.data
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for LocalMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalMut")
+            .field("pid", &self.hold.pid)
+            .field("len", &self.data.len())
+            .finish()
+    }
+}
+
+/// A lock of one process's window memory ([`Window::lock`]); released
+/// when dropped or by [`unlock`](WinLock::unlock).
+pub struct WinLock<'a, T: Pod> {
+    win: &'a Window<T>,
+    bsp: &'a mut Bsp,
+    pid: usize,
+    exclusive: bool,
+}
+
+impl<T: Pod> std::fmt::Debug for WinLock<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WinLock")
+            .field("pid", &self.pid)
+            .field("exclusive", &self.exclusive)
+            .finish()
+    }
+}
+
+impl<'a, T: Pod> WinLock<'a, T> {
+    /// The handle this guard holds (for `pid()`, `nprocs()` ...).
+    pub fn bsp(&self) -> &Bsp {
+        self.bsp
+    }
+
+    /// Checks a transfer of `n` elements at `offset`, by a writer if
+    /// `write`; returns its byte offset and length.
+    fn check(
+        &self,
+        offset: usize,
+        n: usize,
+        write: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(usize, usize), Error> {
+        let size = std::mem::size_of::<T>();
+        let extent = self.win.lens[self.pid] * size;
+        let range = offset
+            .checked_mul(size)
+            .and_then(|o| Some((o, n.checked_mul(size)?)))
+            .filter(|&(o, b)| o.checked_add(b).is_some_and(|end| end <= extent));
+        let p = self.bsp.process();
+        let Some((off, bytes)) = range else {
+            return Err(p.fail(
+                ErrorKind::OutOfBounds {
+                    remote: self.pid,
+                    offset: offset.saturating_mul(size),
+                    nbytes: n.saturating_mul(size),
+                    extent,
+                },
+                call,
+                loc,
+            ));
+        };
+        if write && !self.exclusive {
+            return Err(p.fail(
+                ErrorKind::NoEpoch {
+                    detail: format!(
+                        "a write into the window of process {} under a shared lock (shared \
+                         locks read only: take an exclusive lock to write)",
+                        self.pid
+                    ),
+                },
+                call,
+                loc,
+            ));
+        }
+        Ok((off, bytes))
+    }
+
+    /// Writes `src` into the locked memory from element `offset`;
+    /// complete at the target when this returns. Needs an exclusive lock.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::OutOfBounds`] if the elements do not fit the target's
+    /// memory; [`ErrorKind::NoEpoch`] under a shared lock. Any error stops
+    /// the run.
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes copied (no superstep).
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    #[track_caller]
+    pub fn put(&mut self, offset: usize, src: &[T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let (off, bytes) = self.check(offset, src.len(), true, "WinLock::put", loc)?;
+        let src: &[u8] = bytemuck::cast_slice(src);
+        match &self.win.mem {
+            // SAFETY: in bounds (checked); the exclusive lock of `pid`'s
+            // memory is held: nobody else reads or writes these bytes.
+            Mem::Shared { .. } => unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), self.win.data(self.pid).add(off), bytes)
+            },
+            // SAFETY: in bounds; an epoch on `pid` is open.
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => unsafe { win.put(src, self.pid, off) },
+        }
+        Ok(())
+    }
+
+    /// Reads the locked memory from element `offset` into `dst`; complete
+    /// when this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::OutOfBounds`] if the elements do not fit the target's
+    /// memory. Any error stops the run.
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(dst)` bytes copied (on `mpi`, a round trip).
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    #[track_caller]
+    pub fn get(&mut self, offset: usize, dst: &mut [T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let (off, bytes) = self.check(offset, dst.len(), false, "WinLock::get", loc)?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        match &self.win.mem {
+            // SAFETY: in bounds; a lock of `pid`'s memory is held: nobody
+            // writes these bytes meanwhile.
+            Mem::Shared { .. } => unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.win.data(self.pid).add(off),
+                    dst.as_mut_ptr(),
+                    bytes,
+                )
+            },
+            // SAFETY: in bounds; an epoch on `pid` is open.
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => unsafe { win.get(dst, self.pid, off) },
+        }
+        Ok(())
+    }
+
+    /// Releases the lock (as dropping the guard does).
+    ///
+    /// # Errors
+    ///
+    /// None today; a `Result` so that an engine whose unlock can fail
+    /// reports it.
+    ///
+    /// # Examples
+    ///
+    /// See [`Window`].
+    pub fn unlock(self) -> Result<(), Error> {
+        drop(self);
+        Ok(())
+    }
+}
+
+impl<T: Element> WinLock<'_, T> {
+    /// Combines `src` into the locked memory from element `offset` with
+    /// `op` (`dst[offset + i] = dst[offset + i] op src[i]`), with the
+    /// library's own kernels (the same results as
+    /// [`Bsp::accumulate`]); complete when this returns. Needs an
+    /// exclusive lock, which makes it atomic.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AccumulateOperator`] if `op` is not defined on `T`;
+    /// as for [`put`](WinLock::put).
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes and `src.len()` operations (on `mpi`, a
+    /// get and a put).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{rma::Op, LockKind, Window};
+    /// let r = bsplib::run(4, |bsp| {
+    ///     let w = Window::<f64>::new(bsp, 2)?;
+    ///     let x = bsp.pid() as f64;
+    ///     w.lock(bsp, 0, LockKind::Exclusive)?.accumulate(0, &[x, 1.0], Op::Sum)?;
+    ///     bsp.sync()?;
+    ///     let v = w.local(bsp)?.to_vec();
+    ///     w.free(bsp)?;
+    ///     Ok(v)
+    /// })?;
+    /// assert_eq!(r[0], [6.0, 4.0]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn accumulate(&mut self, offset: usize, src: &[T], op: Op) -> Result<(), Error> {
+        const CALL: &str = "WinLock::accumulate";
+        let loc = Some(SourceLocation::caller());
+        if !op.is_defined_on(T::TYPE) {
+            let p = self.bsp.process();
+            return Err(p.fail(
+                ErrorKind::AccumulateOperator {
+                    op: op.name(),
+                    ty: T::TYPE.name(),
+                },
+                CALL,
+                loc,
+            ));
+        }
+        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
+        match &self.win.mem {
+            // SAFETY: in bounds; the exclusive lock is held; `src` holds
+            // `src.len()` elements of `T::TYPE`.
+            Mem::Shared { .. } => unsafe {
+                crate::rma::combine(
+                    T::TYPE,
+                    op,
+                    self.win.data(self.pid).add(off),
+                    src.as_ptr().cast(),
+                    src.len(),
+                )
+            },
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => {
+                let mut cur = vec![T::zeroed(); src.len()];
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut cur);
+                // SAFETY: in bounds; an exclusive epoch on `pid` is open,
+                // so nothing changes the range between the get and the
+                // put; `cur` holds `src.len()` elements of `T::TYPE`.
+                unsafe {
+                    win.get(bytes, self.pid, off);
+                    crate::rma::combine(
+                        T::TYPE,
+                        op,
+                        bytes.as_mut_ptr(),
+                        src.as_ptr().cast(),
+                        src.len(),
+                    );
+                    win.put(bytes, self.pid, off);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Pod> Drop for WinLock<'_, T> {
+    fn drop(&mut self) {
+        self.win.release(self.pid, self.exclusive);
+    }
+}

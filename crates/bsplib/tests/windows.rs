@@ -1,0 +1,399 @@
+//! Windows (`bsplib::Window`, design in `src/ONE_SIDED.md` section 9):
+//! passive-target locks straight into another process's memory, with no
+//! call of its owner; local views that take the same lock; every engine
+//! and process count.
+
+mod common;
+
+use bsplib::rma::Op;
+use bsplib::{ErrorKind, LockKind, Window};
+use common::{expect_error, lcg, scenario};
+
+#[test]
+fn counters_incremented_under_exclusive_locks_by_everyone_are_exact() {
+    const ROUNDS: u64 = 200;
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let w = Window::<u64>::new(bsp, p)?;
+        // Every process increments counter `me` of every process.
+        for round in 0..ROUNDS {
+            for k in 0..p {
+                let t = (me + k + round as usize) % p;
+                let mut l = w.lock(bsp, t, LockKind::Exclusive)?;
+                let mut v = [0u64; 1];
+                l.get(me, &mut v)?;
+                l.put(me, &[v[0] + 1])?;
+                // A counter every process bumps: read-modify-write must
+                // not lose updates.
+                let mut all = [0u64; 1];
+                l.get(0, &mut all)?;
+                if me != 0 {
+                    l.put(0, &[all[0] + 1])?;
+                }
+            }
+        }
+        bsp.sync()?;
+        {
+            let v = w.local(bsp)?;
+            let want_0 = ROUNDS + ROUNDS * (p as u64 - 1);
+            check_eq!(bsp, v[0], want_0);
+            for (q, &x) in v.iter().enumerate().skip(1) {
+                check_eq!(bsp, (q, x), (q, ROUNDS));
+            }
+        }
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn the_target_makes_no_call_while_others_lock_and_write_its_memory() {
+    // Process 0 only looks at its own memory (local views) until every
+    // other process has written its flag there: no sync, no library call
+    // that could serve anything. A lock that needed the target's help
+    // would hang here.
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let w = Window::<u32>::new(bsp, p)?;
+        if me == 0 {
+            loop {
+                let v = w.local(bsp)?;
+                if v[1..].iter().all(|&f| f == 7) {
+                    break;
+                }
+                drop(v);
+                std::thread::yield_now();
+            }
+        } else {
+            let mut l = w.lock(bsp, 0, LockKind::Exclusive)?;
+            l.put(me, &[7])?;
+        }
+        bsp.sync()?;
+        if me == 0 {
+            let v = w.local(bsp)?.to_vec();
+            check_eq!(bsp, v[1..].to_vec(), vec![7u32; p - 1]);
+        }
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn billboard_of_random_shared_reads_and_exclusive_writes_never_tears() {
+    // Each process's billboard holds records of 16 words, each written
+    // whole with one value under an exclusive lock; readers under shared
+    // locks must never see a record with two values; at the end every
+    // record holds the value of its last writer, and the owner counts.
+    const WORDS: usize = 16;
+    const RECORDS: usize = 8;
+    const OPS: usize = 300;
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let mut w = Window::<u64>::new(bsp, RECORDS * WORDS + p)?;
+        let mut next = lcg(0x5eed + me as u64);
+        let mut writes = vec![0u64; p];
+        for _ in 0..OPS {
+            let t = (next() % p as u64) as usize;
+            let r = (next() % RECORDS as u64) as usize;
+            if next() % 3 == 0 {
+                let mut l = w.lock(bsp, t, LockKind::Exclusive)?;
+                let v = (me as u64) << 32 | next() & 0xffff_ffff;
+                l.put(r * WORDS, &[v; WORDS])?;
+                // This writer's count, at the end of the billboard.
+                let mut c = [0u64];
+                l.get(RECORDS * WORDS + me, &mut c)?;
+                l.put(RECORDS * WORDS + me, &[c[0] + 1])?;
+                writes[t] += 1;
+            } else {
+                let mut l = w.lock(bsp, t, LockKind::Shared)?;
+                let mut rec = [0u64; WORDS];
+                l.get(r * WORDS, &mut rec)?;
+                drop(l);
+                check!(bsp, rec.iter().all(|&x| x == rec[0]), "torn record {rec:?}");
+            }
+            if next() % 8 == 0 {
+                // The owner rewrites a record of its own too.
+                let mut v = w.local_mut(bsp)?;
+                let r = (next() % RECORDS as u64) as usize;
+                let x = (me as u64) << 32 | 0xffff;
+                v[r * WORDS..(r + 1) * WORDS].fill(x);
+            }
+        }
+        // Everyone's per-target counts, gathered to check the counters.
+        let all = bsp.all_gather(&writes)?;
+        let v = w.local(bsp)?.to_vec();
+        for q in 0..p {
+            check_eq!(bsp, (q, v[RECORDS * WORDS + q]), (q, all[q * p + me]));
+        }
+        for r in 0..RECORDS {
+            let rec = &v[r * WORDS..(r + 1) * WORDS];
+            check!(bsp, rec.iter().all(|&x| x == rec[0]), "torn record {rec:?}");
+            check!(bsp, (rec[0] >> 32) < p as u64 || rec[0] == 0);
+        }
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn histogram_of_lock_accumulates_is_exact() {
+    const BINS: usize = 10;
+    const SAMPLES: usize = 500;
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let w = Window::<u64>::new(bsp, BINS)?;
+        let mut mine = vec![0u64; p * BINS];
+        let mut next = lcg(77 + me as u64);
+        for _ in 0..SAMPLES {
+            let x = next() % (p * BINS) as u64;
+            let (t, b) = (x as usize / BINS, x as usize % BINS);
+            w.lock(bsp, t, LockKind::Exclusive)?
+                .accumulate(b, &[1], Op::Sum)?;
+            mine[x as usize] += 1;
+        }
+        let all = bsp.all_gather(&mine)?;
+        let got = w.local(bsp)?.to_vec();
+        for (b, &count) in got.iter().enumerate() {
+            let want: u64 = (0..p).map(|q| all[q * p * BINS + me * BINS + b]).sum();
+            check_eq!(bsp, (b, count), (b, want));
+        }
+        let total: u64 = bsp.all_gather(&[got.iter().sum::<u64>()])?.iter().sum();
+        check_eq!(bsp, total as usize, p * SAMPLES);
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn windows_of_different_lengths_made_and_freed_again_start_zeroed() {
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        for round in 0..30usize {
+            let len = 1 + (round * 37 + me * 11) % 5000;
+            let mut w = Window::<u32>::new(bsp, len)?;
+            for q in 0..p {
+                check_eq!(bsp, w.len_of(q), 1 + (round * 37 + q * 11) % 5000);
+            }
+            check!(bsp, w.local(bsp)?.iter().all(|&x| x == 0), "not zeroed");
+            w.local_mut(bsp)?.fill(round as u32 + 1);
+            // A second window alive at once, so the regions interleave.
+            let w2 = Window::<u8>::new(bsp, 100 + round)?;
+            let t = (me + 1) % p;
+            let mut got = vec![0u32; w.len_of(t)];
+            w.lock(bsp, t, LockKind::Shared)?.get(0, &mut got)?;
+            check!(bsp, got.iter().all(|&x| x == round as u32 + 1));
+            bsp.sync()?;
+            w.free(bsp)?;
+            if round % 2 == 0 {
+                w2.free(bsp)?;
+            } // else: dropped, its memory kept until the run ends
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn a_window_of_floats_takes_min_max_and_products_like_accumulate() {
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let mut w = Window::<f64>::new(bsp, 3)?;
+        w.local_mut(bsp)?
+            .copy_from_slice(&[1.0, f64::INFINITY, f64::NEG_INFINITY]);
+        bsp.sync()?;
+        for t in 0..p {
+            let x = (me + 2) as f64;
+            let mut l = w.lock(bsp, t, LockKind::Exclusive)?;
+            l.accumulate(0, &[x], Op::Product)?;
+            l.accumulate(1, &[x], Op::Min)?;
+            l.accumulate(2, &[x], Op::Max)?;
+        }
+        bsp.sync()?;
+        let prod: f64 = (0..p).map(|q| (q + 2) as f64).product();
+        let v = w.local(bsp)?.to_vec();
+        check_eq!(bsp, v, vec![prod, 2.0, (p + 1) as f64]);
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn a_write_under_a_shared_lock_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let w = Window::<u64>::new(bsp, 4)?;
+            let mut l = w.lock(bsp, 0, LockKind::Shared)?;
+            l.put(0, &[1])?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "WinLock::put", "{e}");
+            assert!(e.to_string().contains("shared lock"), "{e}");
+            assert!(e
+                .location()
+                .is_some_and(|l| l.file().ends_with("windows.rs")));
+        },
+    );
+}
+
+#[test]
+fn a_transfer_beyond_the_targets_memory_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            // Process 1 has fewer elements than the others.
+            let len = if bsp.pid() == 1 { 3 } else { 10 };
+            let w = Window::<u32>::new(bsp, len)?;
+            if bsp.pid() == 0 {
+                let mut l = w.lock(bsp, 1, LockKind::Exclusive)?;
+                l.put(2, &[1, 2])?;
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(
+                matches!(
+                    e.kind(),
+                    ErrorKind::OutOfBounds {
+                        remote: 1,
+                        offset: 8,
+                        nbytes: 8,
+                        extent: 12
+                    }
+                ),
+                "{e}"
+            );
+            assert_eq!(e.pid(), 0);
+            assert_eq!(e.call(), "WinLock::put");
+        },
+    );
+}
+
+#[test]
+fn an_operator_undefined_on_the_type_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let w = Window::<f32>::new(bsp, 1)?;
+            w.lock(bsp, 0, LockKind::Exclusive)?
+                .accumulate(0, &[1.0], Op::BitXor)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::AccumulateOperator { .. }),
+                "{e}"
+            );
+            assert_eq!(e.call(), "WinLock::accumulate");
+        },
+    );
+}
+
+#[test]
+fn a_lock_of_a_process_that_does_not_exist_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let w = Window::<u8>::new(bsp, 1)?;
+            let p = bsp.nprocs();
+            w.lock(bsp, p, LockKind::Shared)?;
+            Ok(())
+        },
+        |n, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::PidOutOfRange { pid, nprocs } if *pid == n as i64 && *nprocs == n),
+                "{e}"
+            );
+            assert_eq!(e.call(), "Window::lock");
+        },
+    );
+}
+
+#[test]
+fn a_window_made_by_some_processes_only_fails_the_run_naming_both_calls() {
+    expect_error(
+        2,
+        |bsp| {
+            if bsp.pid() == 1 {
+                bsp.sync()?;
+            } else {
+                Window::<u8>::new(bsp, 1)?.free(bsp)?;
+            }
+            Ok(())
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::CollectiveMismatch { .. }),
+                "{e}"
+            );
+            let s = e.to_string();
+            assert!(s.contains("Window::new"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_window_too_large_for_the_region_is_an_error_not_a_crash() {
+    // 2^40 bytes: more than any process's region of window memory.
+    expect_error(
+        1,
+        |bsp| {
+            Window::<u64>::new(bsp, 1 << 37)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(
+                matches!(
+                    e.kind(),
+                    ErrorKind::OutOfMemory { .. } | ErrorKind::Startup { .. }
+                ),
+                "{e}"
+            );
+            assert_eq!(e.call(), "Window::new");
+        },
+    );
+}
+
+#[test]
+fn the_readme_example_of_windows() {
+    // README, "Windows": a histogram of hits in every process's bins.
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let hits = Window::<u64>::new(bsp, 8)?;
+        for i in 0..100u64 {
+            let (t, bin) = ((i % p as u64) as usize, (i % 8) as usize);
+            hits.lock(bsp, t, LockKind::Exclusive)?
+                .accumulate(bin, &[1], Op::Sum)?;
+        }
+        bsp.sync()?;
+        let mine: u64 = hits.local(bsp)?.iter().sum();
+        hits.free(bsp)?;
+        let per_origin = (0..100u64).filter(|i| i % p as u64 == me as u64).count();
+        check_eq!(bsp, mine as usize, p * per_origin);
+        Ok(())
+    });
+}
+
+#[test]
+fn readers_and_writers_hammering_one_lock_leave_it_free() {
+    // Everyone on process 0's lock at once, half shared, half exclusive:
+    // a reader's passing increment while a writer holds must survive the
+    // writer's release (an early version wiped it and locked the word for
+    // ever). Afterwards the owner can still take it exclusively.
+    const OPS: usize = 3000;
+    scenario(|bsp| {
+        let me = bsp.pid();
+        let mut w = Window::<u64>::new(bsp, 2)?;
+        let mut next = lcg(99 + me as u64);
+        for _ in 0..OPS {
+            if next() % 2 == 0 {
+                let mut l = w.lock(bsp, 0, LockKind::Exclusive)?;
+                l.put(0, &[me as u64, me as u64])?;
+            } else {
+                let mut v = [0u64; 2];
+                w.lock(bsp, 0, LockKind::Shared)?.get(0, &mut v)?;
+                check_eq!(bsp, v[0], v[1]);
+            }
+        }
+        bsp.sync()?;
+        let v = w.local_mut(bsp)?.to_vec();
+        check_eq!(bsp, v[0], v[1]);
+        w.free(bsp)
+    });
+}
