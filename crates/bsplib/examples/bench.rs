@@ -67,7 +67,8 @@
 //! l. One-sided synchronisation (`bsplib::epoch`), threads: a ring
 //!    neighbour exchange (every process puts one word into its right
 //!    neighbour's area) with post/start/complete/wait against the same
-//!    exchange with a `sync`, at p = 8 and 64 (quick: 8); and the latency
+//!    exchange with a `sync`, and with a `Window` epoch (counters in shared
+//!    memory), at p = 2, 8 and 64 (quick: 8); and the latency
 //!    of lock / put 8 bytes / unlock of another process's area (which
 //!    waits in its sync meanwhile) and of this process's own, against an
 //!    uncontended `std::sync::Mutex` lock, 8-byte store and unlock; the
@@ -1108,6 +1109,39 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
     Ok(first(results))
 }
 
+/// Seconds per round of the ring exchange of [`bench_ring`] with a
+/// [`bsplib::Window`] epoch (counters in shared memory) on `engine`.
+fn bench_ring_window(engine: Engine, p: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
+    let rounds: usize = match (cfg.quick, p > 16) {
+        (true, _) => 300,
+        (false, false) => 3000,
+        (false, true) => 600,
+    };
+    let results = Runtime::new(p).engine(engine).run_portable(move |bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let (left, right) = ((me + p - 1) % p, (me + 1) % p);
+        let mut w = bsplib::Window::<u64>::new(bsp, 1)?;
+        let mut out = Vec::new();
+        for round in 0..=1 {
+            bsp.sync()?;
+            let n = if round == 0 { rounds / 10 } else { rounds };
+            let t0 = Instant::now();
+            for i in 0..n {
+                let mut e = w.epoch(bsp, &[left], &[right])?;
+                e.put(right, 0, &[i as u64])?;
+                e.wait()?;
+            }
+            if round > 0 {
+                out.push(t0.elapsed().as_secs_f64() / n as f64);
+            }
+        }
+        black_box(w.local(bsp)?[0]);
+        w.free(bsp)?;
+        Ok(out)
+    })?;
+    Ok(first(results))
+}
+
 /// Seconds per lock / put of 8 bytes / unlock by process 0 of p = 2, on
 /// process 1's area (which waits in its sync meanwhile) or on its own.
 fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
@@ -1877,16 +1911,25 @@ fn run_all(cfg: &Config) -> Result<(), Box<dyn std::error::Error>> {
         let ps: &[usize] = if cfg.quick { &[8] } else { &[2, 8, 64] };
         for &p in ps {
             eprintln!("[bench] threads: ring exchange, post/start/complete/wait and sync, p = {p}");
-            let (mut pscw, mut sync) = (vec![], vec![]);
+            let (mut pscw, mut sync, mut win) = (vec![], vec![], vec![]);
             for _ in 0..cfg.reps {
                 pscw.extend(bench_ring(p, true, cfg)?);
                 sync.extend(bench_ring(p, false, cfg)?);
+                win.extend(bench_ring_window(Engine::Threads, p, cfg)?);
             }
+            let sync = us_stats(&sync);
             rows.push(Row {
                 name: format!("ring exchange, post/start/complete/wait, p={p}"),
                 unit: "us/round",
                 value: us_stats(&pscw),
-                baseline: Some((format!("the same with sync, p={p}"), us_stats(&sync))),
+                baseline: Some((format!("the same with sync, p={p}"), sync)),
+                target: Target::AtMost(1.0, "sync (faster, more so as p grows)"),
+            });
+            rows.push(Row {
+                name: format!("ring exchange, Window epoch, p={p}"),
+                unit: "us/round",
+                value: us_stats(&win),
+                baseline: Some((format!("the same with sync, p={p}"), sync)),
                 target: Target::AtMost(1.0, "sync (faster, more so as p grows)"),
             });
         }

@@ -111,4 +111,4 @@ pub use error::{Error, ErrorKind, SourceLocation};
 pub use hints::Hints;
 pub use runtime::{available_processes, run, Engine, Runtime};
 pub use strided::{Piece, Strided};
-pub use window::{Local, LocalMut, WinLock, Window};
+pub use window::{Local, LocalMut, WinEpoch, WinLock, Window};

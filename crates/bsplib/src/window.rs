@@ -19,9 +19,17 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
 use crate::rma::{Element, Op};
 
-/// Bytes before a window's data in its region: the lock word, on a cache
-/// line of its own; also the largest element alignment a window takes.
+/// The lock word's cache line at the head of a window's block; also the
+/// largest element alignment a window takes. The epochs' counters follow
+/// ([`header`]), then the data.
 const HEADER: usize = 64;
+
+/// Bytes before a window's data in its block, for `nprocs` processes: the
+/// lock word's line, then `posts[q]` (posts of process `q` to this one)
+/// and `dones[q]` (completions of process `q` here), rounded to a line.
+fn header(nprocs: usize) -> usize {
+    HEADER + (16 * nprocs).next_multiple_of(HEADER)
+}
 /// The lock word's writer bit; the bits below count the readers.
 const WRITER: u64 = 1 << 63;
 
@@ -76,8 +84,9 @@ impl Regions {
 
 /// Where a window's memory is.
 enum Mem {
-    /// `threads`, `serial`, `processes`: each process's lock word (its
-    /// data follows, [`HEADER`] bytes on), and our own allocation.
+    /// `threads`, `serial`, `processes`: the address of each process's
+    /// block (its lock word, counters and data: [`header`]), and our own
+    /// allocation.
     Shared {
         heads: Vec<usize>,
         offset: usize,
@@ -141,6 +150,12 @@ pub struct Window<T: Pod> {
     mem: Mem,
     /// Elements of each process's memory.
     lens: Vec<usize>,
+    /// Shared memory: bytes before the data of a block ([`header`]).
+    header: usize,
+    /// Shared memory: per process `q`, the epochs this process started
+    /// on `q`, and the exposure epochs it waited for `q` to complete.
+    started: std::cell::RefCell<Vec<u64>>,
+    waited: std::cell::RefCell<Vec<u64>>,
     _t: PhantomData<*mut T>,
 }
 
@@ -213,7 +228,7 @@ impl<T: Pod> Window<T> {
             // The same limit as on shared memory, checked by everyone on
             // everyone's length: no process calls MPI_Win_allocate unless
             // all do (a failing MPI_Win_allocate would end the job).
-            let limit = crate::engine::window::per_process(all.len()) - HEADER;
+            let limit = crate::engine::window::per_process(all.len()) - header(all.len());
             if let Some(&big) = all.iter().find(|&&b| b as usize > limit) {
                 let p = bsp.process();
                 return Err(p.fail(
@@ -231,12 +246,16 @@ impl<T: Pod> Window<T> {
                 world,
                 mem: Mem::Mpi(win),
                 lens,
+                header: 0,
+                started: Default::default(),
+                waited: Default::default(),
                 _t: PhantomData,
             });
         }
         let (me, nprocs) = (bsp.pid(), bsp.nprocs());
         let arena = world.window_arena();
-        let n = (HEADER + bytes).next_multiple_of(HEADER);
+        let head = header(nprocs);
+        let n = (head + bytes).next_multiple_of(HEADER);
         let mine = match &arena {
             Ok(a) => bsp.process().windows.alloc(a.per(), n),
             Err(_) => None,
@@ -249,9 +268,7 @@ impl<T: Pod> Window<T> {
                 if used {
                     std::ptr::write_bytes(head, 0, n);
                 } else {
-                    // Never used: zero already; the lock word only, to be
-                    // plain about it.
-                    (*head.cast::<AtomicU64>()).store(0, Ordering::Relaxed);
+                    // Never used: zero already.
                 }
             }
         }
@@ -279,7 +296,7 @@ impl<T: Pod> Window<T> {
                 }
                 return Err(p.fail(
                     ErrorKind::OutOfMemory {
-                        bytes: all[2 * q + 1] as usize + HEADER,
+                        bytes: all[2 * q + 1] as usize + head,
                     },
                     CALL,
                     loc,
@@ -300,6 +317,9 @@ impl<T: Pod> Window<T> {
                 bytes: n,
             },
             lens,
+            header: head,
+            started: std::cell::RefCell::new(vec![0; nprocs]),
+            waited: std::cell::RefCell::new(vec![0; nprocs]),
             _t: PhantomData,
         })
     }
@@ -435,7 +455,7 @@ impl<T: Pod> Window<T> {
         self.own(bsp, CALL, loc)?;
         self.acquire(&bsp.process(), me, false, CALL, loc)?;
         // SAFETY: our own memory, `len` elements of `T` (aligned: the data
-        // starts `HEADER` bytes into a 64-byte aligned block on shared
+        // starts a multiple of 64 bytes into a 64-byte aligned block on shared
         // memory, and MPI's allocations are aligned for any basic type),
         // read-locked until the view drops: nobody writes it meanwhile.
         let data = unsafe { std::slice::from_raw_parts(self.data(me).cast::<T>(), self.len()) };
@@ -519,7 +539,7 @@ impl<T: Pod> Window<T> {
     fn data(&self, pid: usize) -> *mut u8 {
         match &self.mem {
             Mem::Shared { heads, .. } => {
-                std::ptr::with_exposed_provenance_mut::<u8>(heads[pid]).wrapping_add(HEADER)
+                std::ptr::with_exposed_provenance_mut::<u8>(heads[pid]).wrapping_add(self.header)
             }
             #[cfg(feature = "mpi")]
             Mem::Mpi(win) => {
@@ -542,6 +562,247 @@ impl<T: Pod> Window<T> {
             #[cfg(feature = "mpi")]
             Mem::Mpi(_) => unreachable!("mpi windows lock through MPI"),
         }
+    }
+
+    /// Counter `which` (0: posts, 1: dones) of process `from` in `pid`'s
+    /// block (shared memory engines).
+    fn counter(&self, pid: usize, which: usize, from: usize) -> &AtomicU64 {
+        let n = self.lens.len();
+        match &self.mem {
+            // SAFETY: the counters lie between the lock word's line and
+            // the data ([`header`]), 8-byte aligned, in memory the run
+            // keeps mapped while this handle lives; only ever accessed
+            // atomically.
+            Mem::Shared { heads, .. } => unsafe {
+                &*std::ptr::with_exposed_provenance::<AtomicU64>(
+                    heads[pid] + HEADER + 8 * (which * n + from),
+                )
+            },
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(_) => unreachable!("mpi windows count epochs in MPI"),
+        }
+    }
+
+    /// Waits until every `(q, counter, want)` of `awaited` has its
+    /// counter at `want` or more (shared memory engines). Fails when the
+    /// run stops, at its deadline, or when some `q` ended or waits in
+    /// the sync of this superstep (it can then never count), naming
+    /// `what` it did not do.
+    fn await_counts(
+        &self,
+        p: &Process,
+        awaited: &[(usize, &AtomicU64, u64)],
+        what: &str,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let done = || {
+            awaited
+                .iter()
+                .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want)
+        };
+        let mut tries = 0u32;
+        let mut since: Option<std::time::Instant> = None;
+        let mut suspect: Option<(usize, std::time::Instant)> = None;
+        while !done() {
+            tries += 1;
+            if tries < 64 {
+                std::hint::spin_loop();
+                continue;
+            }
+            std::thread::yield_now();
+            if tries % 64 != 0 {
+                continue;
+            }
+            if self.world.is_stopped() {
+                return Err(p.stopped(call, loc));
+            }
+            let t0 = *since.get_or_insert_with(std::time::Instant::now);
+            if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
+                return Err(p.interrupted(Interrupt::Deadline, call, loc));
+            }
+            if !self.world.board_shared() {
+                continue;
+            }
+            let board = self.world.board();
+            let mut now = None;
+            for &(q, c, want) in awaited {
+                if c.load(Ordering::Acquire) >= want {
+                    continue;
+                }
+                let (step, state) = board.get(q);
+                if state == crate::engine::board::State::Ended {
+                    now = Some((q, "ended"));
+                    break;
+                }
+                if state == crate::engine::board::State::Syncing && step == p.superstep {
+                    now = now.or(Some((q, "entered its sync")));
+                }
+            }
+            // A process seen in its sync (or ended) may have counted just
+            // before: the board is written without ordering, so a grace
+            // period before the verdict.
+            suspect = match (now, suspect) {
+                (Some((q, did)), Some((s, t))) if q == s => {
+                    if t.elapsed() > std::time::Duration::from_millis(100) && !done() {
+                        return Err(p.fail(
+                            ErrorKind::EpochUnmatched {
+                                detail: format!("process {q} {did} without {what}"),
+                            },
+                            call,
+                            loc,
+                        ));
+                    }
+                    Some((s, t))
+                }
+                (Some((q, _)), _) => Some((q, std::time::Instant::now())),
+                (None, _) => None,
+            };
+        }
+        Ok(())
+    }
+
+    /// Opens an epoch on this window: exposes this process's memory to
+    /// `origins` (MPI's `MPI_Win_post`) and accesses the memory of
+    /// `targets` (`MPI_Win_start`: waits until each of them posted to
+    /// this process); either group may be empty. Only the members of the
+    /// groups synchronise: a ring of `p` processes exchanging with their
+    /// neighbours pays for two neighbours, not a barrier of `p`.
+    ///
+    /// The guard's [`put`](WinEpoch::put) and [`get`](WinEpoch::get)
+    /// reach the targets; [`complete`](WinEpoch::complete) ends the
+    /// access (the targets' `wait` can return), [`wait`](WinEpoch::wait)
+    /// completes and then waits until every origin completed (their puts
+    /// are in this process's memory then), [`test`](WinEpoch::test) does
+    /// so without blocking; dropping the guard completes and waits. The
+    /// guard holds the window mutably (no local view while the memory is
+    /// exposed) and the handle (no sync inside an epoch). Each put and
+    /// get also takes the target's lock for its copy, so two origins, or
+    /// an origin and a lock holder, never write one byte at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::ForeignArea`];
+    /// [`ErrorKind::EpochUnmatched`] when a target ends or waits in its
+    /// sync without posting to this process (found from the status board
+    /// within about 100 ms on `threads` and `processes`; on `mpi` by the
+    /// run's deadline), or when this process is among the targets but not
+    /// among the origins (nobody else can post to it);
+    /// [`ErrorKind::Stopped`].
+    ///
+    /// # BSP cost
+    ///
+    /// No superstep: a post is one counter increment in each origin's
+    /// memory (`MPI_Win_post` on `mpi`), a start waits for one from each
+    /// target, `complete` and `wait` the same the other way: `c·(k + m)`
+    /// for `k` origins and `m` targets, `c` the latency of one counter,
+    /// plus the bytes.
+    ///
+    /// # Examples
+    ///
+    /// A ring: each process puts its id into its right neighbour's memory,
+    /// synchronising with its two neighbours only.
+    ///
+    /// ```
+    /// let r = bsplib::run(4, |bsp| {
+    ///     let (me, p) = (bsp.pid(), bsp.nprocs());
+    ///     let (left, right) = ((me + p - 1) % p, (me + 1) % p);
+    ///     let mut w = bsplib::Window::<u64>::new(bsp, 1)?;
+    ///     let mut e = w.epoch(bsp, &[left], &[right])?;
+    ///     e.put(right, 0, &[me as u64])?;
+    ///     e.wait()?; // my put is done, and my left neighbour's is here
+    ///     let got = w.local(bsp)?[0];
+    ///     w.free(bsp)?;
+    ///     Ok(got)
+    /// })?;
+    /// assert_eq!(r, [3, 0, 1, 2]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn epoch<'a>(
+        &'a mut self,
+        bsp: &'a mut Bsp,
+        origins: &[usize],
+        targets: &[usize],
+    ) -> Result<WinEpoch<'a, T>, Error> {
+        const CALL: &str = "Window::epoch";
+        let loc = Some(SourceLocation::caller());
+        self.own(bsp, CALL, loc)?;
+        let group = |pids: &[usize]| -> Result<Vec<usize>, Error> {
+            let p = bsp.process();
+            let mut g = Vec::with_capacity(pids.len());
+            for &q in pids {
+                g.push(p.check_pid(crate::bsp::pid_arg(q), CALL, loc)?);
+            }
+            g.sort_unstable();
+            g.dedup();
+            Ok(g)
+        };
+        let (origins, targets) = (group(origins)?, group(targets)?);
+        let win: &'a Window<T> = self;
+        {
+            let p = bsp.process();
+            p.check_running(CALL, loc)?;
+            let me = p.pid;
+            // Only this call could post to this process itself: a start
+            // on itself without it would wait for ever.
+            if targets.binary_search(&me).is_ok() && origins.binary_search(&me).is_err() {
+                return Err(p.fail(
+                    ErrorKind::EpochUnmatched {
+                        detail: format!(
+                            "process {me} starts an access epoch to itself without posting to \
+                             itself in the same call (name it among the origins too)"
+                        ),
+                    },
+                    CALL,
+                    loc,
+                ));
+            }
+            match &win.mem {
+                Mem::Shared { .. } => {
+                    for &o in &origins {
+                        win.counter(o, 0, me).fetch_add(1, Ordering::Release);
+                    }
+                    let mut started = win.started.borrow_mut();
+                    let awaited: Vec<(usize, &AtomicU64, u64)> = targets
+                        .iter()
+                        .map(|&t| (t, win.counter(me, 0, t), started[t] + 1))
+                        .collect();
+                    win.await_counts(
+                        &p,
+                        &awaited,
+                        "posting an exposure epoch to this process (a start to a process that \
+                         never posts)",
+                        CALL,
+                        loc,
+                    )?;
+                    for &t in &targets {
+                        started[t] += 1;
+                    }
+                }
+                #[cfg(feature = "mpi")]
+                Mem::Mpi(w) => {
+                    if !origins.is_empty() {
+                        w.post(&origins);
+                    }
+                    if !targets.is_empty() {
+                        w.start(&targets);
+                    }
+                }
+            }
+        }
+        Ok(WinEpoch {
+            access: !targets.is_empty(),
+            exposure: !origins.is_empty(),
+            win,
+            bsp,
+            origins,
+            targets,
+            #[cfg(feature = "mpi")]
+            staged: Vec::new(),
+            #[cfg(feature = "mpi")]
+            gets: Vec::new(),
+        })
     }
 
     /// Takes `pid`'s lock, waiting as long as it must (and the run lives).
@@ -972,5 +1233,374 @@ impl<T: Element> WinLock<'_, T> {
 impl<T: Pod> Drop for WinLock<'_, T> {
     fn drop(&mut self) {
         self.win.release(self.pid, self.exclusive);
+    }
+}
+
+/// An epoch of post/start/complete/wait on a window ([`Window::epoch`]):
+/// an exposure epoch to its origins and an access epoch to its targets.
+/// Dropping it completes and waits.
+pub struct WinEpoch<'a, T: Pod> {
+    win: &'a Window<T>,
+    bsp: &'a mut Bsp,
+    origins: Vec<usize>,
+    targets: Vec<usize>,
+    /// The access epoch is open (started, not completed).
+    access: bool,
+    /// The exposure epoch is open (posted, not waited for).
+    exposure: bool,
+    /// `mpi`: the sources of this epoch's puts, until `complete`.
+    #[cfg(feature = "mpi")]
+    staged: Vec<Box<[u8]>>,
+    /// `mpi`: this epoch's gets, landing in the first buffer, copied into
+    /// the destination at `complete`.
+    #[cfg(feature = "mpi")]
+    gets: Vec<(Box<[u8]>, &'a mut [T])>,
+}
+
+impl<T: Pod> std::fmt::Debug for WinEpoch<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WinEpoch")
+            .field("origins", &self.origins)
+            .field("targets", &self.targets)
+            .field("access", &self.access)
+            .field("exposure", &self.exposure)
+            .finish()
+    }
+}
+
+impl<'a, T: Pod> WinEpoch<'a, T> {
+    /// The handle this guard holds (for `pid()`, `nprocs()` ...).
+    pub fn bsp(&self) -> &Bsp {
+        self.bsp
+    }
+
+    /// Checks a transfer to `pid` of `n` elements at `offset` in the
+    /// open access epoch; its byte offset and length.
+    fn check(
+        &self,
+        pid: usize,
+        offset: usize,
+        n: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(usize, usize), Error> {
+        let p = self.bsp.process();
+        p.check_running(call, loc)?;
+        if !self.access || self.targets.binary_search(&pid).is_err() {
+            return Err(p.fail(
+                ErrorKind::NoEpoch {
+                    detail: if self.access {
+                        format!(
+                            "process {pid} is not a target of this access epoch (targets {:?})",
+                            self.targets
+                        )
+                    } else {
+                        "a transfer after this epoch's complete".into()
+                    },
+                },
+                call,
+                loc,
+            ));
+        }
+        let size = std::mem::size_of::<T>();
+        let extent = self.win.lens[pid] * size;
+        offset
+            .checked_mul(size)
+            .and_then(|o| Some((o, n.checked_mul(size)?)))
+            .filter(|&(o, b)| o.checked_add(b).is_some_and(|end| end <= extent))
+            .ok_or_else(|| {
+                p.fail(
+                    ErrorKind::OutOfBounds {
+                        remote: pid,
+                        offset: offset.saturating_mul(size),
+                        nbytes: n.saturating_mul(size),
+                        extent,
+                    },
+                    call,
+                    loc,
+                )
+            })
+    }
+
+    /// Writes `src` into target `pid`'s memory from element `offset`;
+    /// in `pid`'s memory when its `wait` returns. `src` may be reused at
+    /// once.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] if `pid` is not a target of the epoch or
+    /// the access epoch was completed; [`ErrorKind::OutOfBounds`]. Any
+    /// error stops the run.
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes (a lock of the target's word for the copy
+    /// on shared memory; `MPI_Put` of a copy on `mpi`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Window::epoch`].
+    #[track_caller]
+    pub fn put(&mut self, pid: usize, offset: usize, src: &[T]) -> Result<(), Error> {
+        const CALL: &str = "WinEpoch::put";
+        let loc = Some(SourceLocation::caller());
+        let (off, bytes) = self.check(pid, offset, src.len(), CALL, loc)?;
+        let src: &[u8] = bytemuck::cast_slice(src);
+        match &self.win.mem {
+            Mem::Shared { .. } => {
+                let p = self.bsp.process();
+                self.win.acquire(&p, pid, true, CALL, loc)?;
+                // SAFETY: in bounds (checked); `pid`'s lock is held
+                // exclusively: nobody else reads or writes these bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.as_ptr(), self.win.data(pid).add(off), bytes)
+                };
+                self.win.release(pid, true);
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                let copy: Box<[u8]> = src.into();
+                // SAFETY: in bounds; the access epoch on `pid` is open;
+                // `copy` is kept (or leaked with a forgotten guard) until
+                // `complete`, and the heap block does not move.
+                unsafe { w.put_in_epoch(&copy, pid, off) };
+                self.staged.push(copy);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads target `pid`'s memory from element `offset` into `dst`,
+    /// which holds the data once the access epoch completes (`dst` stays
+    /// borrowed by the epoch until it ends).
+    ///
+    /// # Errors
+    ///
+    /// As for [`put`](WinEpoch::put).
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(dst)` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let other = 1 - bsp.pid();
+    ///     let mut w = bsplib::Window::<u32>::new(bsp, 1)?;
+    ///     w.local_mut(bsp)?[0] = 40 + bsp.pid() as u32;
+    ///     let mut got = [0u32];
+    ///     let mut e = w.epoch(bsp, &[other], &[other])?;
+    ///     e.get(other, 0, &mut got)?;
+    ///     e.wait()?;
+    ///     w.free(bsp)?;
+    ///     Ok(got[0])
+    /// })?;
+    /// assert_eq!(r, [41, 40]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn get(&mut self, pid: usize, offset: usize, dst: &'a mut [T]) -> Result<(), Error> {
+        const CALL: &str = "WinEpoch::get";
+        let loc = Some(SourceLocation::caller());
+        let (off, bytes) = self.check(pid, offset, dst.len(), CALL, loc)?;
+        match &self.win.mem {
+            Mem::Shared { .. } => {
+                let p = self.bsp.process();
+                self.win.acquire(&p, pid, false, CALL, loc)?;
+                let out: &mut [u8] = bytemuck::cast_slice_mut(dst);
+                // SAFETY: in bounds; `pid`'s lock is held (shared): nobody
+                // writes these bytes meanwhile.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        self.win.data(pid).add(off),
+                        out.as_mut_ptr(),
+                        bytes,
+                    )
+                };
+                self.win.release(pid, false);
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                let mut buf: Box<[u8]> = vec![0u8; bytes].into_boxed_slice();
+                // SAFETY: in bounds; the access epoch on `pid` is open;
+                // `buf` is kept (or leaked with a forgotten guard) until
+                // `complete`, and the heap block does not move.
+                unsafe { w.get_in_epoch(&mut buf, pid, off) };
+                self.gets.push((buf, dst));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the access epoch: this process's transfers are complete at
+    /// the origin (the gets' destinations hold their data), and its
+    /// targets' `wait` can count it. Does nothing without one.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Stopped`].
+    ///
+    /// # BSP cost
+    ///
+    /// A counter increment in each target's memory (`MPI_Win_complete`).
+    ///
+    /// # Examples
+    ///
+    /// See [`test`](WinEpoch::test).
+    pub fn complete(&mut self) -> Result<(), Error> {
+        if !self.access {
+            return Ok(());
+        }
+        self.access = false;
+        match &self.win.mem {
+            Mem::Shared { .. } => {
+                let me = self.win.owner.1;
+                for &t in &self.targets {
+                    self.win.counter(t, 1, me).fetch_add(1, Ordering::Release);
+                }
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                w.complete();
+                self.staged.clear();
+                for (buf, dst) in self.gets.drain(..) {
+                    bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&buf);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The awaited completions of the exposure epoch: `(origin, counter,
+    /// count wanted)`.
+    fn awaited(&self) -> Vec<(usize, &'a AtomicU64, u64)> {
+        let win: &'a Window<T> = self.win;
+        let me = win.owner.1;
+        let waited = win.waited.borrow();
+        self.origins
+            .iter()
+            .map(|&o| (o, win.counter(me, 1, o), waited[o] + 1))
+            .collect()
+    }
+
+    /// Closes the exposure epoch whose completions all arrived.
+    fn exposed(&mut self) {
+        self.exposure = false;
+        if matches!(self.win.mem, Mem::Shared { .. }) {
+            let mut waited = self.win.waited.borrow_mut();
+            for &o in &self.origins {
+                waited[o] += 1;
+            }
+        }
+    }
+
+    /// Completes the access epoch, then waits until every origin has
+    /// completed its access: their puts are in this process's memory.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EpochUnmatched`] when an origin ends or waits in its
+    /// sync without completing (on `threads` and `processes`; on `mpi`
+    /// the run's deadline); [`ErrorKind::Stopped`].
+    ///
+    /// # BSP cost
+    ///
+    /// Waits for one counter per origin (`MPI_Win_wait`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Window::epoch`].
+    #[track_caller]
+    pub fn wait(mut self) -> Result<(), Error> {
+        self.wait_at(Some(SourceLocation::caller()))
+    }
+
+    fn wait_at(&mut self, loc: Loc) -> Result<(), Error> {
+        const CALL: &str = "WinEpoch::wait";
+        self.complete()?;
+        if !self.exposure {
+            return Ok(());
+        }
+        match &self.win.mem {
+            Mem::Shared { .. } => {
+                let awaited = self.awaited();
+                let p = self.bsp.process();
+                self.win.await_counts(
+                    &p,
+                    &awaited,
+                    "completing the access epoch this process's exposure epoch admits it to",
+                    CALL,
+                    loc,
+                )?;
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => w.wait(),
+        }
+        self.exposed();
+        Ok(())
+    }
+
+    /// Completes the access epoch, then tells without waiting whether
+    /// every origin has completed (the exposure epoch ends then: later
+    /// calls return true at once).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Stopped`].
+    ///
+    /// # BSP cost
+    ///
+    /// One read of each origin's counter (`MPI_Win_test`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let other = 1 - bsp.pid();
+    ///     let mut w = bsplib::Window::<u8>::new(bsp, 1)?;
+    ///     let mut e = w.epoch(bsp, &[other], &[other])?;
+    ///     e.put(other, 0, &[9])?;
+    ///     e.complete()?;
+    ///     let mut polls = 0u64;
+    ///     while !e.test()? {
+    ///         polls += 1; // free to compute meanwhile
+    ///     }
+    ///     drop(e);
+    ///     let got = w.local(bsp)?[0];
+    ///     w.free(bsp)?;
+    ///     Ok(got)
+    /// })?;
+    /// assert_eq!(r, [9, 9]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn test(&mut self) -> Result<bool, Error> {
+        self.complete()?;
+        if !self.exposure {
+            return Ok(true);
+        }
+        if self.win.world.is_stopped() {
+            let p = self.bsp.process();
+            return Err(p.stopped("WinEpoch::test", None));
+        }
+        let all = match &self.win.mem {
+            Mem::Shared { .. } => self
+                .awaited()
+                .iter()
+                .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want),
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => w.test(),
+        };
+        if all {
+            self.exposed();
+        }
+        Ok(all)
+    }
+}
+
+impl<T: Pod> Drop for WinEpoch<'_, T> {
+    fn drop(&mut self) {
+        // An error here (the run stopped) is the run's already.
+        let _ = self.wait_at(None);
     }
 }

@@ -397,3 +397,164 @@ fn readers_and_writers_hammering_one_lock_leave_it_free() {
         w.free(bsp)
     });
 }
+
+#[test]
+fn ring_exchange_with_window_epochs_over_many_rounds() {
+    // Each round: every process puts a block into its right neighbour and
+    // gets one from it, synchronising with its neighbours only; no
+    // superstep counted.
+    const N: usize = 5000;
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let (l, r) = (common::left(bsp), common::right(bsp));
+        let mut w = Window::<u64>::new(bsp, 2 * N)?;
+        let s0 = bsp.superstep();
+        for round in 0..20u64 {
+            let block: Vec<u64> = (0..N as u64)
+                .map(|i| i ^ (me as u64) << 40 ^ round)
+                .collect();
+            let mut back = vec![0u64; N];
+            {
+                let mut e = w.epoch(bsp, &[l], &[r])?;
+                e.put(r, 0, &block)?;
+                e.wait()?;
+            }
+            {
+                let v = w.local(bsp)?;
+                let want = |i: u64| i ^ (l as u64) << 40 ^ round;
+                check!(
+                    bsp,
+                    v[..N].iter().zip(0..).all(|(&x, i)| x == want(i)),
+                    "round {round}"
+                );
+            }
+            // Read the right neighbour's block back (the one I put).
+            {
+                let mut e = w.epoch(bsp, &[l], &[r])?;
+                e.get(r, 0, &mut back)?;
+                e.wait()?;
+            }
+            check!(bsp, back == block, "round {round}: get");
+        }
+        check_eq!(bsp, bsp.superstep(), s0);
+        let _ = p;
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn epochs_with_groups_of_several_and_test_polling() {
+    // Everyone exposes to everyone and writes its slot everywhere; the
+    // exposure is polled with test; then a dropped guard completes and
+    // waits by itself.
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let all: Vec<usize> = (0..p).collect();
+        let mut w = Window::<u32>::new(bsp, p)?;
+        for round in 1..=5u32 {
+            let mut e = w.epoch(bsp, &all, &all)?;
+            for t in 0..p {
+                e.put(t, me, &[round * 100 + me as u32])?;
+            }
+            e.complete()?;
+            while !e.test()? {
+                std::thread::yield_now();
+            }
+            let again = e.test()?;
+            drop(e);
+            check!(bsp, again, "test stays true");
+            let v = w.local(bsp)?.to_vec();
+            let want: Vec<u32> = (0..p as u32).map(|q| round * 100 + q).collect();
+            check_eq!(bsp, v, want);
+            // A guard dropped without wait: completes and waits.
+            let mut e = w.epoch(bsp, &all, &all)?;
+            e.put((me + 1) % p, me, &[0])?;
+        }
+        w.free(bsp)
+    });
+}
+
+#[test]
+fn a_put_to_a_process_outside_the_started_group_is_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            let mut w = Window::<u8>::new(bsp, 4)?;
+            let me = bsp.pid();
+            let mut e = w.epoch(bsp, &[me], &[me])?;
+            let other = (me + 1) % e.bsp().nprocs();
+            e.put(other, 0, &[1])?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert!(e.to_string().contains("not a target"), "{e}");
+            assert_eq!(e.call(), "WinEpoch::put");
+        },
+    );
+}
+
+#[test]
+fn a_start_to_oneself_without_a_post_to_oneself_is_an_error_not_a_hang() {
+    expect_error(
+        1,
+        |bsp| {
+            let mut w = Window::<u8>::new(bsp, 4)?;
+            let me = bsp.pid();
+            w.epoch(bsp, &[], &[me])?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochUnmatched { .. }), "{e}");
+            assert!(e.to_string().contains("without posting to itself"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_put_after_complete_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let mut w = Window::<u8>::new(bsp, 4)?;
+            let me = bsp.pid();
+            let mut e = w.epoch(bsp, &[me], &[me])?;
+            e.complete()?;
+            e.put(me, 0, &[1])?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert!(e.to_string().contains("after this epoch's complete"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn a_start_to_a_process_that_never_posts_is_found_not_a_hang() {
+    // Shared memory only: on mpi the run's deadline ends it.
+    if common::mpi_mode() {
+        return;
+    }
+    expect_error(
+        2,
+        |bsp| {
+            let mut w = Window::<u8>::new(bsp, 4)?;
+            if bsp.pid() == 0 {
+                let e = w.epoch(bsp, &[], &[1])?;
+                drop(e);
+            }
+            bsp.sync()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochUnmatched { .. }), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("process 1 entered its sync without posting"),
+                "{e}"
+            );
+            assert_eq!(e.pid(), 0);
+            assert_eq!(e.call(), "Window::epoch");
+        },
+    );
+}

@@ -20,6 +20,8 @@ const STAGE: usize = 64 << 10;
 pub(crate) struct MpiWin {
     win: ffi::MPI_Win,
     base: *mut u8,
+    /// The group of the run's communicator, whose ranks are the pids.
+    group: ffi::MPI_Group,
     /// The sources of the puts of the open epoch not yet complete
     /// locally: allocated once with [`STAGE`] bytes and never grown, so
     /// that the addresses MPI holds stay valid until `unlock` (or a
@@ -173,8 +175,124 @@ impl MpiWin {
     /// Frees the window: collective over the run's communicator.
     pub(crate) fn free(mut self) {
         // SAFETY: a live window no epoch is open on; every rank calls this
-        // (the caller's collective checked it).
-        ok(unsafe { ffi::MPI_Win_free(&mut self.win) }, "MPI_Win_free");
+        // (the caller's collective checked it); our own group handle.
+        unsafe {
+            ok(ffi::MPI_Win_free(&mut self.win), "MPI_Win_free");
+            ok(ffi::MPI_Group_free(&mut self.group), "MPI_Group_free");
+        }
+    }
+
+    /// The group of `pids` (distinct ranks of the run), for `f`.
+    fn with_group(&self, pids: &[usize], f: impl FnOnce(ffi::MPI_Group)) {
+        let ranks: Vec<i32> = pids.iter().map(|&q| q as i32).collect();
+        let mut g = std::mem::MaybeUninit::<ffi::MPI_Group>::uninit();
+        // SAFETY: our live group; `ranks` holds distinct ranks of it;
+        // `g` is an out-parameter, freed once `f` used it (MPI keeps what
+        // an epoch needs).
+        unsafe {
+            ok(
+                ffi::MPI_Group_incl(
+                    self.group,
+                    ranks.len() as i32,
+                    ranks.as_ptr(),
+                    g.as_mut_ptr(),
+                ),
+                "MPI_Group_incl",
+            );
+            let mut g = g.assume_init();
+            f(g);
+            ok(ffi::MPI_Group_free(&mut g), "MPI_Group_free");
+        }
+    }
+
+    /// `MPI_Win_post` to `origins` (distinct, not empty).
+    pub(crate) fn post(&self, origins: &[usize]) {
+        self.with_group(origins, |g| {
+            // SAFETY: a live window and group; no assertion.
+            let rc = unsafe { ffi::MPI_Win_post(g, 0, self.win) };
+            ok(rc, "MPI_Win_post")
+        });
+    }
+
+    /// `MPI_Win_start` on `targets` (distinct, not empty).
+    pub(crate) fn start(&self, targets: &[usize]) {
+        self.with_group(targets, |g| {
+            // SAFETY: a live window and group; no assertion.
+            let rc = unsafe { ffi::MPI_Win_start(g, 0, self.win) };
+            ok(rc, "MPI_Win_start")
+        });
+    }
+
+    /// `MPI_Win_complete`: the access epoch's transfers are complete at
+    /// the origin (the staged sources and destinations may be used).
+    pub(crate) fn complete(&self) {
+        // SAFETY: a live window with an access epoch open.
+        ok(
+            unsafe { ffi::MPI_Win_complete(self.win) },
+            "MPI_Win_complete",
+        );
+        self.staging.borrow_mut().clear();
+    }
+
+    /// `MPI_Win_wait`: every origin of the exposure epoch completed.
+    pub(crate) fn wait(&self) {
+        // SAFETY: a live window with an exposure epoch open.
+        ok(unsafe { ffi::MPI_Win_wait(self.win) }, "MPI_Win_wait");
+    }
+
+    /// `MPI_Win_test`: true (and the exposure epoch closed) when every
+    /// origin completed.
+    pub(crate) fn test(&self) -> bool {
+        let mut flag = 0;
+        // SAFETY: a live window with an exposure epoch open; `flag` is an
+        // out-parameter.
+        ok(
+            unsafe { ffi::MPI_Win_test(self.win, &mut flag) },
+            "MPI_Win_test",
+        );
+        flag != 0
+    }
+
+    /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
+    /// into `dst`, complete at the access epoch's `complete`.
+    ///
+    /// # Safety
+    ///
+    /// An access epoch on `rank` is open; the range is within `rank`'s
+    /// memory; `dst` stays allocated and untouched until `complete`.
+    pub(crate) unsafe fn get_in_epoch(&self, dst: &mut [u8], rank: usize, disp: usize) {
+        let mut done = 0;
+        while done < dst.len() {
+            let n = (dst.len() - done).min(1 << 30);
+            // SAFETY: the caller's promises.
+            ok(
+                unsafe {
+                    ffi::MPI_Get(
+                        dst.as_mut_ptr().add(done).cast(),
+                        n as i32,
+                        ffi::RSMPI_UINT8_T,
+                        rank as i32,
+                        (disp + done) as ffi::MPI_Aint,
+                        n as i32,
+                        ffi::RSMPI_UINT8_T,
+                        self.win,
+                    )
+                },
+                "MPI_Get",
+            );
+            done += n;
+        }
+    }
+
+    /// `MPI_Put` of `src` in an access epoch: complete at `complete`.
+    ///
+    /// # Safety
+    ///
+    /// An access epoch on `rank` is open; the range is within `rank`'s
+    /// memory; `src` stays allocated and unchanged until `complete`.
+    pub(crate) unsafe fn put_in_epoch(&self, src: &[u8], rank: usize, disp: usize) {
+        // SAFETY: the caller's promises.
+        unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp) }
     }
 }
 
@@ -201,10 +319,18 @@ impl Mpi {
             },
             "MPI_Win_allocate",
         );
+        let mut group = std::mem::MaybeUninit::<ffi::MPI_Group>::uninit();
+        // SAFETY: the run's live communicator; `group` is an out-parameter.
+        ok(
+            unsafe { ffi::MPI_Comm_group(self.comm.as_raw(), group.as_mut_ptr()) },
+            "MPI_Comm_group",
+        );
         let win = MpiWin {
             // SAFETY: MPI_Win_allocate succeeded and wrote the handle.
             win: unsafe { win.assume_init() },
             base,
+            // SAFETY: MPI_Comm_group succeeded and wrote the handle.
+            group: unsafe { group.assume_init() },
             staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
         };
         // Zeroed before anyone may lock it: no other rank can reach it
