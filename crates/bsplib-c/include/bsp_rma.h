@@ -32,11 +32,20 @@
  * bsp_put, bsp_hpput, bsp_get, bsp_hpget and bsp_accumulate naming the
  * epoch's area on its process belong to it; they are complete at the
  * target when its bsp_win_wait returns, or when bsp_unlock returns. A
- * bsp_sync with an epoch open stops the run. */
+ * bsp_sync with an epoch open stops the run.
+ *
+ * Windows (bsp_window_create(nbytes, &base), collective) are memory every
+ * process locks and accesses directly, with no call of its owner:
+ * bsp_window_lock(w, pid, kind), bsp_window_put / bsp_window_get (byte
+ * offsets), bsp_window_unlock(w, pid); shared memory on threads and
+ * processes, MPI's own windows on mpi. A process holds one window lock at
+ * a time and none across a bsp_sync; it loads and stores its own memory
+ * (base) under a lock of it. bsp_window_free(w) is collective. */
 
 #ifndef BSPLIB_RMA_H
 #define BSPLIB_RMA_H
 
+#include <stddef.h> /* size_t, in the windows */
 #include <stdint.h> /* int64_t, in the pair types */
 
 /**
@@ -75,6 +84,14 @@
  * (`MPI_LOCK_SHARED`).
  */
 #define BSP_LOCK_SHARED 2
+
+/**
+ * A window (`bsp_window_create`): memory of every process that the
+ * others lock and access directly, with no call of its owner: shared
+ * memory on `threads` and `processes`, MPI's own window
+ * (`MPI_Win_allocate`, `MPI_Win_lock`) on `mpi`. Opaque.
+ */
+typedef struct bsp_window bsp_window;
 
 /**
  * An element type of `bsp_accumulate`: one of the `BSP_INT8` ...
@@ -464,6 +481,122 @@ void bsp_unlock(int pid, const void *area);
  */
 void bsplib_unlock_at(int pid, const void *area, const char *file, int line);
 
+/**
+ * `bsp_window *bsp_window_create(size_t nbytes, void **base)`: makes a
+ * window of `nbytes` zeroed bytes on this process (each process gives
+ * its own size) and stores the address of this process's memory in
+ * `*base` (unless `base` is NULL). Collective, like a `bsp_sync` (it ends
+ * the superstep). The program reads and writes its own memory only
+ * under a lock of it (`bsp_window_lock(w, bsp_pid(), ...)`), as MPI asks.
+ * Errors: some processes create a window and others do not; no room in
+ * the process's region of window memory (`BSPLIB_WINDOW_MEMORY`).
+ *
+ * # Safety
+ *
+ * `base` is NULL or points to a writable `void *`.
+ */
+bsp_window *bsp_window_create(size_t nbytes, void **base);
+
+/**
+ * `bsp_window_create` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_create`].
+ */
+bsp_window *bsplib_window_create_at(size_t nbytes, void **base, const char *file, int line);
+
+/**
+ * `void bsp_window_free(bsp_window *w)`: frees the window on every
+ * process. Collective, like a `bsp_sync`. Error: a lock of it held, a
+ * handle that is not a live window of this process.
+ *
+ * # Safety
+ *
+ * None beyond C's: the handle is checked against this process's live
+ * windows before it is used.
+ */
+void bsp_window_free(bsp_window *w);
+
+/**
+ * `bsp_window_free` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_free`].
+ */
+void bsplib_window_free_at(bsp_window *w, const char *file, int line);
+
+/**
+ * `void bsp_window_lock(bsp_window *w, int pid, int kind)`: locks
+ * process `pid`'s memory of `w` (MPI's `MPI_Win_lock`),
+ * `BSP_LOCK_EXCLUSIVE` (to read and write) or `BSP_LOCK_SHARED` (to
+ * read), waiting until it is held; `pid` makes no call. A process holds
+ * one window lock at a time (so that two processes can never wait for
+ * each other's), and none across a `bsp_sync`. Errors: an unknown kind,
+ * `pid` out of range, a second lock while one is held.
+ */
+void bsp_window_lock(bsp_window *w, int pid, int kind);
+
+/**
+ * `bsp_window_lock` with the caller's location.
+ */
+void bsplib_window_lock_at(bsp_window *w, int pid, int kind, const char *file, int line);
+
+/**
+ * `void bsp_window_unlock(bsp_window *w, int pid)`: releases the lock
+ * of `pid`'s memory (MPI's `MPI_Win_unlock`); the puts under it are in
+ * `pid`'s memory. Error: no lock of it held.
+ */
+void bsp_window_unlock(bsp_window *w, int pid);
+
+/**
+ * `bsp_window_unlock` with the caller's location.
+ */
+void bsplib_window_unlock_at(bsp_window *w, int pid, const char *file, int line);
+
+/**
+ * `void bsp_window_put(bsp_window *w, int pid, const void *src, size_t
+ * offset, size_t nbytes)`: writes `nbytes` from `src` at byte `offset`
+ * of `pid`'s memory, under an exclusive lock of it; `src` may be reused
+ * at once. Errors: no lock, a shared lock, out of bounds, `src` NULL.
+ *
+ * # Safety
+ *
+ * `src` holds `nbytes` readable bytes (or is NULL, an error).
+ */
+void bsp_window_put(bsp_window *w, int pid, const void *src, size_t offset, size_t nbytes);
+
+/**
+ * `bsp_window_put` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_put`].
+ */
+void bsplib_window_put_at(bsp_window *w, int pid, const void *src, size_t offset, size_t nbytes, const char *file, int line);
+
+/**
+ * `void bsp_window_get(bsp_window *w, int pid, size_t offset, void *dst,
+ * size_t nbytes)`: reads `nbytes` at byte `offset` of `pid`'s memory
+ * into `dst`, under a lock of it; complete when it returns. Errors: no
+ * lock, out of bounds, `dst` NULL.
+ *
+ * # Safety
+ *
+ * `dst` holds `nbytes` writable bytes (or is NULL, an error).
+ */
+void bsp_window_get(bsp_window *w, int pid, size_t offset, void *dst, size_t nbytes);
+
+/**
+ * `bsp_window_get` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_get`].
+ */
+void bsplib_window_get_at(bsp_window *w, int pid, size_t offset, void *dst, size_t nbytes, const char *file, int line);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -484,4 +617,12 @@ void bsplib_unlock_at(int pid, const void *area, const char *file, int line);
 #define bsp_win_test(area) bsplib_win_test_at((area), __FILE__, __LINE__)
 #define bsp_lock(pid, area, kind) bsplib_lock_at((pid), (area), (kind), __FILE__, __LINE__)
 #define bsp_unlock(pid, area) bsplib_unlock_at((pid), (area), __FILE__, __LINE__)
+#define bsp_window_create(nbytes, base) bsplib_window_create_at((nbytes), (base), __FILE__, __LINE__)
+#define bsp_window_free(w) bsplib_window_free_at((w), __FILE__, __LINE__)
+#define bsp_window_lock(w, pid, kind) bsplib_window_lock_at((w), (pid), (kind), __FILE__, __LINE__)
+#define bsp_window_unlock(w, pid) bsplib_window_unlock_at((w), (pid), __FILE__, __LINE__)
+#define bsp_window_put(w, pid, src, offset, nbytes) \
+    bsplib_window_put_at((w), (pid), (src), (offset), (nbytes), __FILE__, __LINE__)
+#define bsp_window_get(w, pid, offset, dst, nbytes) \
+    bsplib_window_get_at((w), (pid), (offset), (dst), (nbytes), __FILE__, __LINE__)
 #endif

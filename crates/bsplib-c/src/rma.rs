@@ -477,3 +477,408 @@ fn bad_group(
     };
     bsp.raw().at(loc).fail(kind, call)
 }
+
+// ----- windows: passive target straight into memory ------------------------
+
+/// A window (`bsp_window_create`): memory of every process that the
+/// others lock and access directly, with no call of its owner: shared
+/// memory on `threads` and `processes`, MPI's own window
+/// (`MPI_Win_allocate`, `MPI_Win_lock`) on `mpi`. Opaque.
+#[allow(non_camel_case_types)]
+pub struct bsp_window {
+    win: bsplib::Window<u8>,
+    /// Per process: the lock of its memory this process holds (0 none,
+    /// `BSP_LOCK_EXCLUSIVE`, `BSP_LOCK_SHARED`).
+    held: Vec<c_int>,
+}
+
+thread_local! {
+    /// This process's live windows (each BSP process is one thread of
+    /// its OS process), so that a stale or foreign handle is an error,
+    /// not a wild pointer; and the window locks it holds.
+    static WINDOWS: std::cell::RefCell<(std::collections::HashSet<usize>, usize)> =
+        Default::default();
+}
+
+/// The window `w` names, or the error of a handle that is not one of
+/// this process's live windows.
+fn window<'a>(
+    bsp: &bsplib::Bsp,
+    w: *mut bsp_window,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> Result<&'a mut bsp_window, bsplib::Error> {
+    if w.is_null() {
+        return Err(bsp
+            .raw()
+            .at(loc)
+            .fail(bsplib::ErrorKind::NullPointer { what: "window" }, call));
+    }
+    if !WINDOWS.with(|s| s.borrow().0.contains(&w.addr())) {
+        let detail = "the window handle is not a live window of this process (freed, \
+                      or never made by bsp_window_create)"
+            .to_string();
+        return Err(bsp
+            .raw()
+            .at(loc)
+            .fail(bsplib::ErrorKind::NoEpoch { detail }, call));
+    }
+    // SAFETY: a live handle of this process (the set holds exactly the
+    // boxes `bsp_window_create` leaked and `bsp_window_free` has not
+    // taken back), used by this process's thread only.
+    Ok(unsafe { &mut *w })
+}
+
+/// Stores `v` at `at` unless `at` is NULL.
+///
+/// # Safety
+///
+/// `at` is NULL or points to a writable `void *`.
+unsafe fn store_ptr(at: *mut *mut c_void, v: *mut c_void) {
+    if !at.is_null() {
+        // SAFETY: the caller's promise.
+        unsafe { *at = v };
+    }
+}
+
+/// The box of window handle `w`, reclaimed.
+///
+/// # Safety
+///
+/// `w` is a box `bsp_window_create` leaked, not reclaimed before.
+unsafe fn take_window(w: *mut bsp_window) -> Box<bsp_window> {
+    // SAFETY: the caller's promise.
+    unsafe { Box::from_raw(w) }
+}
+
+/// `pid` as an index of `bsp`'s processes, or its error.
+fn window_pid(
+    bsp: &bsplib::Bsp,
+    pid: c_int,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> Result<usize, bsplib::Error> {
+    usize::try_from(pid)
+        .ok()
+        .filter(|&q| q < bsp.nprocs())
+        .ok_or_else(|| {
+            bsp.raw().at(loc).fail(
+                bsplib::ErrorKind::PidOutOfRange {
+                    pid: pid.into(),
+                    nprocs: bsp.nprocs(),
+                },
+                call,
+            )
+        })
+}
+
+/// `bsp_window *bsp_window_create(size_t nbytes, void **base)`: makes a
+/// window of `nbytes` zeroed bytes on this process (each process gives
+/// its own size) and stores the address of this process's memory in
+/// `*base` (unless `base` is NULL). Collective, like a `bsp_sync` (it ends
+/// the superstep). The program reads and writes its own memory only
+/// under a lock of it (`bsp_window_lock(w, bsp_pid(), ...)`), as MPI asks.
+/// Errors: some processes create a window and others do not; no room in
+/// the process's region of window memory (`BSPLIB_WINDOW_MEMORY`).
+///
+/// # Safety
+///
+/// `base` is NULL or points to a writable `void *`.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_create(
+    nbytes: usize,
+    base: *mut *mut c_void,
+) -> *mut bsp_window {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_create_at(nbytes, base, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_create` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_create`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_create_at(
+    nbytes: usize,
+    base: *mut *mut c_void,
+    file: *const c_char,
+    line: c_int,
+) -> *mut bsp_window {
+    crate::with_bsp("bsp_window_create", file, line, |bsp, loc| {
+        let win = bsplib::Window::<u8>::new_at(bsp, nbytes, "bsp_window_create", loc)?;
+        // SAFETY: the caller gives NULL or a pointer to a `void *`.
+        unsafe { store_ptr(base, win.base_ptr().cast()) };
+        let held = vec![0; bsp.nprocs()];
+        let w = Box::into_raw(Box::new(bsp_window { win, held }));
+        WINDOWS.with(|s| s.borrow_mut().0.insert(w.addr()));
+        Ok(w)
+    })
+}
+
+/// `void bsp_window_free(bsp_window *w)`: frees the window on every
+/// process. Collective, like a `bsp_sync`. Error: a lock of it held, a
+/// handle that is not a live window of this process.
+///
+/// # Safety
+///
+/// None beyond C's: the handle is checked against this process's live
+/// windows before it is used.
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_free(w: *mut bsp_window) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_free_at(w, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_free` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_free`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_free_at(
+    w: *mut bsp_window,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_free", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_free";
+        let win = window(bsp, w, CALL, loc)?;
+        if let Some(q) = win.held.iter().position(|&k| k != 0) {
+            let detail = format!("a lock of process {q}'s memory of this window is held");
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochOpen { detail }, CALL));
+        }
+        WINDOWS.with(|s| s.borrow_mut().0.remove(&w.addr()));
+        // SAFETY: a live handle of this process, taken out of the set:
+        // the box `bsp_window_create` leaked, reclaimed once.
+        let b = unsafe { take_window(w) };
+        b.win.free_at(bsp, CALL, loc)
+    })
+}
+
+/// `void bsp_window_lock(bsp_window *w, int pid, int kind)`: locks
+/// process `pid`'s memory of `w` (MPI's `MPI_Win_lock`),
+/// `BSP_LOCK_EXCLUSIVE` (to read and write) or `BSP_LOCK_SHARED` (to
+/// read), waiting until it is held; `pid` makes no call. A process holds
+/// one window lock at a time (so that two processes can never wait for
+/// each other's), and none across a `bsp_sync`. Errors: an unknown kind,
+/// `pid` out of range, a second lock while one is held.
+#[no_mangle]
+pub extern "C" fn bsp_window_lock(w: *mut bsp_window, pid: c_int, kind: c_int) {
+    bsplib_window_lock_at(w, pid, kind, std::ptr::null(), 0)
+}
+
+/// `bsp_window_lock` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_window_lock_at(
+    w: *mut bsp_window,
+    pid: c_int,
+    kind: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_lock", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_lock";
+        let win = window(bsp, w, CALL, loc)?;
+        let q = window_pid(bsp, pid, CALL, loc)?;
+        if kind != BSP_LOCK_EXCLUSIVE && kind != BSP_LOCK_SHARED {
+            let detail = format!(
+                "lock kind {kind} is neither BSP_LOCK_EXCLUSIVE ({BSP_LOCK_EXCLUSIVE}) nor \
+                 BSP_LOCK_SHARED ({BSP_LOCK_SHARED})"
+            );
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::NoEpoch { detail }, CALL));
+        }
+        if WINDOWS.with(|s| s.borrow().1) > 0 {
+            let detail = format!(
+                "a window lock is held already (a process holds one at a time: unlock it \
+                 before locking process {q}'s memory)"
+            );
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochOpen { detail }, CALL));
+        }
+        // SAFETY: released once by `bsp_window_unlock` (which checks
+        // `held`); no guard of a C window ever exists.
+        unsafe {
+            win.win
+                .lock_raw(bsp, q, kind == BSP_LOCK_EXCLUSIVE, CALL, loc)?
+        };
+        win.held[q] = kind;
+        WINDOWS.with(|s| s.borrow_mut().1 += 1);
+        Ok(())
+    })
+}
+
+/// `void bsp_window_unlock(bsp_window *w, int pid)`: releases the lock
+/// of `pid`'s memory (MPI's `MPI_Win_unlock`); the puts under it are in
+/// `pid`'s memory. Error: no lock of it held.
+#[no_mangle]
+pub extern "C" fn bsp_window_unlock(w: *mut bsp_window, pid: c_int) {
+    bsplib_window_unlock_at(w, pid, std::ptr::null(), 0)
+}
+
+/// `bsp_window_unlock` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_window_unlock_at(
+    w: *mut bsp_window,
+    pid: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_unlock", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_unlock";
+        let win = window(bsp, w, CALL, loc)?;
+        let q = window_pid(bsp, pid, CALL, loc)?;
+        held_lock(bsp, win, q, CALL, loc)?;
+        // SAFETY: this process holds that lock (`held`), taken by
+        // `bsp_window_lock`.
+        unsafe {
+            win.win
+                .unlock_raw(bsp, q, win.held[q] == BSP_LOCK_EXCLUSIVE)
+        };
+        win.held[q] = 0;
+        WINDOWS.with(|s| s.borrow_mut().1 -= 1);
+        Ok(())
+    })
+}
+
+/// The error of an access to `q`'s memory of `win` without its lock.
+fn held_lock(
+    bsp: &bsplib::Bsp,
+    win: &bsp_window,
+    q: usize,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> Result<(), bsplib::Error> {
+    if win.held[q] != 0 {
+        return Ok(());
+    }
+    let detail =
+        format!("no lock of process {q}'s memory of this window is held (bsp_window_lock)");
+    Err(bsp
+        .raw()
+        .at(loc)
+        .fail(bsplib::ErrorKind::NoEpoch { detail }, call))
+}
+
+/// `void bsp_window_put(bsp_window *w, int pid, const void *src, size_t
+/// offset, size_t nbytes)`: writes `nbytes` from `src` at byte `offset`
+/// of `pid`'s memory, under an exclusive lock of it; `src` may be reused
+/// at once. Errors: no lock, a shared lock, out of bounds, `src` NULL.
+///
+/// # Safety
+///
+/// `src` holds `nbytes` readable bytes (or is NULL, an error).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_put(
+    w: *mut bsp_window,
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    nbytes: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_put_at(w, pid, src, offset, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_put` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_put`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_put_at(
+    w: *mut bsp_window,
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    nbytes: usize,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_put", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_put";
+        let win = window(bsp, w, CALL, loc)?;
+        let q = window_pid(bsp, pid, CALL, loc)?;
+        held_lock(bsp, win, q, CALL, loc)?;
+        if src.is_null() && nbytes > 0 {
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::NullPointer { what: "src" }, CALL));
+        }
+        let src: &[u8] = if nbytes == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller gives `nbytes` readable bytes at `src`.
+            unsafe { std::slice::from_raw_parts(src.cast(), nbytes) }
+        };
+        let exclusive = win.held[q] == BSP_LOCK_EXCLUSIVE;
+        // SAFETY: this process holds `q`'s lock of that kind.
+        unsafe { win.win.put_raw(bsp, q, offset, src, exclusive, CALL, loc) }
+    })
+}
+
+/// `void bsp_window_get(bsp_window *w, int pid, size_t offset, void *dst,
+/// size_t nbytes)`: reads `nbytes` at byte `offset` of `pid`'s memory
+/// into `dst`, under a lock of it; complete when it returns. Errors: no
+/// lock, out of bounds, `dst` NULL.
+///
+/// # Safety
+///
+/// `dst` holds `nbytes` writable bytes (or is NULL, an error).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_get(
+    w: *mut bsp_window,
+    pid: c_int,
+    offset: usize,
+    dst: *mut c_void,
+    nbytes: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_get_at(w, pid, offset, dst, nbytes, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_get` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_get`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_get_at(
+    w: *mut bsp_window,
+    pid: c_int,
+    offset: usize,
+    dst: *mut c_void,
+    nbytes: usize,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_get", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_get";
+        let win = window(bsp, w, CALL, loc)?;
+        let q = window_pid(bsp, pid, CALL, loc)?;
+        held_lock(bsp, win, q, CALL, loc)?;
+        if dst.is_null() && nbytes > 0 {
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::NullPointer { what: "dst" }, CALL));
+        }
+        let dst: &mut [u8] = if nbytes == 0 {
+            &mut []
+        } else {
+            // SAFETY: the caller gives `nbytes` writable bytes at `dst`.
+            unsafe { std::slice::from_raw_parts_mut(dst.cast(), nbytes) }
+        };
+        // SAFETY: this process holds a lock of `q`'s memory.
+        unsafe { win.win.get_raw(bsp, q, offset, dst, CALL, loc) }
+    })
+}

@@ -398,6 +398,12 @@ const RMA: &[Prog] = &[
     err("err_rma_outside_group.c", "bsp_put", 0, 1, 2),
     // On mpi no status board is shared: only the run's deadline finds it.
     Prog { only: &["threads", "processes"], ..err("err_rma_never_posted.c", "bsp_win_start", 0, 1, 2) },
+    ok("windows.c"),
+    err("err_window_put_without_lock.c", "bsp_window_put", 0, 1, 1),
+    err("err_window_write_under_shared_lock.c", "bsp_window_put", 0, 1, 1),
+    err("err_window_unlock_without_lock.c", "bsp_window_unlock", 0, 1, 1),
+    err("err_window_sync_while_locked.c", "bsp_sync", 0, 1, 1),
+    err("err_window_out_of_bounds.c", "bsp_window_get", 0, 1, 1),
 ];
 
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in

@@ -29,7 +29,7 @@ pub mod level1;
 /// The collectives, by the index their descriptors carry: the Rust
 /// methods, then the C functions of `bsp_level1.h` ([`level1`]), so that
 /// a mismatch names the call the program made.
-pub(crate) const NAMES: [&str; 43] = [
+pub(crate) const NAMES: [&str; 45] = [
     "broadcast",
     "gather",
     "scatter",
@@ -71,9 +71,11 @@ pub(crate) const NAMES: [&str; 43] = [
     "bsp_maxR_prefix",
     "bsp_maxD",
     "bsp_maxD_prefix",
-    // `window.rs`: KIND_NEW, KIND_FREE.
+    // `window.rs`: KIND_NEW, KIND_FREE, KIND_NEW_C, KIND_FREE_C.
     "Window::new",
     "Window::free",
+    "bsp_window_create",
+    "bsp_window_free",
 ];
 
 /// The first word of a collective record's payload.

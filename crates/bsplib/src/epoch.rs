@@ -773,6 +773,19 @@ impl Process {
 
     /// A sync (or a collective) must find no epoch open.
     pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.window_locks > 0 {
+            return Err(self.fail(
+                ErrorKind::EpochOpen {
+                    detail: format!(
+                        "{} window lock(s) held (bsp_window_lock); unlock before the sync, \
+                         since other processes may wait for them",
+                        self.window_locks
+                    ),
+                },
+                call,
+                loc,
+            ));
+        }
         match self.epochs.open() {
             None => Ok(()),
             Some(detail) => Err(self.fail(

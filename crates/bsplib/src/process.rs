@@ -147,6 +147,9 @@ pub(crate) struct Process {
     /// What is free in this process's region of window memory
     /// (`window.rs`).
     pub(crate) windows: crate::window::Regions,
+    /// Window locks taken without a guard (the C interface) and held now:
+    /// a sync with one held is an error (the others could wait for it).
+    pub(crate) window_locks: usize,
     pub(crate) last_flags: u32,
     /// How the collectives move large data (`Bsp::set_collective_algorithm`).
     pub(crate) coll_algo: crate::collectives::Algorithm,
@@ -239,6 +242,7 @@ impl Process {
             am_sessions: 0,
             coll: None,
             windows: Default::default(),
+            window_locks: 0,
             last_flags: 0,
             coll_algo: crate::collectives::Algorithm::Auto,
             coll_scratch: Vec::new(),

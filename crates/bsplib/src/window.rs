@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytemuck::Pod;
@@ -37,6 +37,9 @@ const WRITER: u64 = 1 << 63;
 /// (`collectives::NAMES`).
 pub(crate) const KIND_NEW: usize = 41;
 pub(crate) const KIND_FREE: usize = 42;
+/// The same, called from C.
+pub(crate) const KIND_NEW_C: usize = 43;
+pub(crate) const KIND_FREE_C: usize = 44;
 
 /// A process's own region of window memory: what is free in it.
 #[derive(Default)]
@@ -206,24 +209,39 @@ impl<T: Pod> Window<T> {
     /// ```
     #[track_caller]
     pub fn new(bsp: &mut Bsp, len: usize) -> Result<Self, Error> {
-        const CALL: &str = "Window::new";
-        let loc = Some(SourceLocation::caller());
+        Self::new_at(bsp, len, "Window::new", Some(SourceLocation::caller()))
+    }
+
+    /// [`new`](Window::new) as the call `call` made at `loc` (the C
+    /// interface's `bsp_window_create`).
+    #[doc(hidden)]
+    pub fn new_at(
+        bsp: &mut Bsp,
+        len: usize,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<Self, Error> {
         assert!(
             std::mem::align_of::<T>() <= HEADER,
             "Window: element types aligned to more than {HEADER} bytes are not supported"
         );
+        let kind = if call == "Window::new" {
+            KIND_NEW
+        } else {
+            KIND_NEW_C
+        };
         let (world, bytes) = {
             let p = bsp.process();
-            p.check_running(CALL, loc)?;
+            p.check_running(call, loc)?;
             let bytes = len
                 .checked_mul(std::mem::size_of::<T>())
                 .filter(|&b| b <= isize::MAX as usize - 2 * HEADER)
-                .ok_or_else(|| p.fail(ErrorKind::Overflow { what: "length" }, CALL, loc))?;
+                .ok_or_else(|| p.fail(ErrorKind::Overflow { what: "length" }, call, loc))?;
             (p.world.clone(), bytes)
         };
         #[cfg(feature = "mpi")]
         if let Some(mpi) = world.rendezvous() {
-            let all = bsp.gather_to_as(None, &[bytes as u64], KIND_NEW, 0, loc)?;
+            let all = bsp.gather_to_as(None, &[bytes as u64], kind, 0, loc)?;
             let all = all.unwrap_or_default();
             // The same limit as on shared memory, checked by everyone on
             // everyone's length: no process calls MPI_Win_allocate unless
@@ -235,7 +253,7 @@ impl<T: Pod> Window<T> {
                     ErrorKind::OutOfMemory {
                         bytes: big as usize,
                     },
-                    CALL,
+                    call,
                     loc,
                 ));
             }
@@ -273,7 +291,7 @@ impl<T: Pod> Window<T> {
             }
         }
         let sent = [mine.map_or(u64::MAX, |(off, _)| off as u64), bytes as u64];
-        let all = match bsp.gather_to_as(None, &sent, KIND_NEW, 0, loc) {
+        let all = match bsp.gather_to_as(None, &sent, kind, 0, loc) {
             Ok(all) => all.unwrap_or_default(),
             Err(e) => {
                 if let Some((off, _)) = mine {
@@ -292,13 +310,13 @@ impl<T: Pod> Window<T> {
                     p.windows.free(off, n);
                 }
                 if let Err(why) = arena {
-                    return Err(p.fail(ErrorKind::Startup { detail: why }, CALL, loc));
+                    return Err(p.fail(ErrorKind::Startup { detail: why }, call, loc));
                 }
                 return Err(p.fail(
                     ErrorKind::OutOfMemory {
                         bytes: all[2 * q + 1] as usize + head,
                     },
-                    CALL,
+                    call,
                     loc,
                 ));
             }
@@ -362,10 +380,25 @@ impl<T: Pod> Window<T> {
     /// See [`Window`].
     #[track_caller]
     pub fn free(self, bsp: &mut Bsp) -> Result<(), Error> {
-        const CALL: &str = "Window::free";
-        let loc = Some(SourceLocation::caller());
-        self.own(bsp, CALL, loc)?;
-        bsp.gather_to_as(None, &[0u64], KIND_FREE, 0, loc)?;
+        self.free_at(bsp, "Window::free", Some(SourceLocation::caller()))
+    }
+
+    /// [`free`](Window::free) made at `loc` (the C interface's
+    /// `bsp_window_free`).
+    #[doc(hidden)]
+    pub fn free_at(
+        self,
+        bsp: &mut Bsp,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let kind = if call == "Window::free" {
+            KIND_FREE
+        } else {
+            KIND_FREE_C
+        };
+        self.own(bsp, call, loc)?;
+        bsp.gather_to_as(None, &[0u64], kind, 0, loc)?;
         match self.mem {
             Mem::Shared { offset, bytes, .. } => {
                 let me = self.owner.1;
@@ -564,6 +597,214 @@ impl<T: Pod> Window<T> {
         }
     }
 
+    /// Checks a transfer of `nbytes` at byte `off` of `pid`'s memory
+    /// (`None`: overflowed; `shown` are the figures an error gives);
+    /// `shared_write` is a write under a shared lock.
+    #[allow(clippy::too_many_arguments)]
+    fn check_bytes(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: Option<usize>,
+        nbytes: Option<usize>,
+        shown: (usize, usize),
+        shared_write: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(usize, usize), Error> {
+        let extent = self.lens[pid] * std::mem::size_of::<T>();
+        let range = off
+            .zip(nbytes)
+            .filter(|&(o, b)| o.checked_add(b).is_some_and(|end| end <= extent));
+        let Some((off, bytes)) = range else {
+            return Err(p.fail(
+                ErrorKind::OutOfBounds {
+                    remote: pid,
+                    offset: shown.0,
+                    nbytes: shown.1,
+                    extent,
+                },
+                call,
+                loc,
+            ));
+        };
+        if shared_write {
+            return Err(p.fail(
+                ErrorKind::NoEpoch {
+                    detail: format!(
+                        "a write into the window of process {pid} under a shared lock (shared \
+                         locks read only: take an exclusive lock to write)"
+                    ),
+                },
+                call,
+                loc,
+            ));
+        }
+        Ok((off, bytes))
+    }
+
+    /// Copies `src` to byte `off` of `pid`'s memory.
+    ///
+    /// # Safety
+    ///
+    /// In bounds; this process holds `pid`'s lock exclusively (a passive
+    /// epoch on `mpi`).
+    unsafe fn copy_in(&self, pid: usize, off: usize, src: &[u8]) {
+        match &self.mem {
+            // SAFETY: the caller's promises: nobody else touches the bytes.
+            Mem::Shared { .. } => unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), self.data(pid).add(off), src.len())
+            },
+            // SAFETY: the caller's promises.
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => unsafe { win.put(src, pid, off) },
+        }
+    }
+
+    /// Copies `dst.len()` bytes at byte `off` of `pid`'s memory to `dst`.
+    ///
+    /// # Safety
+    ///
+    /// In bounds; this process holds a lock of `pid`'s memory (a passive
+    /// epoch on `mpi`).
+    unsafe fn copy_out(&self, pid: usize, off: usize, dst: &mut [u8]) {
+        match &self.mem {
+            // SAFETY: the caller's promises: nobody writes the bytes.
+            Mem::Shared { .. } => unsafe {
+                std::ptr::copy_nonoverlapping(self.data(pid).add(off), dst.as_mut_ptr(), dst.len())
+            },
+            // SAFETY: the caller's promises.
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => unsafe { win.get(dst, pid, off) },
+        }
+    }
+
+    /// The first byte of this process's own memory of the window (the C
+    /// interface gives it to the program, whose rule is MPI's: lock one's
+    /// own window around loads and stores).
+    #[doc(hidden)]
+    pub fn base_ptr(&self) -> *mut T {
+        self.data(self.owner.1).cast()
+    }
+
+    /// Takes `pid`'s lock without a guard (the C interface's
+    /// `bsp_window_lock`): waits as [`lock`](Window::lock) does.
+    ///
+    /// # Errors
+    ///
+    /// As for [`lock`](Window::lock).
+    ///
+    /// # Safety
+    ///
+    /// Released exactly once by [`unlock_raw`](Window::unlock_raw) with
+    /// the same `pid` and kind; no guard of this window alive in this
+    /// process meanwhile (it could wait for this very lock).
+    #[doc(hidden)]
+    pub unsafe fn lock_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        exclusive: bool,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        self.own(bsp, call, loc)?;
+        let mut p = bsp.process();
+        p.check_running(call, loc)?;
+        p.check_pid(crate::bsp::pid_arg(pid), call, loc)?;
+        self.acquire(&p, pid, exclusive, call, loc)?;
+        p.window_locks += 1;
+        Ok(())
+    }
+
+    /// Releases a lock [`lock_raw`](Window::lock_raw) took.
+    ///
+    /// # Safety
+    ///
+    /// This process holds that lock (`pid`, kind), taken by `lock_raw`.
+    #[doc(hidden)]
+    pub unsafe fn unlock_raw(&self, bsp: &Bsp, pid: usize, exclusive: bool) {
+        self.release(pid, exclusive);
+        let mut p = bsp.process();
+        p.window_locks = p.window_locks.saturating_sub(1);
+    }
+
+    /// Writes `src` at byte `off` of `pid`'s memory under a lock taken by
+    /// [`lock_raw`](Window::lock_raw) (`exclusive` its kind).
+    ///
+    /// # Errors
+    ///
+    /// As for [`WinLock::put`].
+    ///
+    /// # Safety
+    ///
+    /// This process holds `pid`'s lock of that kind.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        exclusive: bool,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let p = bsp.process();
+        let (off, _) = self.check_bytes(
+            &p,
+            pid,
+            Some(off),
+            Some(src.len()),
+            (off, src.len()),
+            !exclusive,
+            call,
+            loc,
+        )?;
+        drop(p);
+        // SAFETY: in bounds, under the exclusive lock (the caller's).
+        unsafe { self.copy_in(pid, off, src) };
+        Ok(())
+    }
+
+    /// Reads `dst.len()` bytes at byte `off` of `pid`'s memory under a
+    /// lock taken by [`lock_raw`](Window::lock_raw).
+    ///
+    /// # Errors
+    ///
+    /// As for [`WinLock::get`].
+    ///
+    /// # Safety
+    ///
+    /// This process holds a lock of `pid`'s memory.
+    #[doc(hidden)]
+    pub unsafe fn get_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        dst: &mut [u8],
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let p = bsp.process();
+        let (off, _) = self.check_bytes(
+            &p,
+            pid,
+            Some(off),
+            Some(dst.len()),
+            (off, dst.len()),
+            false,
+            call,
+            loc,
+        )?;
+        drop(p);
+        // SAFETY: in bounds, under a lock (the caller's).
+        unsafe { self.copy_out(pid, off, dst) };
+        Ok(())
+    }
+
     /// Counter `which` (0: posts, 1: dones) of process `from` in `pid`'s
     /// block (shared memory engines).
     fn counter(&self, pid: usize, which: usize, from: usize) -> &AtomicU64 {
@@ -576,6 +817,36 @@ impl<T: Pod> Window<T> {
             Mem::Shared { heads, .. } => unsafe {
                 &*std::ptr::with_exposed_provenance::<AtomicU64>(
                     heads[pid] + HEADER + 8 * (which * n + from),
+                )
+            },
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(_) => unreachable!("mpi windows count epochs in MPI"),
+        }
+    }
+
+    /// Adds one to counter `which` of process `from` in `pid`'s block and
+    /// wakes `pid` if it sleeps on its bell (shared memory engines).
+    fn count(&self, pid: usize, which: usize, from: usize) {
+        self.counter(pid, which, from)
+            .fetch_add(1, Ordering::Release);
+        let (bell, sleepers) = self.bell(pid);
+        bell.fetch_add(1, Ordering::SeqCst);
+        if sleepers.load(Ordering::SeqCst) > 0 {
+            futex_wake(bell);
+        }
+    }
+
+    /// `pid`'s bell and its count of sleepers, beside its lock word
+    /// (shared memory engines).
+    fn bell(&self, pid: usize) -> (&AtomicU32, &AtomicU32) {
+        match &self.mem {
+            // SAFETY: bytes 8..16 of the block's first line, 4-byte
+            // aligned, in memory the run keeps mapped while this handle
+            // lives; only ever accessed atomically.
+            Mem::Shared { heads, .. } => unsafe {
+                (
+                    &*std::ptr::with_exposed_provenance::<AtomicU32>(heads[pid] + 8),
+                    &*std::ptr::with_exposed_provenance::<AtomicU32>(heads[pid] + 12),
                 )
             },
             #[cfg(feature = "mpi")]
@@ -604,16 +875,28 @@ impl<T: Pod> Window<T> {
         let mut tries = 0u32;
         let mut since: Option<std::time::Instant> = None;
         let mut suspect: Option<(usize, std::time::Instant)> = None;
+        // The counters awaited are in this process's own block, whose
+        // bell every count rings.
+        let (bell, sleepers) = self.bell(p.pid);
         while !done() {
             tries += 1;
             if tries < 64 {
                 std::hint::spin_loop();
                 continue;
             }
-            std::thread::yield_now();
-            if tries % 64 != 0 {
+            if tries < 64 + 8 {
+                std::thread::yield_now();
                 continue;
             }
+            // Sleep until a count rings the bell (no wake-up is lost: a
+            // count after our look at the bell changes it, and the futex
+            // does not sleep then), or 50 ms, to look at the run.
+            let seen = bell.load(Ordering::SeqCst);
+            sleepers.fetch_add(1, Ordering::SeqCst);
+            if !done() {
+                futex_wait(bell, seen, std::time::Duration::from_millis(50));
+            }
+            sleepers.fetch_sub(1, Ordering::SeqCst);
             if self.world.is_stopped() {
                 return Err(p.stopped(call, loc));
             }
@@ -761,7 +1044,7 @@ impl<T: Pod> Window<T> {
             match &win.mem {
                 Mem::Shared { .. } => {
                     for &o in &origins {
-                        win.counter(o, 0, me).fetch_add(1, Ordering::Release);
+                        win.count(o, 0, me);
                     }
                     let mut started = win.started.borrow_mut();
                     let awaited: Vec<(usize, &AtomicU64, u64)> = targets
@@ -854,6 +1137,34 @@ impl<T: Pod> Window<T> {
         }
         lockword::unlock(self.word(pid), exclusive);
     }
+}
+
+/// Sleeps on `word` while it holds `seen`, at most `limit` (a futex:
+/// works across the processes of a `processes` run, whose blocks are in a
+/// shared mapping).
+fn futex_wait(word: &AtomicU32, seen: u32, limit: std::time::Duration) {
+    let timeout = libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT reads the aligned, live 32-bit `word`; the other
+    // arguments are plain values and a pointer to a live timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            seen,
+            &timeout as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes every sleeper on `word`.
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the address of the live, aligned word
+    // as a key.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
 }
 
 /// The lock word of a window block (shared memory engines): bit 63 a
@@ -1024,38 +1335,17 @@ impl<'a, T: Pod> WinLock<'a, T> {
         loc: Loc,
     ) -> Result<(usize, usize), Error> {
         let size = std::mem::size_of::<T>();
-        let extent = self.win.lens[self.pid] * size;
-        let range = offset
-            .checked_mul(size)
-            .and_then(|o| Some((o, n.checked_mul(size)?)))
-            .filter(|&(o, b)| o.checked_add(b).is_some_and(|end| end <= extent));
         let p = self.bsp.process();
-        let Some((off, bytes)) = range else {
-            return Err(p.fail(
-                ErrorKind::OutOfBounds {
-                    remote: self.pid,
-                    offset: offset.saturating_mul(size),
-                    nbytes: n.saturating_mul(size),
-                    extent,
-                },
-                call,
-                loc,
-            ));
-        };
-        if write && !self.exclusive {
-            return Err(p.fail(
-                ErrorKind::NoEpoch {
-                    detail: format!(
-                        "a write into the window of process {} under a shared lock (shared \
-                         locks read only: take an exclusive lock to write)",
-                        self.pid
-                    ),
-                },
-                call,
-                loc,
-            ));
-        }
-        Ok((off, bytes))
+        self.win.check_bytes(
+            &p,
+            self.pid,
+            offset.checked_mul(size),
+            n.checked_mul(size),
+            (offset.saturating_mul(size), n.saturating_mul(size)),
+            write && !self.exclusive,
+            call,
+            loc,
+        )
     }
 
     /// Writes `src` into the locked memory from element `offset`;
@@ -1077,18 +1367,10 @@ impl<'a, T: Pod> WinLock<'a, T> {
     #[track_caller]
     pub fn put(&mut self, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let (off, bytes) = self.check(offset, src.len(), true, "WinLock::put", loc)?;
-        let src: &[u8] = bytemuck::cast_slice(src);
-        match &self.win.mem {
-            // SAFETY: in bounds (checked); the exclusive lock of `pid`'s
-            // memory is held: nobody else reads or writes these bytes.
-            Mem::Shared { .. } => unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), self.win.data(self.pid).add(off), bytes)
-            },
-            // SAFETY: in bounds; an epoch on `pid` is open.
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => unsafe { win.put(src, self.pid, off) },
-        }
+        let (off, _) = self.check(offset, src.len(), true, "WinLock::put", loc)?;
+        // SAFETY: in bounds (checked); the exclusive lock of `pid`'s
+        // memory is held: nobody else reads or writes these bytes.
+        unsafe { self.win.copy_in(self.pid, off, bytemuck::cast_slice(src)) };
         Ok(())
     }
 
@@ -1110,22 +1392,13 @@ impl<'a, T: Pod> WinLock<'a, T> {
     #[track_caller]
     pub fn get(&mut self, offset: usize, dst: &mut [T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let (off, bytes) = self.check(offset, dst.len(), false, "WinLock::get", loc)?;
-        let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
-        match &self.win.mem {
-            // SAFETY: in bounds; a lock of `pid`'s memory is held: nobody
-            // writes these bytes meanwhile.
-            Mem::Shared { .. } => unsafe {
-                std::ptr::copy_nonoverlapping(
-                    self.win.data(self.pid).add(off),
-                    dst.as_mut_ptr(),
-                    bytes,
-                )
-            },
-            // SAFETY: in bounds; an epoch on `pid` is open.
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => unsafe { win.get(dst, self.pid, off) },
-        }
+        let (off, _) = self.check(offset, dst.len(), false, "WinLock::get", loc)?;
+        // SAFETY: in bounds; a lock of `pid`'s memory is held: nobody
+        // writes these bytes meanwhile.
+        unsafe {
+            self.win
+                .copy_out(self.pid, off, bytemuck::cast_slice_mut(dst))
+        };
         Ok(())
     }
 
@@ -1457,7 +1730,7 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             Mem::Shared { .. } => {
                 let me = self.win.owner.1;
                 for &t in &self.targets {
-                    self.win.counter(t, 1, me).fetch_add(1, Ordering::Release);
+                    self.win.count(t, 1, me);
                 }
             }
             #[cfg(feature = "mpi")]
