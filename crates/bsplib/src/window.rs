@@ -322,7 +322,7 @@ impl<T: Pod> Window<T> {
             }
         };
         let heads = (0..nprocs)
-            .map(|q| arena.region(q).addr() + all[2 * q] as usize)
+            .map(|q| arena.region(q).expose_provenance() + all[2 * q] as usize)
             .collect();
         let lens = lens_of::<T>((0..nprocs).map(|q| all[2 * q + 1]));
         let offset = mine.map_or(0, |(off, _)| off);
@@ -1139,33 +1139,7 @@ impl<T: Pod> Window<T> {
     }
 }
 
-/// Sleeps on `word` while it holds `seen`, at most `limit` (a futex:
-/// works across the processes of a `processes` run, whose blocks are in a
-/// shared mapping).
-fn futex_wait(word: &AtomicU32, seen: u32, limit: std::time::Duration) {
-    let timeout = libc::timespec {
-        tv_sec: limit.as_secs() as libc::time_t,
-        tv_nsec: limit.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: FUTEX_WAIT reads the aligned, live 32-bit `word`; the other
-    // arguments are plain values and a pointer to a live timespec.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            seen,
-            &timeout as *const libc::timespec,
-        );
-    }
-}
-
-/// Wakes every sleeper on `word`.
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE only uses the address of the live, aligned word
-    // as a key.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
-}
+use crate::engine::processes::{futex_wait, futex_wake};
 
 /// The lock word of a window block (shared memory engines): bit 63 a
 /// writer, the bits below the readers. No queue.

@@ -12,8 +12,6 @@
 //! Each process allocates its windows in its own region only (the free
 //! list is the process's own, `../window.rs`).
 
-use std::ptr::NonNull;
-
 /// The bytes of each process's region: `BSPLIB_WINDOW_MEMORY` if set
 /// (suffixes `K`, `M`, `G`),
 /// else 1 GiB for up to 16 processes and 16 GiB shared out among more
@@ -31,17 +29,10 @@ pub(crate) fn per_process(nprocs: usize) -> usize {
 
 /// One run's window memory.
 pub(crate) struct Arena {
-    ptr: NonNull<u8>,
+    map: super::processes::Mapping,
     per: usize,
-    len: usize,
     shared: bool,
 }
-
-// SAFETY: the mapping is plain memory; who may touch which bytes when is
-// the windows' lock protocol (`../window.rs`).
-unsafe impl Send for Arena {}
-// SAFETY: as above.
-unsafe impl Sync for Arena {}
 
 impl Arena {
     /// Reserves the regions of `nprocs` processes; `shared` for the
@@ -51,36 +42,10 @@ impl Arena {
         let len = per
             .checked_mul(nprocs.max(1))
             .ok_or("window memory: the regions overflow the address space")?;
-        let flags = libc::MAP_ANONYMOUS
-            | libc::MAP_NORESERVE
-            | if shared {
-                libc::MAP_SHARED
-            } else {
-                libc::MAP_PRIVATE
-            };
-        // SAFETY: a fresh anonymous mapping: no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(format!(
-                "window memory: mmap of {len} bytes ({per} per process; BSPLIB_WINDOW_MEMORY sets it): {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        Ok(Arena {
-            ptr: NonNull::new(p.cast()).ok_or("mmap returned null")?,
-            per,
-            len,
-            shared,
-        })
+        let map = super::processes::Mapping::with(len, true, shared).map_err(|e| {
+            format!("window memory ({per} bytes per process; BSPLIB_WINDOW_MEMORY sets it): {e}")
+        })?;
+        Ok(Arena { map, per, shared })
     }
 
     /// The bytes of each process's region.
@@ -90,9 +55,8 @@ impl Arena {
 
     /// The first byte of process `pid`'s region.
     pub(crate) fn region(&self, pid: usize) -> *mut u8 {
-        debug_assert!((pid + 1) * self.per <= self.len);
-        // SAFETY: within the mapping (`pid` < nprocs).
-        unsafe { self.ptr.as_ptr().add(pid * self.per) }
+        // Within the mapping (`pid` < nprocs).
+        self.map.ptr().wrapping_add(pid * self.per)
     }
 
     /// Gives the pages of `len` bytes at `offset` of `pid`'s region back
@@ -113,13 +77,5 @@ impl Arena {
         // more (the caller freed them collectively); dropping their
         // contents is what is wanted.
         unsafe { libc::madvise(self.region(pid).add(start).cast(), end - start, advice) };
-    }
-}
-
-impl Drop for Arena {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was made by `new`; nothing borrowed from it
-        // outlives the run that owns it.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }

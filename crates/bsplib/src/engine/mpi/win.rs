@@ -145,26 +145,9 @@ impl MpiWin {
     ///
     /// As for [`put`](MpiWin::put).
     pub(crate) unsafe fn get(&self, dst: &mut [u8], rank: usize, disp: usize) {
-        for (i, piece) in dst.chunks_mut(1 << 30).enumerate() {
-            let n = piece.len() as i32;
-            // SAFETY: the caller's promises; `piece` is not read until
-            // the flush below completes the transfer.
-            ok(
-                unsafe {
-                    ffi::MPI_Get(
-                        piece.as_mut_ptr().cast(),
-                        n,
-                        ffi::RSMPI_UINT8_T,
-                        rank as i32,
-                        (disp + (i << 30)) as ffi::MPI_Aint,
-                        n,
-                        ffi::RSMPI_UINT8_T,
-                        self.win,
-                    )
-                },
-                "MPI_Get",
-            );
-        }
+        // SAFETY: the caller's promises; `dst` is not read until the
+        // flush below completes the transfer.
+        unsafe { self.get_in_epoch(dst, rank, disp) };
         // SAFETY: a live window with an epoch open on `rank`.
         ok(
             unsafe { ffi::MPI_Win_flush(rank as i32, self.win) },
@@ -254,12 +237,12 @@ impl MpiWin {
     }
 
     /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
-    /// into `dst`, complete at the access epoch's `complete`.
+    /// into `dst`, complete at the epoch's `complete` (or a flush).
     ///
     /// # Safety
     ///
     /// An access epoch on `rank` is open; the range is within `rank`'s
-    /// memory; `dst` stays allocated and untouched until `complete`.
+    /// memory; `dst` stays allocated and untouched until it completes.
     pub(crate) unsafe fn get_in_epoch(&self, dst: &mut [u8], rank: usize, disp: usize) {
         let mut done = 0;
         while done < dst.len() {

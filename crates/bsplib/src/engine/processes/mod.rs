@@ -111,24 +111,7 @@ impl Wake for Futex {
                         t.saturating_duration_since(std::time::Instant::now())
                             .min(Duration::from_secs(1))
                     });
-                    let timeout = libc::timespec {
-                        tv_sec: left.as_secs() as libc::time_t,
-                        tv_nsec: left.subsec_nanos() as libc::c_long,
-                    };
-                    // SAFETY: FUTEX_WAIT reads the aligned 32-bit word
-                    // `seq`, which lives in a mapping shared by every
-                    // process of the run and outlives the call; the other
-                    // arguments are plain values or a pointer to a live
-                    // timespec.
-                    unsafe {
-                        libc::syscall(
-                            libc::SYS_futex,
-                            self.seq.as_ptr(),
-                            libc::FUTEX_WAIT,
-                            seq,
-                            &timeout as *const libc::timespec,
-                        );
-                    }
+                    futex_wait(&self.seq, seq, left);
                 }
             }
         }
@@ -136,17 +119,37 @@ impl Wake for Futex {
 
     fn notify(&self) {
         self.seq.fetch_add(1, Ordering::Release);
-        // SAFETY: FUTEX_WAKE only uses the address of the live, aligned
-        // word `seq` as a key.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.seq.as_ptr(),
-                libc::FUTEX_WAKE,
-                i32::MAX,
-            );
-        }
+        futex_wake(&self.seq);
     }
+}
+
+/// Sleeps on `word` while it holds `seen`, at most `limit` (a futex keyed
+/// by address: it works across the processes of a run on a shared
+/// mapping, and between threads). Spurious returns are the caller's to
+/// check.
+pub(crate) fn futex_wait(word: &AtomicU32, seen: u32, limit: Duration) {
+    let timeout = libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT reads the aligned, live 32-bit `word`; the other
+    // arguments are plain values and a pointer to a live timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            seen,
+            &timeout as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes every sleeper of [`futex_wait`] on `word`.
+pub(crate) fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the address of the live, aligned word
+    // as a key.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
 }
 
 /// The control block, at the start of the control mapping; the done flags
@@ -175,15 +178,24 @@ struct Slot {
 }
 
 /// A shared anonymous mapping, unmapped on drop.
-struct Mapping {
+pub(crate) struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
 }
 
 impl Mapping {
     fn new(len: usize, noreserve: bool) -> Result<Self, String> {
-        let flags = libc::MAP_SHARED
-            | libc::MAP_ANONYMOUS
+        Self::with(len, noreserve, true)
+    }
+
+    /// An anonymous mapping of `len` bytes, shared (inherited by forked
+    /// processes) or private, optionally reserving no memory.
+    pub(crate) fn with(len: usize, noreserve: bool, shared: bool) -> Result<Self, String> {
+        let flags = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        } | libc::MAP_ANONYMOUS
             | if noreserve { libc::MAP_NORESERVE } else { 0 };
         // SAFETY: a fresh anonymous mapping: no existing memory is affected.
         let p = unsafe {
@@ -208,6 +220,19 @@ impl Mapping {
         })
     }
 }
+
+impl Mapping {
+    /// The first byte.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+// SAFETY: plain memory; who touches which bytes when is its users'
+// protocol.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
 
 impl Drop for Mapping {
     fn drop(&mut self) {
