@@ -285,15 +285,12 @@ impl<T: Pod> Window<T> {
             Err(_) => None,
         };
         if let (Ok(a), Some((off, used))) = (&arena, mine) {
-            // SAFETY: our own fresh allocation in our own region, which no
-            // other process knows of yet (the gather below tells them).
-            unsafe {
-                let head = a.region(me).add(off);
-                if used {
-                    std::ptr::write_bytes(head, 0, n);
-                } else {
-                    // Never used: zero already.
-                }
+            // Memory never used is zero already.
+            if used {
+                // SAFETY: our own fresh allocation in our own region, which
+                // no other process knows of yet (the gather below tells
+                // them).
+                unsafe { std::ptr::write_bytes(a.region(me).add(off), 0, n) };
             }
         }
         let sent = [mine.map_or(u64::MAX, |(off, _)| off as u64), bytes as u64];
@@ -1858,6 +1855,13 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
 
 impl<T: Pod> Drop for WinEpoch<'_, T> {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Unwinding: complete (so that no target waits for us), but
+            // wait for nobody: the run is failing. The memory stays the
+            // run's, and no view of it can be made any more.
+            let _ = self.complete();
+            return;
+        }
         // An error here (the run stopped) is the run's already.
         let _ = self.wait_at(None);
     }
