@@ -40,7 +40,11 @@
  * offsets), bsp_window_unlock(w, pid); shared memory on threads and
  * processes, MPI's own windows on mpi. A process holds one window lock at
  * a time and none across a bsp_sync; it loads and stores its own memory
- * (base) under a lock of it. bsp_window_free(w) is collective. */
+ * (base) under a lock of it. bsp_window_post / bsp_window_start /
+ * bsp_window_complete / bsp_window_wait / bsp_window_test are
+ * post/start/complete/wait on a window (MPI's own on mpi);
+ * bsp_window_put and bsp_window_get to a started target belong to the
+ * access epoch. bsp_window_free(w) is collective. */
 
 #ifndef BSPLIB_RMA_H
 #define BSPLIB_RMA_H
@@ -556,6 +560,92 @@ void bsp_window_unlock(bsp_window *w, int pid);
 void bsplib_window_unlock_at(bsp_window *w, int pid, const char *file, int line);
 
 /**
+ * `void bsp_window_post(bsp_window *w, const int *origins, int n)`:
+ * exposes this process's memory of `w` to the `n` processes at
+ * `origins` (MPI's `MPI_Win_post`); their puts and gets of one access
+ * epoch each are complete here when `bsp_window_wait` returns. Never
+ * waits. Errors: an exposure epoch of `w` open already, a bad group, a
+ * window lock held.
+ *
+ * # Safety
+ *
+ * `origins` holds `n` readable ints (or is NULL, an error when `n > 0`).
+ */
+void bsp_window_post(bsp_window *w, const int *origins, int n);
+
+/**
+ * `bsp_window_post` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_post`].
+ */
+void bsplib_window_post_at(bsp_window *w, const int *origins, int n, const char *file, int line);
+
+/**
+ * `void bsp_window_start(bsp_window *w, const int *targets, int n)`:
+ * opens an access epoch to the `n` processes at `targets` (MPI's
+ * `MPI_Win_start`), waiting until each has posted to this process;
+ * `bsp_window_put` and `bsp_window_get` to a target then belong to it
+ * (a get's `dst` is written by `bsp_window_complete`). Errors: an access
+ * epoch open already, a bad group, a window lock held, this process
+ * among the targets without an exposure epoch to itself, a target that
+ * enters its sync or ends without posting (not a hang).
+ *
+ * # Safety
+ *
+ * `targets` holds `n` readable ints (or is NULL, an error when `n > 0`).
+ */
+void bsp_window_start(bsp_window *w, const int *targets, int n);
+
+/**
+ * `bsp_window_start` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_start`].
+ */
+void bsplib_window_start_at(bsp_window *w, const int *targets, int n, const char *file, int line);
+
+/**
+ * `void bsp_window_complete(bsp_window *w)`: ends the access epoch
+ * (MPI's `MPI_Win_complete`): the gets' destinations hold their data,
+ * and the targets' `bsp_window_wait` can count this process. Error: no
+ * access epoch open.
+ */
+void bsp_window_complete(bsp_window *w);
+
+/**
+ * `bsp_window_complete` with the caller's location.
+ */
+void bsplib_window_complete_at(bsp_window *w, const char *file, int line);
+
+/**
+ * `void bsp_window_wait(bsp_window *w)`: waits until every origin of the
+ * exposure epoch has completed (MPI's `MPI_Win_wait`): their puts are in
+ * this process's memory. Errors: no exposure epoch open; an origin that
+ * enters its sync or ends without completing (not a hang).
+ */
+void bsp_window_wait(bsp_window *w);
+
+/**
+ * `bsp_window_wait` with the caller's location.
+ */
+void bsplib_window_wait_at(bsp_window *w, const char *file, int line);
+
+/**
+ * `int bsp_window_test(bsp_window *w)`: 1 (and the exposure epoch
+ * closed) when every origin has completed, else 0, without waiting
+ * (MPI's `MPI_Win_test`). Error: no exposure epoch open.
+ */
+int bsp_window_test(bsp_window *w);
+
+/**
+ * `bsp_window_test` with the caller's location.
+ */
+int bsplib_window_test_at(bsp_window *w, const char *file, int line);
+
+/**
  * `void bsp_window_put(bsp_window *w, int pid, const void *src, size_t
  * offset, size_t nbytes)`: writes `nbytes` from `src` at byte `offset`
  * of `pid`'s memory, under an exclusive lock of it; `src` may be reused
@@ -625,4 +715,9 @@ void bsplib_window_get_at(bsp_window *w, int pid, size_t offset, void *dst, size
     bsplib_window_put_at((w), (pid), (src), (offset), (nbytes), __FILE__, __LINE__)
 #define bsp_window_get(w, pid, offset, dst, nbytes) \
     bsplib_window_get_at((w), (pid), (offset), (dst), (nbytes), __FILE__, __LINE__)
+#define bsp_window_post(w, origins, n) bsplib_window_post_at((w), (origins), (n), __FILE__, __LINE__)
+#define bsp_window_start(w, targets, n) bsplib_window_start_at((w), (targets), (n), __FILE__, __LINE__)
+#define bsp_window_complete(w) bsplib_window_complete_at((w), __FILE__, __LINE__)
+#define bsp_window_wait(w) bsplib_window_wait_at((w), __FILE__, __LINE__)
+#define bsp_window_test(w) bsplib_window_test_at((w), __FILE__, __LINE__)
 #endif

@@ -490,6 +490,12 @@ pub struct bsp_window {
     /// Per process: the lock of its memory this process holds (0 none,
     /// `BSP_LOCK_EXCLUSIVE`, `BSP_LOCK_SHARED`).
     held: Vec<c_int>,
+    /// The open exposure epoch's origins (`bsp_window_post`).
+    origins: Option<Vec<usize>>,
+    /// The open access epoch's targets (`bsp_window_start`).
+    targets: Option<Vec<usize>>,
+    /// `mpi`: copies of the access epoch's put sources, until complete.
+    staged: Vec<Box<[u8]>>,
 }
 
 thread_local! {
@@ -610,7 +616,13 @@ pub unsafe extern "C" fn bsplib_window_create_at(
         // SAFETY: the caller gives NULL or a pointer to a `void *`.
         unsafe { store_ptr(base, win.base_ptr().cast()) };
         let held = vec![0; bsp.nprocs()];
-        let w = Box::into_raw(Box::new(bsp_window { win, held }));
+        let w = Box::into_raw(Box::new(bsp_window {
+            win,
+            held,
+            origins: None,
+            targets: None,
+            staged: Vec::new(),
+        }));
         WINDOWS.with(|s| s.borrow_mut().0.insert(w.addr()));
         Ok(w)
     })
@@ -644,6 +656,15 @@ pub unsafe extern "C" fn bsplib_window_free_at(
     crate::with_bsp("bsp_window_free", file, line, |bsp, loc| {
         const CALL: &str = "bsp_window_free";
         let win = window(bsp, w, CALL, loc)?;
+        if win.origins.is_some() || win.targets.is_some() {
+            let detail = "an epoch of this window is open (bsp_window_complete, \
+                          bsp_window_wait first)"
+                .to_string();
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochOpen { detail }, CALL));
+        }
         if let Some(q) = win.held.iter().position(|&k| k != 0) {
             let detail = format!("a lock of process {q}'s memory of this window is held");
             return Err(bsp
@@ -749,6 +770,271 @@ pub extern "C" fn bsplib_window_unlock_at(
     })
 }
 
+/// Whether `q` is a target of `win`'s open access epoch.
+fn started(win: &bsp_window, q: usize) -> bool {
+    win.targets
+        .as_ref()
+        .is_some_and(|t| t.binary_search(&q).is_ok())
+}
+
+/// A C group of `n` pids at `pids` as sorted, distinct pids of `bsp`, or
+/// its error.
+///
+/// # Safety
+///
+/// `pids` holds `n` readable ints (or is NULL, an error when `n > 0`).
+unsafe fn window_group(
+    bsp: &bsplib::Bsp,
+    pids: *const c_int,
+    n: c_int,
+    what: &'static str,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> Result<Vec<usize>, bsplib::Error> {
+    // SAFETY: the caller's promise.
+    let Some(g) = (unsafe { group(pids, n) }) else {
+        return Err(bad_group(bsp, what, n, call, loc));
+    };
+    let mut out = Vec::with_capacity(g.len());
+    for q in g {
+        let q = c_int::try_from(q).unwrap_or(c_int::MAX);
+        out.push(window_pid(bsp, q, call, loc)?);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The error of an epoch call made while a window lock is held (the
+/// process could wait in it for a process that waits for the lock).
+fn no_lock_held(
+    bsp: &bsplib::Bsp,
+    call: &'static str,
+    loc: Option<bsplib::SourceLocation>,
+) -> Result<(), bsplib::Error> {
+    if WINDOWS.with(|s| s.borrow().1) == 0 {
+        return Ok(());
+    }
+    let detail = "a window lock is held (unlock it before an epoch call, which may wait)".into();
+    Err(bsp
+        .raw()
+        .at(loc)
+        .fail(bsplib::ErrorKind::EpochOpen { detail }, call))
+}
+
+/// `void bsp_window_post(bsp_window *w, const int *origins, int n)`:
+/// exposes this process's memory of `w` to the `n` processes at
+/// `origins` (MPI's `MPI_Win_post`); their puts and gets of one access
+/// epoch each are complete here when `bsp_window_wait` returns. Never
+/// waits. Errors: an exposure epoch of `w` open already, a bad group, a
+/// window lock held.
+///
+/// # Safety
+///
+/// `origins` holds `n` readable ints (or is NULL, an error when `n > 0`).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_post(w: *mut bsp_window, origins: *const c_int, n: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_post_at(w, origins, n, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_post` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_post`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_post_at(
+    w: *mut bsp_window,
+    origins: *const c_int,
+    n: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_post", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_post";
+        let win = window(bsp, w, CALL, loc)?;
+        // SAFETY: the caller's contract.
+        let g = unsafe { window_group(bsp, origins, n, "origins", CALL, loc)? };
+        no_lock_held(bsp, CALL, loc)?;
+        if win.origins.is_some() {
+            let detail = "an exposure epoch of this window is open already (bsp_window_wait \
+                          first)"
+                .to_string();
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochOpen { detail }, CALL));
+        }
+        // SAFETY: closed once by bsp_window_wait/test (which check
+        // `origins`); no guard of a C window exists.
+        unsafe { win.win.open_raw(bsp, Some(&g), None, CALL, loc)? };
+        win.origins = Some(g);
+        Ok(())
+    })
+}
+
+/// `void bsp_window_start(bsp_window *w, const int *targets, int n)`:
+/// opens an access epoch to the `n` processes at `targets` (MPI's
+/// `MPI_Win_start`), waiting until each has posted to this process;
+/// `bsp_window_put` and `bsp_window_get` to a target then belong to it
+/// (a get's `dst` is written by `bsp_window_complete`). Errors: an access
+/// epoch open already, a bad group, a window lock held, this process
+/// among the targets without an exposure epoch to itself, a target that
+/// enters its sync or ends without posting (not a hang).
+///
+/// # Safety
+///
+/// `targets` holds `n` readable ints (or is NULL, an error when `n > 0`).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_start(w: *mut bsp_window, targets: *const c_int, n: c_int) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_start_at(w, targets, n, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_start` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_start`].
+#[no_mangle]
+pub unsafe extern "C" fn bsplib_window_start_at(
+    w: *mut bsp_window,
+    targets: *const c_int,
+    n: c_int,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_start", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_start";
+        let win = window(bsp, w, CALL, loc)?;
+        // SAFETY: the caller's contract.
+        let g = unsafe { window_group(bsp, targets, n, "targets", CALL, loc)? };
+        no_lock_held(bsp, CALL, loc)?;
+        if win.targets.is_some() {
+            let detail = "an access epoch of this window is open already (bsp_window_complete \
+                          first)"
+                .to_string();
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochOpen { detail }, CALL));
+        }
+        let me = bsp.pid();
+        let posted_to_me = win
+            .origins
+            .as_ref()
+            .is_some_and(|o| o.binary_search(&me).is_ok());
+        if g.binary_search(&me).is_ok() && !posted_to_me {
+            let detail = format!(
+                "process {me} starts an access epoch to itself without an exposure epoch to \
+                 itself (bsp_window_post naming it first)"
+            );
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::EpochUnmatched { detail }, CALL));
+        }
+        // SAFETY: closed once by bsp_window_complete (which checks
+        // `targets`); no guard of a C window exists.
+        unsafe { win.win.open_raw(bsp, None, Some(&g), CALL, loc)? };
+        win.targets = Some(g);
+        Ok(())
+    })
+}
+
+/// `void bsp_window_complete(bsp_window *w)`: ends the access epoch
+/// (MPI's `MPI_Win_complete`): the gets' destinations hold their data,
+/// and the targets' `bsp_window_wait` can count this process. Error: no
+/// access epoch open.
+#[no_mangle]
+pub extern "C" fn bsp_window_complete(w: *mut bsp_window) {
+    bsplib_window_complete_at(w, std::ptr::null(), 0)
+}
+
+/// `bsp_window_complete` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_window_complete_at(w: *mut bsp_window, file: *const c_char, line: c_int) {
+    crate::with_bsp("bsp_window_complete", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_complete";
+        let win = window(bsp, w, CALL, loc)?;
+        let Some(targets) = win.targets.take() else {
+            let detail = "bsp_window_complete without an access epoch (bsp_window_start)".into();
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::NoEpoch { detail }, CALL));
+        };
+        // SAFETY: the access epoch `bsp_window_start` opened.
+        unsafe { win.win.complete_raw(bsp, &targets) };
+        win.staged.clear();
+        Ok(())
+    })
+}
+
+/// `bsp_window_wait` and `bsp_window_test`: the exposure epoch's end,
+/// waiting or not.
+fn window_wait(
+    w: *mut bsp_window,
+    block: bool,
+    call: &'static str,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
+    crate::with_bsp(call, file, line, |bsp, loc| {
+        let win = window(bsp, w, call, loc)?;
+        let Some(origins) = win.origins.as_ref() else {
+            let detail = format!("{call} without an exposure epoch (bsp_window_post)");
+            return Err(bsp
+                .raw()
+                .at(loc)
+                .fail(bsplib::ErrorKind::NoEpoch { detail }, call));
+        };
+        if block {
+            no_lock_held(bsp, call, loc)?;
+        }
+        // SAFETY: the exposure epoch `bsp_window_post` opened.
+        let done = unsafe { win.win.wait_raw(bsp, origins, block, call, loc)? };
+        if done {
+            win.origins = None;
+        }
+        Ok(c_int::from(done))
+    })
+}
+
+/// `void bsp_window_wait(bsp_window *w)`: waits until every origin of the
+/// exposure epoch has completed (MPI's `MPI_Win_wait`): their puts are in
+/// this process's memory. Errors: no exposure epoch open; an origin that
+/// enters its sync or ends without completing (not a hang).
+#[no_mangle]
+pub extern "C" fn bsp_window_wait(w: *mut bsp_window) {
+    window_wait(w, true, "bsp_window_wait", std::ptr::null(), 0);
+}
+
+/// `bsp_window_wait` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_window_wait_at(w: *mut bsp_window, file: *const c_char, line: c_int) {
+    window_wait(w, true, "bsp_window_wait", file, line);
+}
+
+/// `int bsp_window_test(bsp_window *w)`: 1 (and the exposure epoch
+/// closed) when every origin has completed, else 0, without waiting
+/// (MPI's `MPI_Win_test`). Error: no exposure epoch open.
+#[no_mangle]
+pub extern "C" fn bsp_window_test(w: *mut bsp_window) -> c_int {
+    window_wait(w, false, "bsp_window_test", std::ptr::null(), 0)
+}
+
+/// `bsp_window_test` with the caller's location.
+#[no_mangle]
+pub extern "C" fn bsplib_window_test_at(
+    w: *mut bsp_window,
+    file: *const c_char,
+    line: c_int,
+) -> c_int {
+    window_wait(w, false, "bsp_window_test", file, line)
+}
+
 /// The error of an access to `q`'s memory of `win` without its lock.
 fn held_lock(
     bsp: &bsplib::Bsp,
@@ -807,7 +1093,10 @@ pub unsafe extern "C" fn bsplib_window_put_at(
         const CALL: &str = "bsp_window_put";
         let win = window(bsp, w, CALL, loc)?;
         let q = window_pid(bsp, pid, CALL, loc)?;
-        held_lock(bsp, win, q, CALL, loc)?;
+        let in_epoch = started(win, q);
+        if !in_epoch {
+            held_lock(bsp, win, q, CALL, loc)?;
+        }
         if src.is_null() && nbytes > 0 {
             return Err(bsp
                 .raw()
@@ -820,6 +1109,14 @@ pub unsafe extern "C" fn bsplib_window_put_at(
             // SAFETY: the caller gives `nbytes` readable bytes at `src`.
             unsafe { std::slice::from_raw_parts(src.cast(), nbytes) }
         };
+        if in_epoch {
+            // SAFETY: the access epoch on `q` is open; `staged` is kept
+            // until `bsp_window_complete`.
+            return unsafe {
+                win.win
+                    .epoch_put_raw(bsp, q, offset, src, &mut win.staged, CALL, loc)
+            };
+        }
         let exclusive = win.held[q] == BSP_LOCK_EXCLUSIVE;
         // SAFETY: this process holds `q`'s lock of that kind.
         unsafe { win.win.put_raw(bsp, q, offset, src, exclusive, CALL, loc) }
@@ -865,7 +1162,10 @@ pub unsafe extern "C" fn bsplib_window_get_at(
         const CALL: &str = "bsp_window_get";
         let win = window(bsp, w, CALL, loc)?;
         let q = window_pid(bsp, pid, CALL, loc)?;
-        held_lock(bsp, win, q, CALL, loc)?;
+        let in_epoch = started(win, q);
+        if !in_epoch {
+            held_lock(bsp, win, q, CALL, loc)?;
+        }
         if dst.is_null() && nbytes > 0 {
             return Err(bsp
                 .raw()
@@ -878,6 +1178,11 @@ pub unsafe extern "C" fn bsplib_window_get_at(
             // SAFETY: the caller gives `nbytes` writable bytes at `dst`.
             unsafe { std::slice::from_raw_parts_mut(dst.cast(), nbytes) }
         };
+        if in_epoch {
+            // SAFETY: the access epoch on `q` is open; the C caller keeps
+            // `dst` until `bsp_window_complete` (MPI's rule for MPI_Get).
+            return unsafe { win.win.epoch_get_raw(bsp, q, offset, dst, CALL, loc) };
+        }
         // SAFETY: this process holds a lock of `q`'s memory.
         unsafe { win.win.get_raw(bsp, q, offset, dst, CALL, loc) }
     })

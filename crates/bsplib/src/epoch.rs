@@ -777,7 +777,8 @@ impl Process {
             return Err(self.fail(
                 ErrorKind::EpochOpen {
                     detail: format!(
-                        "{} window lock(s) held (bsp_window_lock); unlock before the sync, \
+                        "{} window lock(s) or epoch(s) open (bsp_window_lock, \
+                         bsp_window_post, bsp_window_start); close them before the sync, \
                          since other processes may wait for them",
                         self.window_locks
                     ),

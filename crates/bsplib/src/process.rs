@@ -147,8 +147,9 @@ pub(crate) struct Process {
     /// What is free in this process's region of window memory
     /// (`window.rs`).
     pub(crate) windows: crate::window::Regions,
-    /// Window locks taken without a guard (the C interface) and held now:
-    /// a sync with one held is an error (the others could wait for it).
+    /// Window locks taken and window epochs opened without a guard (the
+    /// C interface) and not closed: a sync with one is an error (the
+    /// others could wait for it).
     pub(crate) window_locks: usize,
     pub(crate) last_flags: u32,
     /// How the collectives move large data (`Bsp::set_collective_algorithm`).

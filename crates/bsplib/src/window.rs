@@ -1049,38 +1049,8 @@ impl<T: Pod> Window<T> {
                     loc,
                 ));
             }
-            match &win.mem {
-                Mem::Shared { .. } => {
-                    for &o in &origins {
-                        win.count(o, 0, me);
-                    }
-                    let mut started = win.started.borrow_mut();
-                    let awaited: Vec<(usize, &AtomicU64, u64)> = targets
-                        .iter()
-                        .map(|&t| (t, win.counter(me, 0, t), started[t] + 1))
-                        .collect();
-                    win.await_counts(
-                        &p,
-                        &awaited,
-                        "posting an exposure epoch to this process (a start to a process that \
-                         never posts)",
-                        CALL,
-                        loc,
-                    )?;
-                    for &t in &targets {
-                        started[t] += 1;
-                    }
-                }
-                #[cfg(feature = "mpi")]
-                Mem::Mpi(w) => {
-                    if !origins.is_empty() {
-                        w.post(&origins);
-                    }
-                    if !targets.is_empty() {
-                        w.start(&targets);
-                    }
-                }
-            }
+            win.ep_post(&origins);
+            win.ep_start(&p, &targets, CALL, loc)?;
         }
         Ok(WinEpoch {
             access: !targets.is_empty(),
@@ -1094,6 +1064,359 @@ impl<T: Pod> Window<T> {
             #[cfg(feature = "mpi")]
             gets: Vec::new(),
         })
+    }
+
+    /// Posts an exposure epoch to `origins` (sorted, distinct).
+    fn ep_post(&self, origins: &[usize]) {
+        let me = self.owner.1;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                for &o in origins {
+                    self.count(o, 0, me);
+                }
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                if !origins.is_empty() {
+                    w.post(origins);
+                }
+            }
+        }
+    }
+
+    /// Starts an access epoch on `targets` (sorted, distinct): waits
+    /// until each posted to this process.
+    fn ep_start(
+        &self,
+        p: &Process,
+        targets: &[usize],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let me = self.owner.1;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                let mut started = self.started.borrow_mut();
+                let awaited: Vec<(usize, &AtomicU64, u64)> = targets
+                    .iter()
+                    .map(|&t| (t, self.counter(me, 0, t), started[t] + 1))
+                    .collect();
+                self.await_counts(
+                    p,
+                    &awaited,
+                    "posting an exposure epoch to this process (a start to a process that \
+                     never posts)",
+                    call,
+                    loc,
+                )?;
+                for &t in targets {
+                    started[t] += 1;
+                }
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                if !targets.is_empty() {
+                    w.start(targets);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes the access epoch on `targets`.
+    fn ep_complete(&self, targets: &[usize]) {
+        let me = self.owner.1;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                for &t in targets {
+                    self.count(t, 1, me);
+                }
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => w.complete(),
+        }
+    }
+
+    /// Waits (`block`) or looks whether every one of `origins` completed
+    /// the exposure epoch; true (and the epoch closed) when they did.
+    fn ep_wait(
+        &self,
+        p: &Process,
+        origins: &[usize],
+        block: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<bool, Error> {
+        if self.world.is_stopped() {
+            return Err(p.stopped(call, loc));
+        }
+        let me = self.owner.1;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                let mut waited = self.waited.borrow_mut();
+                let awaited: Vec<(usize, &AtomicU64, u64)> = origins
+                    .iter()
+                    .map(|&o| (o, self.counter(me, 1, o), waited[o] + 1))
+                    .collect();
+                if block {
+                    self.await_counts(
+                        p,
+                        &awaited,
+                        "completing the access epoch this process's exposure epoch admits it to",
+                        call,
+                        loc,
+                    )?;
+                } else if !awaited
+                    .iter()
+                    .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want)
+                {
+                    return Ok(false);
+                }
+                for &o in origins {
+                    waited[o] += 1;
+                }
+                Ok(true)
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                if origins.is_empty() {
+                    return Ok(true);
+                }
+                if block {
+                    w.wait();
+                    Ok(true)
+                } else {
+                    Ok(w.test())
+                }
+            }
+        }
+    }
+
+    /// An epoch's put of `src` at byte `off` of `pid`'s memory: under
+    /// `pid`'s lock on shared memory; on `mpi` a copy kept in `staged`
+    /// until the epoch's `complete`.
+    ///
+    /// # Safety
+    ///
+    /// In bounds; an access epoch on `pid` is open.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn ep_put(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        staged: &mut Vec<Box<[u8]>>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let _ = &staged;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                self.acquire(p, pid, true, call, loc)?;
+                // SAFETY: in bounds (the caller's); `pid`'s lock is held
+                // exclusively: nobody else reads or writes these bytes.
+                unsafe { self.copy_in(pid, off, src) };
+                self.release(pid, true);
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => {
+                let copy: Box<[u8]> = src.into();
+                // SAFETY: in bounds; the access epoch on `pid` is open;
+                // `copy` is kept in `staged` (or leaked with it) until
+                // `complete`, and the heap block does not move.
+                unsafe { w.put_in_epoch(&copy, pid, off) };
+                staged.push(copy);
+            }
+        }
+        Ok(())
+    }
+
+    /// An epoch's get of `dst.len()` bytes at byte `off` of `pid`'s
+    /// memory: at once under `pid`'s lock on shared memory; on `mpi`
+    /// landing in `dst` by the epoch's `complete`.
+    ///
+    /// # Safety
+    ///
+    /// In bounds; an access epoch on `pid` is open; on `mpi`, `dst` stays
+    /// allocated and untouched until `complete`.
+    unsafe fn ep_get(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        dst: &mut [u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        match &self.mem {
+            Mem::Shared { .. } => {
+                self.acquire(p, pid, false, call, loc)?;
+                // SAFETY: in bounds; `pid`'s lock is held (shared):
+                // nobody writes these bytes meanwhile.
+                unsafe { self.copy_out(pid, off, dst) };
+                self.release(pid, false);
+            }
+            // SAFETY: the caller's promises.
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(w) => unsafe { w.get_in_epoch(dst, pid, off) },
+        }
+        Ok(())
+    }
+
+    /// Opens the epochs of the C interface's `bsp_window_post` (`origins`)
+    /// or `bsp_window_start` (`targets`), sorted and distinct; counted as
+    /// open window epochs (a sync with one open is an error).
+    ///
+    /// # Errors
+    ///
+    /// As for [`epoch`](Window::epoch).
+    ///
+    /// # Safety
+    ///
+    /// Each epoch opened is closed once by
+    /// [`complete_raw`](Window::complete_raw) (an access epoch) or
+    /// [`wait_raw`](Window::wait_raw) (an exposure epoch); no guard of
+    /// this window alive in this process meanwhile.
+    #[doc(hidden)]
+    pub unsafe fn open_raw(
+        &self,
+        bsp: &Bsp,
+        origins: Option<&[usize]>,
+        targets: Option<&[usize]>,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        self.own(bsp, call, loc)?;
+        let mut p = bsp.process();
+        p.check_running(call, loc)?;
+        if let Some(o) = origins {
+            self.ep_post(o);
+            p.window_locks += 1;
+        }
+        if let Some(t) = targets {
+            self.ep_start(&p, t, call, loc)?;
+            p.window_locks += 1;
+        }
+        Ok(())
+    }
+
+    /// Completes the access epoch on `targets` that
+    /// [`open_raw`](Window::open_raw) started.
+    ///
+    /// # Safety
+    ///
+    /// That access epoch is open; on `mpi` the destinations of its gets
+    /// hold their data when this returns.
+    #[doc(hidden)]
+    pub unsafe fn complete_raw(&self, bsp: &Bsp, targets: &[usize]) {
+        self.ep_complete(targets);
+        let mut p = bsp.process();
+        p.window_locks = p.window_locks.saturating_sub(1);
+    }
+
+    /// Waits for (`block`) or looks at the completions of the exposure
+    /// epoch to `origins` that [`open_raw`](Window::open_raw) posted; true
+    /// when it is closed.
+    ///
+    /// # Errors
+    ///
+    /// As for [`WinEpoch::wait`].
+    ///
+    /// # Safety
+    ///
+    /// That exposure epoch is open.
+    #[doc(hidden)]
+    pub unsafe fn wait_raw(
+        &self,
+        bsp: &Bsp,
+        origins: &[usize],
+        block: bool,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<bool, Error> {
+        let mut p = bsp.process();
+        let done = self.ep_wait(&p, origins, block, call, loc)?;
+        if done {
+            p.window_locks = p.window_locks.saturating_sub(1);
+        }
+        Ok(done)
+    }
+
+    /// An access epoch's put (the C interface's `bsp_window_put` to a
+    /// started target): `src` at byte `off` of `pid`'s memory; on `mpi`
+    /// its copy is kept in `staged` until the epoch completes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::OutOfBounds`].
+    ///
+    /// # Safety
+    ///
+    /// An access epoch on `pid` is open (`open_raw`); `staged` is kept
+    /// until `complete_raw`.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn epoch_put_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        staged: &mut Vec<Box<[u8]>>,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let p = bsp.process();
+        let (off, _) = self.check_bytes(
+            &p,
+            pid,
+            Some(off),
+            Some(src.len()),
+            (off, src.len()),
+            false,
+            call,
+            loc,
+        )?;
+        // SAFETY: in bounds; the caller's epoch.
+        unsafe { self.ep_put(&p, pid, off, src, staged, call, loc) }
+    }
+
+    /// An access epoch's get (the C interface's `bsp_window_get` from a
+    /// started target): `dst.len()` bytes at byte `off` of `pid`'s
+    /// memory, in `dst` by the epoch's completion.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::OutOfBounds`].
+    ///
+    /// # Safety
+    ///
+    /// An access epoch on `pid` is open; `dst` stays allocated and
+    /// untouched until `complete_raw`.
+    #[doc(hidden)]
+    pub unsafe fn epoch_get_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        dst: &mut [u8],
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let p = bsp.process();
+        let (off, _) = self.check_bytes(
+            &p,
+            pid,
+            Some(off),
+            Some(dst.len()),
+            (off, dst.len()),
+            false,
+            call,
+            loc,
+        )?;
+        // SAFETY: in bounds; the caller's epoch and `dst`.
+        unsafe { self.ep_get(&p, pid, off, dst, call, loc) }
     }
 
     /// Takes `pid`'s lock, waiting as long as it must (and the run lives).
@@ -1599,30 +1922,18 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     pub fn put(&mut self, pid: usize, offset: usize, src: &[T]) -> Result<(), Error> {
         const CALL: &str = "WinEpoch::put";
         let loc = Some(SourceLocation::caller());
-        let (off, bytes) = self.check(pid, offset, src.len(), CALL, loc)?;
-        let src: &[u8] = bytemuck::cast_slice(src);
-        match &self.win.mem {
-            Mem::Shared { .. } => {
-                let p = self.bsp.process();
-                self.win.acquire(&p, pid, true, CALL, loc)?;
-                // SAFETY: in bounds (checked); `pid`'s lock is held
-                // exclusively: nobody else reads or writes these bytes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.as_ptr(), self.win.data(pid).add(off), bytes)
-                };
-                self.win.release(pid, true);
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                let copy: Box<[u8]> = src.into();
-                // SAFETY: in bounds; the access epoch on `pid` is open;
-                // `copy` is kept (or leaked with a forgotten guard) until
-                // `complete`, and the heap block does not move.
-                unsafe { w.put_in_epoch(&copy, pid, off) };
-                self.staged.push(copy);
-            }
+        let (off, _) = self.check(pid, offset, src.len(), CALL, loc)?;
+        let p = self.bsp.process();
+        #[cfg(feature = "mpi")]
+        let staged = &mut self.staged;
+        #[cfg(not(feature = "mpi"))]
+        let staged = &mut Vec::new();
+        // SAFETY: in bounds (checked); the access epoch on `pid` is open;
+        // `staged` lives until `complete`.
+        unsafe {
+            self.win
+                .ep_put(&p, pid, off, bytemuck::cast_slice(src), staged, CALL, loc)
         }
-        Ok(())
     }
 
     /// Reads target `pid`'s memory from element `offset` into `dst`,
@@ -1658,34 +1969,31 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     pub fn get(&mut self, pid: usize, offset: usize, dst: &'a mut [T]) -> Result<(), Error> {
         const CALL: &str = "WinEpoch::get";
         let loc = Some(SourceLocation::caller());
-        let (off, bytes) = self.check(pid, offset, dst.len(), CALL, loc)?;
+        let (off, _) = self.check(pid, offset, dst.len(), CALL, loc)?;
+        let p = self.bsp.process();
         match &self.win.mem {
             Mem::Shared { .. } => {
-                let p = self.bsp.process();
-                self.win.acquire(&p, pid, false, CALL, loc)?;
-                let out: &mut [u8] = bytemuck::cast_slice_mut(dst);
-                // SAFETY: in bounds; `pid`'s lock is held (shared): nobody
-                // writes these bytes meanwhile.
+                // SAFETY: in bounds; the access epoch on `pid` is open.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        self.win.data(pid).add(off),
-                        out.as_mut_ptr(),
-                        bytes,
-                    )
-                };
-                self.win.release(pid, false);
+                    self.win
+                        .ep_get(&p, pid, off, bytemuck::cast_slice_mut(dst), CALL, loc)
+                }
             }
             #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                let mut buf: Box<[u8]> = vec![0u8; bytes].into_boxed_slice();
+            Mem::Mpi(_) => {
+                // A buffer of the guard's, copied out at `complete`: a
+                // guard forgotten, not dropped, leaves MPI writing only
+                // memory the library owns.
+                let mut buf: Box<[u8]> = vec![0u8; std::mem::size_of_val(dst)].into_boxed_slice();
                 // SAFETY: in bounds; the access epoch on `pid` is open;
-                // `buf` is kept (or leaked with a forgotten guard) until
-                // `complete`, and the heap block does not move.
-                unsafe { w.get_in_epoch(&mut buf, pid, off) };
+                // `buf` is kept (or leaked) until `complete`, and the heap
+                // block does not move.
+                unsafe { self.win.ep_get(&p, pid, off, &mut buf, CALL, loc)? };
+                drop(p);
                 self.gets.push((buf, dst));
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// Ends the access epoch: this process's transfers are complete at
@@ -1708,46 +2016,15 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             return Ok(());
         }
         self.access = false;
-        match &self.win.mem {
-            Mem::Shared { .. } => {
-                let me = self.win.owner.1;
-                for &t in &self.targets {
-                    self.win.count(t, 1, me);
-                }
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                w.complete();
-                self.staged.clear();
-                for (buf, dst) in self.gets.drain(..) {
-                    bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&buf);
-                }
+        self.win.ep_complete(&self.targets);
+        #[cfg(feature = "mpi")]
+        {
+            self.staged.clear();
+            for (buf, dst) in self.gets.drain(..) {
+                bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&buf);
             }
         }
         Ok(())
-    }
-
-    /// The awaited completions of the exposure epoch: `(origin, counter,
-    /// count wanted)`.
-    fn awaited(&self) -> Vec<(usize, &'a AtomicU64, u64)> {
-        let win: &'a Window<T> = self.win;
-        let me = win.owner.1;
-        let waited = win.waited.borrow();
-        self.origins
-            .iter()
-            .map(|&o| (o, win.counter(me, 1, o), waited[o] + 1))
-            .collect()
-    }
-
-    /// Closes the exposure epoch whose completions all arrived.
-    fn exposed(&mut self) {
-        self.exposure = false;
-        if matches!(self.win.mem, Mem::Shared { .. }) {
-            let mut waited = self.win.waited.borrow_mut();
-            for &o in &self.origins {
-                waited[o] += 1;
-            }
-        }
     }
 
     /// Completes the access epoch, then waits until every origin has
@@ -1772,27 +2049,14 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     }
 
     fn wait_at(&mut self, loc: Loc) -> Result<(), Error> {
-        const CALL: &str = "WinEpoch::wait";
         self.complete()?;
-        if !self.exposure {
-            return Ok(());
+        if self.exposure {
+            let p = self.bsp.process();
+            self.win
+                .ep_wait(&p, &self.origins, true, "WinEpoch::wait", loc)?;
+            drop(p);
+            self.exposure = false;
         }
-        match &self.win.mem {
-            Mem::Shared { .. } => {
-                let awaited = self.awaited();
-                let p = self.bsp.process();
-                self.win.await_counts(
-                    &p,
-                    &awaited,
-                    "completing the access epoch this process's exposure epoch admits it to",
-                    CALL,
-                    loc,
-                )?;
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => w.wait(),
-        }
-        self.exposed();
         Ok(())
     }
 
@@ -1831,25 +2095,15 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     /// ```
     pub fn test(&mut self) -> Result<bool, Error> {
         self.complete()?;
-        if !self.exposure {
-            return Ok(true);
-        }
-        if self.win.world.is_stopped() {
+        if self.exposure {
             let p = self.bsp.process();
-            return Err(p.stopped("WinEpoch::test", None));
+            let done = self
+                .win
+                .ep_wait(&p, &self.origins, false, "WinEpoch::test", None)?;
+            drop(p);
+            self.exposure = !done;
         }
-        let all = match &self.win.mem {
-            Mem::Shared { .. } => self
-                .awaited()
-                .iter()
-                .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want),
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => w.test(),
-        };
-        if all {
-            self.exposed();
-        }
-        Ok(all)
+        Ok(!self.exposure)
     }
 }
 

@@ -49,6 +49,30 @@ int main(void) {
     bsp_window_unlock(w, (s + 1) % p);
     CHECK_EQ(c, -1L);
 
+    /* Post/start/complete/wait on the window: a ring, each process
+     * putting into its right neighbour and getting from it. */
+    int left = (s + p - 1) % p, right = (s + 1) % p;
+    for (int r = 0; r < 5; r++) {
+        long mine[WORDS], back[WORDS];
+        for (int i = 0; i < WORDS; i++) mine[i] = 100L * s + r + i;
+        bsp_window_post(w, &left, 1);
+        bsp_window_start(w, &right, 1);
+        bsp_window_put(w, right, mine, sizeof(long), sizeof mine);
+        bsp_window_complete(w);
+        bsp_window_wait(w);
+        bsp_window_lock(w, s, BSP_LOCK_SHARED);
+        for (int i = 0; i < WORDS; i++) CHECK_EQ(mem[1 + i], 100L * left + r + i);
+        bsp_window_unlock(w, s);
+        bsp_window_post(w, &left, 1);
+        bsp_window_start(w, &right, 1);
+        bsp_window_get(w, right, sizeof(long), back, sizeof back);
+        bsp_window_complete(w);
+        for (int i = 0; i < WORDS; i++) CHECK_EQ(back[i], mine[i]);
+        while (!bsp_window_test(w)) {
+        }
+    }
+    bsp_sync();
+
     bsp_window_free(w);
     /* A second window of another size per process after the first. */
     char *b = NULL;
