@@ -30,6 +30,7 @@ const HEADER: usize = 64;
 fn header(nprocs: usize) -> usize {
     HEADER + (16 * nprocs).next_multiple_of(HEADER)
 }
+
 /// The lock word's writer bit; the bits below count the readers.
 const WRITER: u64 = 1 << 63;
 
@@ -115,8 +116,10 @@ enum Mem {
 /// Unlike an [`Area`](crate::Area), a window needs no registration and no
 /// superstep: a lock epoch is complete at the target when `unlock`
 /// returns. On `threads` and `processes` the lock word and the data live
-/// in shared memory and an epoch is a compare-and-swap, a copy and a
-/// store; on `mpi` it is MPI's own window. The design is in
+/// in shared memory and a lock epoch is a compare-and-swap, a copy and an
+/// atomic subtraction; on `mpi` it is MPI's own window. Post/start/
+/// complete/wait works on windows too ([`epoch`](Window::epoch)), with
+/// only the processes of its groups synchronising. The design is in
 /// `ONE_SIDED.md` (section 9) in the source tree.
 ///
 /// A window belongs to the process and run that created it, and is
