@@ -473,7 +473,7 @@ pub(crate) fn end_process(names: Names, loc: Option<bsplib::SourceLocation>) -> 
         // SAFETY: `attached` came from this thread's slot, where its
         // `bsp_begin` put the handle it attached on `launch`, the program's
         // one run.
-        unsafe { launch.end(attached) }?;
+        unsafe { launch.end_at(attached, call, loc) }?;
         crate::mark_ended();
         // A crash from here on is not in a BSP process's code.
         note(usize::MAX, 0);

@@ -773,20 +773,7 @@ impl Process {
 
     /// A sync (or a collective) must find no epoch open.
     pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.window_locks > 0 {
-            return Err(self.fail(
-                ErrorKind::EpochOpen {
-                    detail: format!(
-                        "{} window lock(s) or epoch(s) open (bsp_window_lock, \
-                         bsp_window_post, bsp_window_start); close them before the sync, \
-                         since other processes may wait for them",
-                        self.window_locks
-                    ),
-                },
-                call,
-                loc,
-            ));
-        }
+        self.holds.check_none(self, call, loc)?;
         match self.epochs.open() {
             None => Ok(()),
             Some(detail) => Err(self.fail(
@@ -852,6 +839,19 @@ impl Process {
                 "a second start on registration slot {slot}, whose access epoch started{} is \
                  not complete",
                 a.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        if let Some(h) = self
+            .epochs
+            .locks
+            .iter()
+            .find(|h| h.slot == slot && targets.contains(&h.pid))
+        {
+            let detail = format!(
+                "a start on registration slot {slot} to process {}, whose lock of it taken{} is                  held (unlock it first: access epochs to one process are disjoint)",
+                h.pid,
+                h.loc.map_or(String::new(), |l| format!(" at {l}"))
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
@@ -994,6 +994,21 @@ impl Process {
                 "a second lock of registration slot {slot} on process {pid}, locked{} and not \
                  unlocked",
                 h.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        // MPI: distinct access epochs of one window to one process are
+        // disjoint (a lock inside a started epoch to the same target is
+        // erroneous).
+        if let Some(a) = self
+            .epochs
+            .access
+            .iter()
+            .find(|a| a.slot == slot && a.targets.contains(&pid))
+        {
+            let detail = format!(
+                "a lock of registration slot {slot} on process {pid} inside the access epoch                  to it started{} (complete it first: access epochs to one process are disjoint)",
+                a.loc.map_or(String::new(), |l| format!(" at {l}"))
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }

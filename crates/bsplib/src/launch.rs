@@ -331,6 +331,29 @@ impl Launch {
     ///
     /// A result that does not fit the engine (never for `None`).
     pub unsafe fn end(&self, attached: Attached) -> Result<(), Error> {
+        // SAFETY: the caller's promises, forwarded.
+        unsafe { self.end_at(attached, "bsp_end", None) }
+    }
+
+    /// [`end`](Self::end) as the call `call` made at `loc`; a process that
+    /// ends with a window lock, view or epoch open fails instead (the
+    /// others could wait for it for ever).
+    ///
+    /// # Safety
+    ///
+    /// As for [`end`](Self::end).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen); as for
+    /// [`end`](Self::end).
+    pub unsafe fn end_at(
+        &self,
+        attached: Attached,
+        call: &'static str,
+        loc: Option<crate::SourceLocation>,
+    ) -> Result<(), Error> {
+        attached.bsp.process().check_no_epoch(call, loc)?;
         let pid = attached.bsp.pid();
         let superstep = attached.bsp.superstep();
         drop(attached);

@@ -84,6 +84,7 @@ pub mod epoch;
 mod error;
 mod exchange;
 mod hints;
+mod holds;
 #[doc(hidden)]
 pub mod launch;
 mod mailbox;

@@ -147,10 +147,10 @@ pub(crate) struct Process {
     /// What is free in this process's region of window memory
     /// (`window.rs`).
     pub(crate) windows: crate::window::Regions,
-    /// Window locks taken and window epochs opened without a guard (the
-    /// C interface) and not closed: a sync with one is an error (the
-    /// others could wait for it).
-    pub(crate) window_locks: usize,
+    /// The window locks, views and epochs this process holds, whether a
+    /// guard or the C interface opened them (`holds.rs`): a sync with
+    /// one is an error (the others could wait for it).
+    pub(crate) holds: crate::holds::Holds,
     pub(crate) last_flags: u32,
     /// How the collectives move large data (`Bsp::set_collective_algorithm`).
     pub(crate) coll_algo: crate::collectives::Algorithm,
@@ -243,7 +243,7 @@ impl Process {
             am_sessions: 0,
             coll: None,
             windows: Default::default(),
-            window_locks: 0,
+            holds: Default::default(),
             last_flags: 0,
             coll_algo: crate::collectives::Algorithm::Auto,
             coll_scratch: Vec::new(),

@@ -940,6 +940,15 @@ where
     let _in_run = InRun::enter(pid, world);
     let mut bsp = Bsp::new(Process::new(pid, Arc::clone(world), start));
     let outcome = catch_unwind(AssertUnwindSafe(|| spmd(&mut bsp)));
+    // A process that ends with a lock, a view or an epoch open (a guard
+    // forgotten) would leave the others waiting for it for ever.
+    let outcome = outcome.map(|r| {
+        r.and_then(|r| {
+            let p = bsp.process();
+            p.check_no_epoch("the end of the SPMD function", None)
+                .map(|()| r)
+        })
+    });
     match outcome {
         Ok(Ok(r)) => {
             world.ended(pid, bsp.superstep_now());

@@ -16,6 +16,7 @@ use crate::bsp::Bsp;
 use crate::engine::{Interrupt, World};
 use crate::epoch::LockKind;
 use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::holds::Held;
 use crate::process::{Loc, Process};
 use crate::rma::{Element, Op};
 
@@ -152,6 +153,8 @@ enum Mem {
 /// ```
 pub struct Window<T: Pod> {
     owner: (u64, usize),
+    /// This window's identity among its process's ([`Held`]).
+    id: u64,
     world: Arc<World>,
     mem: Mem,
     /// Elements of each process's memory.
@@ -241,6 +244,7 @@ impl<T: Pod> Window<T> {
         let (world, bytes) = {
             let p = bsp.process();
             p.check_running(call, loc)?;
+            p.holds.check_none(&p, call, loc)?;
             let bytes = len
                 .checked_mul(std::mem::size_of::<T>())
                 .filter(|&b| b <= isize::MAX as usize - 2 * HEADER)
@@ -269,6 +273,7 @@ impl<T: Pod> Window<T> {
             let win = mpi.win_allocate(bytes);
             return Ok(Window {
                 owner: bsp.owner(),
+                id: bsp.process().holds.new_window(),
                 world,
                 mem: Mem::Mpi(win),
                 lens,
@@ -334,6 +339,7 @@ impl<T: Pod> Window<T> {
         let offset = mine.map_or(0, |(off, _)| off);
         Ok(Window {
             owner: bsp.owner(),
+            id: bsp.process().holds.new_window(),
             world,
             mem: Mem::Shared {
                 heads,
@@ -409,6 +415,10 @@ impl<T: Pod> Window<T> {
             KIND_FREE_C
         };
         self.own(bsp, call, loc)?;
+        {
+            let p = bsp.process();
+            p.holds.check_none(&p, call, loc)?;
+        }
         bsp.gather_to_as(None, &[0u64], kind, 0, loc)?;
         match self.mem {
             Mem::Shared { offset, bytes, .. } => {
@@ -462,12 +472,8 @@ impl<T: Pod> Window<T> {
         const CALL: &str = "Window::lock";
         let loc = Some(SourceLocation::caller());
         self.own(bsp, CALL, loc)?;
-        {
-            let p = bsp.process();
-            p.check_running(CALL, loc)?;
-            p.check_pid(crate::bsp::pid_arg(pid), CALL, loc)?;
-            self.acquire(&p, pid, kind == LockKind::Exclusive, CALL, loc)?;
-        }
+        // SAFETY: released once, by the guard's drop.
+        unsafe { self.lock_counted(bsp, pid, kind == LockKind::Exclusive, CALL, loc)? };
         Ok(WinLock {
             win: self,
             bsp,
@@ -496,8 +502,7 @@ impl<T: Pod> Window<T> {
         const CALL: &str = "Window::local";
         let loc = Some(SourceLocation::caller());
         let me = self.owner.1;
-        self.own(bsp, CALL, loc)?;
-        self.acquire(&bsp.process(), me, false, CALL, loc)?;
+        self.view(bsp, false, CALL, loc)?;
         // SAFETY: our own memory, `len` elements of `T` (aligned: the data
         // starts a multiple of 64 bytes into a 64-byte aligned block on shared
         // memory, and MPI's allocations are aligned for any basic type),
@@ -507,7 +512,7 @@ impl<T: Pod> Window<T> {
             data,
             hold: Hold {
                 win: self,
-                pid: me,
+                bsp,
                 exclusive: false,
             },
         })
@@ -547,8 +552,7 @@ impl<T: Pod> Window<T> {
         const CALL: &str = "Window::local_mut";
         let loc = Some(SourceLocation::caller());
         let me = self.owner.1;
-        self.own(bsp, CALL, loc)?;
-        self.acquire(&bsp.process(), me, true, CALL, loc)?;
+        self.view(bsp, true, CALL, loc)?;
         // SAFETY: as in `local`, write-locked until the view drops: nobody
         // else reads or writes it meanwhile.
         let data = unsafe { std::slice::from_raw_parts_mut(self.data(me).cast::<T>(), self.len()) };
@@ -556,7 +560,7 @@ impl<T: Pod> Window<T> {
             data,
             hold: Hold {
                 win: self,
-                pid: me,
+                bsp,
                 exclusive: true,
             },
         })
@@ -577,6 +581,102 @@ impl<T: Pod> Window<T> {
             call,
             loc,
         ))
+    }
+
+    /// Opens a view of this process's own memory (`exclusive`: to write)
+    /// and counts it; the first of the shared views takes the shared lock
+    /// of it, the others share that (on `mpi` a rank cannot lock its own
+    /// window twice).
+    fn view(&self, bsp: &Bsp, exclusive: bool, call: &'static str, loc: Loc) -> Result<(), Error> {
+        self.own(bsp, call, loc)?;
+        let mut p = bsp.process();
+        p.holds.check_view(&p, self.id, exclusive, call, loc)?;
+        let me = self.owner.1;
+        if exclusive {
+            self.acquire(&p, me, true, call, loc)?;
+            p.holds.open(
+                Held::View {
+                    win: self.id,
+                    exclusive: true,
+                    count: 1,
+                },
+                call,
+                loc,
+            );
+            return Ok(());
+        }
+        let n = p.holds.views(self.id).map_or(0, |(_, n)| n);
+        if n == 0 {
+            self.acquire(&p, me, false, call, loc)?;
+        }
+        p.holds.set_shared_views(self.id, n + 1, call, loc);
+        Ok(())
+    }
+
+    /// Closes a view [`view`](Window::view) opened.
+    fn unview(&self, bsp: &Bsp, exclusive: bool) {
+        let me = self.owner.1;
+        let mut p = bsp.process();
+        if exclusive {
+            p.holds.close(&Held::View {
+                win: self.id,
+                exclusive: true,
+                count: 1,
+            });
+            self.release(me, true);
+            return;
+        }
+        let n = p.holds.views(self.id).map_or(0, |(_, n)| n);
+        p.holds
+            .set_shared_views(self.id, n.saturating_sub(1), "", None);
+        if n == 1 {
+            self.release(me, false);
+        }
+    }
+
+    /// Takes `pid`'s lock and counts it (checked first: a second lock,
+    /// one with a view held, one to a process of an open access epoch of
+    /// this window are refused).
+    ///
+    /// # Safety
+    ///
+    /// Released exactly once by [`unlock_counted`](Window::unlock_counted)
+    /// with the same `pid` and kind.
+    unsafe fn lock_counted(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        exclusive: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.own(bsp, call, loc)?;
+        let mut p = bsp.process();
+        p.check_running(call, loc)?;
+        p.check_pid(crate::bsp::pid_arg(pid), call, loc)?;
+        p.holds.check_lock(&p, self.id, pid, call, loc)?;
+        self.acquire(&p, pid, exclusive, call, loc)?;
+        p.holds.open(
+            Held::Lock {
+                win: self.id,
+                pid,
+                exclusive,
+            },
+            call,
+            loc,
+        );
+        Ok(())
+    }
+
+    /// Releases and uncounts a lock [`lock_counted`](Window::lock_counted)
+    /// took.
+    fn unlock_counted(&self, bsp: &Bsp, pid: usize, exclusive: bool) {
+        self.release(pid, exclusive);
+        bsp.process().holds.close(&Held::Lock {
+            win: self.id,
+            pid,
+            exclusive,
+        });
     }
 
     /// The first byte of `pid`'s data.
@@ -654,6 +754,32 @@ impl<T: Pod> Window<T> {
         Ok((off, bytes))
     }
 
+    /// [`check_bytes`](Window::check_bytes) for the raw entry points,
+    /// whose offsets and lengths are bytes already: the byte offset.
+    #[allow(clippy::too_many_arguments)]
+    fn check_raw(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        len: usize,
+        shared_write: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<usize, Error> {
+        self.check_bytes(
+            p,
+            pid,
+            Some(off),
+            Some(len),
+            (off, len),
+            shared_write,
+            call,
+            loc,
+        )
+        .map(|(off, _)| off)
+    }
+
     /// Copies `src` to byte `off` of `pid`'s memory.
     ///
     /// # Safety
@@ -719,13 +845,8 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
-        self.own(bsp, call, loc)?;
-        let mut p = bsp.process();
-        p.check_running(call, loc)?;
-        p.check_pid(crate::bsp::pid_arg(pid), call, loc)?;
-        self.acquire(&p, pid, exclusive, call, loc)?;
-        p.window_locks += 1;
-        Ok(())
+        // SAFETY: the caller's promise: released once by `unlock_raw`.
+        unsafe { self.lock_counted(bsp, pid, exclusive, call, loc) }
     }
 
     /// Releases a lock [`lock_raw`](Window::lock_raw) took.
@@ -735,9 +856,7 @@ impl<T: Pod> Window<T> {
     /// This process holds that lock (`pid`, kind), taken by `lock_raw`.
     #[doc(hidden)]
     pub unsafe fn unlock_raw(&self, bsp: &Bsp, pid: usize, exclusive: bool) {
-        self.release(pid, exclusive);
-        let mut p = bsp.process();
-        p.window_locks = p.window_locks.saturating_sub(1);
+        self.unlock_counted(bsp, pid, exclusive);
     }
 
     /// Writes `src` at byte `off` of `pid`'s memory under a lock taken by
@@ -763,16 +882,7 @@ impl<T: Pod> Window<T> {
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let p = bsp.process();
-        let (off, _) = self.check_bytes(
-            &p,
-            pid,
-            Some(off),
-            Some(src.len()),
-            (off, src.len()),
-            !exclusive,
-            call,
-            loc,
-        )?;
+        let off = self.check_raw(&p, pid, off, src.len(), !exclusive, call, loc)?;
         drop(p);
         // SAFETY: in bounds, under the exclusive lock (the caller's).
         unsafe { self.copy_in(pid, off, src) };
@@ -800,16 +910,7 @@ impl<T: Pod> Window<T> {
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let p = bsp.process();
-        let (off, _) = self.check_bytes(
-            &p,
-            pid,
-            Some(off),
-            Some(dst.len()),
-            (off, dst.len()),
-            false,
-            call,
-            loc,
-        )?;
+        let off = self.check_raw(&p, pid, off, dst.len(), false, call, loc)?;
         drop(p);
         // SAFETY: in bounds, under a lock (the caller's).
         unsafe { self.copy_out(pid, off, dst) };
@@ -1035,7 +1136,7 @@ impl<T: Pod> Window<T> {
         let (origins, targets) = (group(origins)?, group(targets)?);
         let win: &'a Window<T> = self;
         {
-            let p = bsp.process();
+            let mut p = bsp.process();
             p.check_running(CALL, loc)?;
             let me = p.pid;
             // Only this call could post to this process itself: a start
@@ -1052,8 +1153,7 @@ impl<T: Pod> Window<T> {
                     loc,
                 ));
             }
-            win.ep_post(&origins);
-            win.ep_start(&p, &targets, CALL, loc)?;
+            win.open_epoch(&mut p, Some(&origins), Some(&targets), CALL, loc)?;
         }
         Ok(WinEpoch {
             access: !targets.is_empty(),
@@ -1067,6 +1167,73 @@ impl<T: Pod> Window<T> {
             #[cfg(feature = "mpi")]
             gets: Vec::new(),
         })
+    }
+
+    /// Posts an exposure epoch to `origins` and starts an access epoch to
+    /// `targets` (sorted, distinct; `None` or empty: not that epoch), each
+    /// counted in the process's holds (checked first: no lock or view
+    /// held, no second epoch of one kind on this window).
+    fn open_epoch(
+        &self,
+        p: &mut Process,
+        origins: Option<&[usize]>,
+        targets: Option<&[usize]>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let origins = origins.filter(|o| !o.is_empty());
+        let targets = targets.filter(|t| !t.is_empty());
+        p.holds
+            .check_epoch(p, self.id, origins.is_some(), targets.is_some(), call, loc)?;
+        if let Some(o) = origins {
+            self.ep_post(o);
+            p.holds.open(Held::Exposure { win: self.id }, call, loc);
+        }
+        if let Some(t) = targets {
+            self.ep_start(p, t, call, loc)?;
+            p.holds.open(
+                Held::Access {
+                    win: self.id,
+                    targets: t.to_vec(),
+                },
+                call,
+                loc,
+            );
+        }
+        Ok(())
+    }
+
+    /// Completes the access epoch to `targets` that
+    /// [`open_epoch`](Window::open_epoch) opened, and uncounts it.
+    fn close_access(&self, p: &mut Process, targets: &[usize]) {
+        if targets.is_empty() {
+            return;
+        }
+        self.ep_complete(targets);
+        p.holds.close(&Held::Access {
+            win: self.id,
+            targets: targets.to_vec(),
+        });
+    }
+
+    /// Waits for (`block`) or looks at the completions of the exposure
+    /// epoch to `origins`; uncounts it when they all came (true).
+    fn close_exposure(
+        &self,
+        p: &mut Process,
+        origins: &[usize],
+        block: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<bool, Error> {
+        if origins.is_empty() {
+            return Ok(true);
+        }
+        let done = self.ep_wait(p, origins, block, call, loc)?;
+        if done {
+            p.holds.close(&Held::Exposure { win: self.id });
+        }
+        Ok(done)
     }
 
     /// Posts an exposure epoch to `origins` (sorted, distinct).
@@ -1293,15 +1460,7 @@ impl<T: Pod> Window<T> {
         self.own(bsp, call, loc)?;
         let mut p = bsp.process();
         p.check_running(call, loc)?;
-        if let Some(o) = origins {
-            self.ep_post(o);
-            p.window_locks += 1;
-        }
-        if let Some(t) = targets {
-            self.ep_start(&p, t, call, loc)?;
-            p.window_locks += 1;
-        }
-        Ok(())
+        self.open_epoch(&mut p, origins, targets, call, loc)
     }
 
     /// Completes the access epoch on `targets` that
@@ -1313,9 +1472,7 @@ impl<T: Pod> Window<T> {
     /// hold their data when this returns.
     #[doc(hidden)]
     pub unsafe fn complete_raw(&self, bsp: &Bsp, targets: &[usize]) {
-        self.ep_complete(targets);
-        let mut p = bsp.process();
-        p.window_locks = p.window_locks.saturating_sub(1);
+        self.close_access(&mut bsp.process(), targets);
     }
 
     /// Waits for (`block`) or looks at the completions of the exposure
@@ -1338,12 +1495,7 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<bool, Error> {
-        let mut p = bsp.process();
-        let done = self.ep_wait(&p, origins, block, call, loc)?;
-        if done {
-            p.window_locks = p.window_locks.saturating_sub(1);
-        }
-        Ok(done)
+        self.close_exposure(&mut bsp.process(), origins, block, call, loc)
     }
 
     /// An access epoch's put (the C interface's `bsp_window_put` to a
@@ -1371,16 +1523,7 @@ impl<T: Pod> Window<T> {
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let p = bsp.process();
-        let (off, _) = self.check_bytes(
-            &p,
-            pid,
-            Some(off),
-            Some(src.len()),
-            (off, src.len()),
-            false,
-            call,
-            loc,
-        )?;
+        let off = self.check_raw(&p, pid, off, src.len(), false, call, loc)?;
         // SAFETY: in bounds; the caller's epoch.
         unsafe { self.ep_put(&p, pid, off, src, staged, call, loc) }
     }
@@ -1408,16 +1551,7 @@ impl<T: Pod> Window<T> {
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let p = bsp.process();
-        let (off, _) = self.check_bytes(
-            &p,
-            pid,
-            Some(off),
-            Some(dst.len()),
-            (off, dst.len()),
-            false,
-            call,
-            loc,
-        )?;
+        let off = self.check_raw(&p, pid, off, dst.len(), false, call, loc)?;
         // SAFETY: in bounds; the caller's epoch and `dst`.
         unsafe { self.ep_get(&p, pid, off, dst, call, loc) }
     }
@@ -1543,16 +1677,16 @@ fn lens_of<T>(bytes: impl Iterator<Item = u64>) -> Vec<usize> {
     bytes.map(|b| b as usize / size).collect()
 }
 
-/// A held lock, released on drop.
+/// A counted view of this process's own memory, closed on drop.
 struct Hold<'a, T: Pod> {
     win: &'a Window<T>,
-    pid: usize,
+    bsp: &'a Bsp,
     exclusive: bool,
 }
 
 impl<T: Pod> Drop for Hold<'_, T> {
     fn drop(&mut self) {
-        self.win.release(self.pid, self.exclusive);
+        self.win.unview(self.bsp, self.exclusive);
     }
 }
 
@@ -1573,7 +1707,7 @@ impl<T: Pod> Deref for Local<'_, T> {
 impl<T: Pod> std::fmt::Debug for Local<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Local")
-            .field("pid", &self.hold.pid)
+            .field("pid", &self.hold.win.owner.1)
             .field("len", &self.data.len())
             .finish()
     }
@@ -1602,7 +1736,7 @@ impl<T: Pod> DerefMut for LocalMut<'_, T> {
 impl<T: Pod> std::fmt::Debug for LocalMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LocalMut")
-            .field("pid", &self.hold.pid)
+            .field("pid", &self.hold.win.owner.1)
             .field("len", &self.data.len())
             .finish()
     }
@@ -1813,7 +1947,7 @@ impl<T: Element> WinLock<'_, T> {
 
 impl<T: Pod> Drop for WinLock<'_, T> {
     fn drop(&mut self) {
-        self.win.release(self.pid, self.exclusive);
+        self.win.unlock_counted(self.bsp, self.pid, self.exclusive);
     }
 }
 
@@ -2019,7 +2153,8 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             return Ok(());
         }
         self.access = false;
-        self.win.ep_complete(&self.targets);
+        self.win
+            .close_access(&mut self.bsp.process(), &self.targets);
         #[cfg(feature = "mpi")]
         {
             self.staged.clear();
@@ -2054,9 +2189,9 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     fn wait_at(&mut self, loc: Loc) -> Result<(), Error> {
         self.complete()?;
         if self.exposure {
-            let p = self.bsp.process();
+            let mut p = self.bsp.process();
             self.win
-                .ep_wait(&p, &self.origins, true, "WinEpoch::wait", loc)?;
+                .close_exposure(&mut p, &self.origins, true, "WinEpoch::wait", loc)?;
             drop(p);
             self.exposure = false;
         }
@@ -2099,10 +2234,10 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     pub fn test(&mut self) -> Result<bool, Error> {
         self.complete()?;
         if self.exposure {
-            let p = self.bsp.process();
-            let done = self
-                .win
-                .ep_wait(&p, &self.origins, false, "WinEpoch::test", None)?;
+            let mut p = self.bsp.process();
+            let done =
+                self.win
+                    .close_exposure(&mut p, &self.origins, false, "WinEpoch::test", None)?;
             drop(p);
             self.exposure = !done;
         }

@@ -553,3 +553,27 @@ fn checking_mode_finds_a_put_and_an_accumulate_of_one_byte_in_one_epoch() {
         assert!(text.contains("bytes 0..8"), "{text}");
     }
 }
+
+#[test]
+fn a_lock_of_an_area_inside_an_access_epoch_to_the_same_process_is_an_error() {
+    // MPI: distinct access epochs of one window at one process are
+    // disjoint. The epoch's guard is forgotten to reach the lock from safe
+    // code; the lock refuses (before, it was accepted).
+    expect_error(
+        1,
+        |bsp| {
+            let me = bsp.pid();
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            std::mem::forget(bsp.epoch(&x, &[me], &[me])?);
+            let _l = bsp.lock(me, &x, LockKind::Shared)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochOpen { .. }), "{e}");
+            assert_eq!(e.call(), "bsp_lock");
+            assert!(e.to_string().contains("inside the access epoch"), "{e}");
+        },
+    );
+}

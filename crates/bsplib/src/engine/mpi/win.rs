@@ -36,6 +36,17 @@ fn ok(rc: i32, what: &str) {
     assert_eq!(rc, 0, "{what} failed ({rc})");
 }
 
+/// Calls `f(done, n)` for the pieces of at most 1 GiB that `len` bytes
+/// make (MPI's counts are `int`), `done` the bytes before the piece.
+fn pieces(len: usize, mut f: impl FnMut(usize, i32)) {
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(1 << 30);
+        f(done, n as i32);
+        done += n;
+    }
+}
+
 impl MpiWin {
     /// The first byte of this rank's memory of the window.
     pub(crate) fn base(&self) -> *mut u8 {
@@ -115,27 +126,24 @@ impl MpiWin {
     /// As for [`put`](MpiWin::put); `src` holds `len` bytes that stay
     /// unchanged until the transfer completes locally.
     unsafe fn put_raw(&self, src: *const u8, len: usize, rank: usize, disp: usize) {
-        let mut done = 0;
-        while done < len {
-            let n = (len - done).min(1 << 30);
+        pieces(len, |done, n| {
             // SAFETY: the caller's promises.
             ok(
                 unsafe {
                     ffi::MPI_Put(
                         src.add(done).cast(),
-                        n as i32,
+                        n,
                         ffi::RSMPI_UINT8_T,
                         rank as i32,
                         (disp + done) as ffi::MPI_Aint,
-                        n as i32,
+                        n,
                         ffi::RSMPI_UINT8_T,
                         self.win,
                     )
                 },
                 "MPI_Put",
-            );
-            done += n;
-        }
+            )
+        });
     }
 
     /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
@@ -244,27 +252,25 @@ impl MpiWin {
     /// An access epoch on `rank` is open; the range is within `rank`'s
     /// memory; `dst` stays allocated and untouched until it completes.
     pub(crate) unsafe fn get_in_epoch(&self, dst: &mut [u8], rank: usize, disp: usize) {
-        let mut done = 0;
-        while done < dst.len() {
-            let n = (dst.len() - done).min(1 << 30);
+        let at = dst.as_mut_ptr();
+        pieces(dst.len(), |done, n| {
             // SAFETY: the caller's promises.
             ok(
                 unsafe {
                     ffi::MPI_Get(
-                        dst.as_mut_ptr().add(done).cast(),
-                        n as i32,
+                        at.add(done).cast(),
+                        n,
                         ffi::RSMPI_UINT8_T,
                         rank as i32,
                         (disp + done) as ffi::MPI_Aint,
-                        n as i32,
+                        n,
                         ffi::RSMPI_UINT8_T,
                         self.win,
                     )
                 },
                 "MPI_Get",
-            );
-            done += n;
-        }
+            )
+        });
     }
 
     /// `MPI_Put` of `src` in an access epoch: complete at `complete`.

@@ -1,0 +1,308 @@
+//! What a process holds of the one-sided layer's window state: locks of
+//! window memory, views of its own, open exposure and access epochs.
+//!
+//! Soundness by state, not by a guard's borrow (`ONE_SIDED.md`, section
+//! 10): every lock, view and epoch is counted here when it opens and
+//! uncounted when it closes, whether a guard or the C interface opened
+//! it. A guard that is forgotten (`mem::forget`) stays counted, so the
+//! calls that would race with it or wait for it for ever refuse, naming
+//! the call and line that opened it: a view while the memory is exposed
+//! or locked, a second lock, a new epoch, a sync, a collective, the end
+//! of the process.
+
+use crate::error::{Error, ErrorKind};
+use crate::process::{Loc, Process};
+
+/// One thing held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// A lock of `pid`'s memory of window `win`.
+    Lock {
+        win: u64,
+        pid: usize,
+        exclusive: bool,
+    },
+    /// Views of this process's own memory of window `win` (`count` of
+    /// them, sharing one lock of it): `local` (shared) or `local_mut`.
+    View {
+        win: u64,
+        exclusive: bool,
+        count: usize,
+    },
+    /// An exposure epoch of window `win` (posted, not waited for).
+    Exposure { win: u64 },
+    /// An access epoch of window `win` to `targets` (started, not
+    /// completed).
+    Access { win: u64, targets: Vec<usize> },
+}
+
+impl Held {
+    /// The window it belongs to.
+    fn win(&self) -> u64 {
+        match *self {
+            Held::Lock { win, .. }
+            | Held::View { win, .. }
+            | Held::Exposure { win }
+            | Held::Access { win, .. } => win,
+        }
+    }
+
+    /// What it is, for an error message.
+    fn describe(&self) -> String {
+        match self {
+            Held::Lock {
+                pid, exclusive: x, ..
+            } => format!(
+                "{} lock of process {pid}'s window memory",
+                if *x { "an exclusive" } else { "a shared" }
+            ),
+            Held::View {
+                exclusive, count, ..
+            } => {
+                if *exclusive {
+                    "a read-write view of this process's window memory".into()
+                } else {
+                    format!("{count} read view(s) of this process's window memory")
+                }
+            }
+            Held::Exposure { .. } => "an exposure epoch of a window".into(),
+            Held::Access { targets, .. } => {
+                format!("an access epoch of a window to processes {targets:?}")
+            }
+        }
+    }
+}
+
+/// An entry: what is held, and the call that opened it.
+#[derive(Debug)]
+struct Entry {
+    held: Held,
+    call: &'static str,
+    loc: Loc,
+}
+
+/// Everything a process holds, in opening order.
+#[derive(Debug, Default)]
+pub(crate) struct Holds {
+    list: Vec<Entry>,
+    /// The next window's identity (`Holds::new_window`).
+    windows: u64,
+}
+
+impl Holds {
+    /// A fresh identity for a window of this process.
+    pub(crate) fn new_window(&mut self) -> u64 {
+        self.windows += 1;
+        self.windows
+    }
+
+    /// Counts `held`, opened by `call` at `loc`.
+    pub(crate) fn open(&mut self, held: Held, call: &'static str, loc: Loc) {
+        self.list.push(Entry { held, call, loc });
+    }
+
+    /// Uncounts the entry equal to `held` (the latest such).
+    pub(crate) fn close(&mut self, held: &Held) {
+        if let Some(i) = self.list.iter().rposition(|e| &e.held == held) {
+            self.list.remove(i);
+        }
+    }
+
+    /// The views of `win` held: (exclusive, count), if any.
+    pub(crate) fn views(&self, win: u64) -> Option<(bool, usize)> {
+        self.list.iter().find_map(|e| match e.held {
+            Held::View {
+                win: w,
+                exclusive,
+                count,
+            } if w == win => Some((exclusive, count)),
+            _ => None,
+        })
+    }
+
+    /// Sets the count of `win`'s shared views to `count` (0: none),
+    /// opened by `call` at `loc` when they are new.
+    pub(crate) fn set_shared_views(
+        &mut self,
+        win: u64,
+        count: usize,
+        call: &'static str,
+        loc: Loc,
+    ) {
+        let at = self.list.iter().position(
+            |e| matches!(e.held, Held::View { win: w, exclusive: false, .. } if w == win),
+        );
+        match (at, count) {
+            (Some(i), 0) => {
+                self.list.remove(i);
+            }
+            (Some(i), n) => {
+                if let Held::View { count, .. } = &mut self.list[i].held {
+                    *count = n;
+                }
+            }
+            (None, 0) => {}
+            (None, n) => self.open(
+                Held::View {
+                    win,
+                    exclusive: false,
+                    count: n,
+                },
+                call,
+                loc,
+            ),
+        }
+    }
+
+    /// The first entry that `refuses` (given what is held and whether it
+    /// belongs to the same window), as the error of `call`: `why` says
+    /// what the call would do wrong.
+    fn refuse(
+        &self,
+        p: &Process,
+        win: Option<u64>,
+        refuses: impl Fn(&Held, bool) -> bool,
+        why: &str,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let Some(e) = self
+            .list
+            .iter()
+            .find(|e| refuses(&e.held, Some(e.held.win()) == win))
+        else {
+            return Ok(());
+        };
+        Err(p.fail(
+            ErrorKind::EpochOpen {
+                detail: format!(
+                    "{} is held, opened by {}{}{}; {why}",
+                    e.held.describe(),
+                    e.call,
+                    e.loc.map_or(String::new(), |l| format!(" at {l}")),
+                    if e.call.starts_with("bsp_") {
+                        ""
+                    } else {
+                        " (a guard forgotten, not dropped, stays open)"
+                    },
+                ),
+            },
+            call,
+            loc,
+        ))
+    }
+
+    /// A sync, a collective, a window's release or the end of the process
+    /// with something held: an error (other processes could wait for it
+    /// for ever).
+    pub(crate) fn check_none(
+        &self,
+        p: &Process,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.refuse(
+            p,
+            None,
+            |_, _| true,
+            "close it (drop the guard, unlock, complete, wait) before this call: other processes \
+             may wait for it",
+            call,
+            loc,
+        )
+    }
+
+    /// A lock of `pid`'s memory of `win` (this process is `me`): refused
+    /// while another lock or a view is held (a process waits for one lock
+    /// at a time and holds nothing another could wait for while it
+    /// waits), while an access epoch of `win` includes `pid` (MPI: access
+    /// epochs of one window to one process are disjoint), or while this
+    /// process's own memory of `win` is exposed and `pid` is `me`.
+    pub(crate) fn check_lock(
+        &self,
+        p: &Process,
+        win: u64,
+        pid: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let me = p.pid;
+        self.refuse(
+            p,
+            Some(win),
+            |h, same| match h {
+                Held::Lock { .. } | Held::View { .. } => true,
+                Held::Access { targets, .. } => same && targets.contains(&pid),
+                Held::Exposure { .. } => same && pid == me,
+            },
+            &format!(
+                "a lock of process {pid}'s memory now could wait for ever or race with it (one \
+                 lock at a time, none while a view is held, none to a process inside an access \
+                 epoch to it)"
+            ),
+            call,
+            loc,
+        )
+    }
+
+    /// A view of this process's own memory of `win` (`exclusive`: to
+    /// write): refused while that memory is exposed, while this process's
+    /// access epoch of `win` targets itself, while this process holds a
+    /// lock of its own memory of `win` that conflicts, and, for a
+    /// read-write view, while any view of it is held (and a read view
+    /// while a read-write one is).
+    pub(crate) fn check_view(
+        &self,
+        p: &Process,
+        win: u64,
+        exclusive: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let me = p.pid;
+        self.refuse(
+            p,
+            Some(win),
+            |h, same| {
+                same && match h {
+                    Held::Exposure { .. } => true,
+                    Held::Access { targets, .. } => targets.contains(&me),
+                    Held::Lock {
+                        pid, exclusive: x, ..
+                    } => *pid == me && (exclusive || *x),
+                    Held::View { exclusive: x, .. } => exclusive || *x,
+                }
+            },
+            "a view now would race with it or wait for it for ever",
+            call,
+            loc,
+        )
+    }
+
+    /// A new epoch of `win` (exposing, with `origins`, and accessing
+    /// `targets`): refused while a lock or a view is held (the epoch may
+    /// wait), and while an epoch of `win` of the same kind is open.
+    pub(crate) fn check_epoch(
+        &self,
+        p: &Process,
+        win: u64,
+        expose: bool,
+        access: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.refuse(
+            p,
+            Some(win),
+            |h, same| match h {
+                Held::Lock { .. } | Held::View { .. } => true,
+                Held::Exposure { .. } => same && expose,
+                Held::Access { .. } => same && access,
+            },
+            "an epoch call now could wait for ever, or open a second epoch of one kind on one \
+             window",
+            call,
+            loc,
+        )
+    }
+}
