@@ -38,13 +38,17 @@
  * process locks and accesses directly, with no call of its owner:
  * bsp_window_lock(w, pid, kind), bsp_window_put / bsp_window_get (byte
  * offsets), bsp_window_unlock(w, pid); shared memory on threads and
- * processes, MPI's own windows on mpi. A process holds one window lock at
+ * processes, MPI's one-sided operations on mpi (the same lock words and
+ * counters, taken with MPI's atomics). A process holds one window lock at
  * a time and none across a bsp_sync; it loads and stores its own memory
  * (base) under a lock of it. bsp_window_post / bsp_window_start /
  * bsp_window_complete / bsp_window_wait / bsp_window_test are
- * post/start/complete/wait on a window (MPI's own on mpi);
- * bsp_window_put and bsp_window_get to a started target belong to the
- * access epoch. bsp_window_free(w) is collective. */
+ * post/start/complete/wait on a window; bsp_window_put and
+ * bsp_window_get to a started target belong to the access epoch, each
+ * under the target's lock (so a lock holder never sees half of one), and
+ * are complete when they return. A lock of a process inside an access
+ * epoch of the same window to it stops the run. bsp_window_free(w) is
+ * collective. */
 
 #ifndef BSPLIB_RMA_H
 #define BSPLIB_RMA_H
@@ -92,8 +96,8 @@
 /**
  * A window (`bsp_window_create`): memory of every process that the
  * others lock and access directly, with no call of its owner: shared
- * memory on `threads` and `processes`, MPI's own window
- * (`MPI_Win_allocate`, `MPI_Win_lock`) on `mpi`. Opaque.
+ * memory on `threads` and `processes`, MPI's one-sided operations on
+ * memory from `MPI_Win_allocate` on `mpi`. Opaque.
  */
 typedef struct bsp_window bsp_window;
 
@@ -538,7 +542,8 @@ void bsplib_window_free_at(bsp_window *w, const char *file, int line);
  * read), waiting until it is held; `pid` makes no call. A process holds
  * one window lock at a time (so that two processes can never wait for
  * each other's), and none across a `bsp_sync`. Errors: an unknown kind,
- * `pid` out of range, a second lock while one is held.
+ * `pid` out of range, a second lock while one is held, a lock of a
+ * process inside an access epoch of this window to it.
  */
 void bsp_window_lock(bsp_window *w, int pid, int kind);
 
@@ -587,7 +592,7 @@ void bsplib_window_post_at(bsp_window *w, const int *origins, int n, const char 
  * opens an access epoch to the `n` processes at `targets` (MPI's
  * `MPI_Win_start`), waiting until each has posted to this process;
  * `bsp_window_put` and `bsp_window_get` to a target then belong to it
- * (a get's `dst` is written by `bsp_window_complete`). Errors: an access
+ * (each complete when it returns). Errors: an access
  * epoch open already, a bad group, a window lock held, this process
  * among the targets without an exposure epoch to itself, a target that
  * enters its sync or ends without posting (not a hang).
@@ -609,8 +614,8 @@ void bsplib_window_start_at(bsp_window *w, const int *targets, int n, const char
 
 /**
  * `void bsp_window_complete(bsp_window *w)`: ends the access epoch
- * (MPI's `MPI_Win_complete`): the gets' destinations hold their data,
- * and the targets' `bsp_window_wait` can count this process. Error: no
+ * (MPI's `MPI_Win_complete`): the targets' `bsp_window_wait` can count
+ * this process (its puts and gets are complete already). Error: no
  * access epoch open.
  */
 void bsp_window_complete(bsp_window *w);

@@ -482,8 +482,8 @@ fn bad_group(
 
 /// A window (`bsp_window_create`): memory of every process that the
 /// others lock and access directly, with no call of its owner: shared
-/// memory on `threads` and `processes`, MPI's own window
-/// (`MPI_Win_allocate`, `MPI_Win_lock`) on `mpi`. Opaque.
+/// memory on `threads` and `processes`, MPI's one-sided operations on
+/// memory from `MPI_Win_allocate` on `mpi`. Opaque.
 #[allow(non_camel_case_types)]
 pub struct bsp_window {
     win: bsplib::Window<u8>,
@@ -494,8 +494,6 @@ pub struct bsp_window {
     origins: Option<Vec<usize>>,
     /// The open access epoch's targets (`bsp_window_start`).
     targets: Option<Vec<usize>>,
-    /// `mpi`: copies of the access epoch's put sources, until complete.
-    staged: Vec<Box<[u8]>>,
 }
 
 thread_local! {
@@ -621,7 +619,6 @@ pub unsafe extern "C" fn bsplib_window_create_at(
             held,
             origins: None,
             targets: None,
-            staged: Vec::new(),
         }));
         WINDOWS.with(|s| s.borrow_mut().0.insert(w.addr()));
         Ok(w)
@@ -686,7 +683,8 @@ pub unsafe extern "C" fn bsplib_window_free_at(
 /// read), waiting until it is held; `pid` makes no call. A process holds
 /// one window lock at a time (so that two processes can never wait for
 /// each other's), and none across a `bsp_sync`. Errors: an unknown kind,
-/// `pid` out of range, a second lock while one is held.
+/// `pid` out of range, a second lock while one is held, a lock of a
+/// process inside an access epoch of this window to it.
 #[no_mangle]
 pub extern "C" fn bsp_window_lock(w: *mut bsp_window, pid: c_int, kind: c_int) {
     bsplib_window_lock_at(w, pid, kind, std::ptr::null(), 0)
@@ -878,7 +876,7 @@ pub unsafe extern "C" fn bsplib_window_post_at(
 /// opens an access epoch to the `n` processes at `targets` (MPI's
 /// `MPI_Win_start`), waiting until each has posted to this process;
 /// `bsp_window_put` and `bsp_window_get` to a target then belong to it
-/// (a get's `dst` is written by `bsp_window_complete`). Errors: an access
+/// (each complete when it returns). Errors: an access
 /// epoch open already, a bad group, a window lock held, this process
 /// among the targets without an exposure epoch to itself, a target that
 /// enters its sync or ends without posting (not a hang).
@@ -944,8 +942,8 @@ pub unsafe extern "C" fn bsplib_window_start_at(
 }
 
 /// `void bsp_window_complete(bsp_window *w)`: ends the access epoch
-/// (MPI's `MPI_Win_complete`): the gets' destinations hold their data,
-/// and the targets' `bsp_window_wait` can count this process. Error: no
+/// (MPI's `MPI_Win_complete`): the targets' `bsp_window_wait` can count
+/// this process (its puts and gets are complete already). Error: no
 /// access epoch open.
 #[no_mangle]
 pub extern "C" fn bsp_window_complete(w: *mut bsp_window) {
@@ -966,9 +964,7 @@ pub extern "C" fn bsplib_window_complete_at(w: *mut bsp_window, file: *const c_c
                 .fail(bsplib::ErrorKind::NoEpoch { detail }, CALL));
         };
         // SAFETY: the access epoch `bsp_window_start` opened.
-        unsafe { win.win.complete_raw(bsp, &targets) };
-        win.staged.clear();
-        Ok(())
+        unsafe { win.win.complete_raw(bsp, &targets, CALL, loc) }
     })
 }
 
@@ -1110,12 +1106,8 @@ pub unsafe extern "C" fn bsplib_window_put_at(
             unsafe { std::slice::from_raw_parts(src.cast(), nbytes) }
         };
         if in_epoch {
-            // SAFETY: the access epoch on `q` is open; `staged` is kept
-            // until `bsp_window_complete`.
-            return unsafe {
-                win.win
-                    .epoch_put_raw(bsp, q, offset, src, &mut win.staged, CALL, loc)
-            };
+            // SAFETY: the access epoch on `q` is open.
+            return unsafe { win.win.epoch_put_raw(bsp, q, offset, src, CALL, loc) };
         }
         let exclusive = win.held[q] == BSP_LOCK_EXCLUSIVE;
         // SAFETY: this process holds `q`'s lock of that kind.
@@ -1179,8 +1171,7 @@ pub unsafe extern "C" fn bsplib_window_get_at(
             unsafe { std::slice::from_raw_parts_mut(dst.cast(), nbytes) }
         };
         if in_epoch {
-            // SAFETY: the access epoch on `q` is open; the C caller keeps
-            // `dst` until `bsp_window_complete` (MPI's rule for MPI_Get).
+            // SAFETY: the access epoch on `q` is open.
             return unsafe { win.win.epoch_get_raw(bsp, q, offset, dst, CALL, loc) };
         }
         // SAFETY: this process holds a lock of `q`'s memory.

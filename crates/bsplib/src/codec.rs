@@ -294,6 +294,10 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             w.u64(66);
             w.str(detail);
         }
+        K::Transport { detail } => {
+            w.u64(67);
+            w.str(detail);
+        }
         K::AccumulateUnknown { what, value } => {
             w.u64(62);
             w.str(what);
@@ -406,6 +410,9 @@ pub(crate) fn encode_error_within(err: &Error, max: usize) -> Vec<u8> {
             detail: cut(detail),
         },
         K::EpochUnmatched { detail } => K::EpochUnmatched {
+            detail: cut(detail),
+        },
+        K::Transport { detail } => K::Transport {
             detail: cut(detail),
         },
         K::HintViolated { hint, detail } => K::HintViolated {
@@ -557,6 +564,9 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             detail: r.string()?,
         },
         66 => K::EpochUnmatched {
+            detail: r.string()?,
+        },
+        67 => K::Transport {
             detail: r.string()?,
         },
         62 => K::AccumulateUnknown {
@@ -906,6 +916,9 @@ mod tests {
             },
             ErrorKind::EpochUnmatched {
                 detail: "process 3 entered its sync without posting".into(),
+            },
+            ErrorKind::Transport {
+                detail: "MPI_Win_unlock returned 47 (MPI_ERR_RMA_SYNC)".into(),
             },
             ErrorKind::AccumulateUnknown {
                 what: "operator",

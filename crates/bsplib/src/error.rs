@@ -527,6 +527,13 @@ pub enum ErrorKind {
         /// What happened instead (which call, origin and line).
         detail: String,
     },
+    /// The engine's transport refused an operation (on `mpi`, an MPI call
+    /// of a window returned an error code instead of ending the job).
+    #[error("the transport failed: {detail}")]
+    Transport {
+        /// Which MPI function, its error code and MPI's own words.
+        detail: String,
+    },
 }
 
 fn foreign_area(created_run: u64, created_pid: usize, run: u64) -> String {

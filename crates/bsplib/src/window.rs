@@ -270,7 +270,10 @@ impl<T: Pod> Window<T> {
                 ));
             }
             let lens = lens_of::<T>(all.iter().copied());
-            let win = mpi.win_allocate(bytes);
+            let win = mpi.win_allocate(bytes, all.len()).map_err(|detail| {
+                bsp.process()
+                    .fail(ErrorKind::Transport { detail }, call, loc)
+            })?;
             return Ok(Window {
                 owner: bsp.owner(),
                 id: bsp.process().holds.new_window(),
@@ -279,8 +282,8 @@ impl<T: Pod> Window<T> {
                 lens,
                 header: 0,
                 spins: 0,
-                started: Default::default(),
-                waited: Default::default(),
+                started: std::cell::RefCell::new(vec![0; all.len()]),
+                waited: std::cell::RefCell::new(vec![0; all.len()]),
                 _t: PhantomData,
             });
         }
@@ -429,7 +432,13 @@ impl<T: Pod> Window<T> {
                 bsp.process().windows.free(offset, bytes);
             }
             #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => win.free(),
+            Mem::Mpi(win) => {
+                if let Err(detail) = win.free() {
+                    return Err(bsp
+                        .process()
+                        .fail(ErrorKind::Transport { detail }, call, loc));
+                }
+            }
         }
         Ok(())
     }
@@ -594,6 +603,7 @@ impl<T: Pod> Window<T> {
         let me = self.owner.1;
         if exclusive {
             self.acquire(&p, me, true, call, loc)?;
+            self.sync_local(&p, call, loc)?;
             p.holds.open(
                 Held::View {
                     win: self.id,
@@ -608,6 +618,7 @@ impl<T: Pod> Window<T> {
         let n = p.holds.views(self.id).map_or(0, |(_, n)| n);
         if n == 0 {
             self.acquire(&p, me, false, call, loc)?;
+            self.sync_local(&p, call, loc)?;
         }
         p.holds.set_shared_views(self.id, n + 1, call, loc);
         Ok(())
@@ -623,14 +634,15 @@ impl<T: Pod> Window<T> {
                 exclusive: true,
                 count: 1,
             });
-            self.release(me, true);
+            let _ = self.sync_local(&p, "the drop of a window view", None);
+            self.release(&p, me, true);
             return;
         }
         let n = p.holds.views(self.id).map_or(0, |(_, n)| n);
         p.holds
             .set_shared_views(self.id, n.saturating_sub(1), "", None);
         if n == 1 {
-            self.release(me, false);
+            self.release(&p, me, false);
         }
     }
 
@@ -671,8 +683,9 @@ impl<T: Pod> Window<T> {
     /// Releases and uncounts a lock [`lock_counted`](Window::lock_counted)
     /// took.
     fn unlock_counted(&self, bsp: &Bsp, pid: usize, exclusive: bool) {
-        self.release(pid, exclusive);
-        bsp.process().holds.close(&Held::Lock {
+        let mut p = bsp.process();
+        self.release(&p, pid, exclusive);
+        p.holds.close(&Held::Lock {
             win: self.id,
             pid,
             exclusive,
@@ -786,15 +799,26 @@ impl<T: Pod> Window<T> {
     ///
     /// In bounds; this process holds `pid`'s lock exclusively (a passive
     /// epoch on `mpi`).
-    unsafe fn copy_in(&self, pid: usize, off: usize, src: &[u8]) {
+    unsafe fn copy_in(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let _ = (p, call, loc);
         match &self.mem {
             // SAFETY: the caller's promises: nobody else touches the bytes.
             Mem::Shared { .. } => unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), self.data(pid).add(off), src.len())
+                std::ptr::copy_nonoverlapping(src.as_ptr(), self.data(pid).add(off), src.len());
+                Ok(())
             },
             // SAFETY: the caller's promises.
             #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => unsafe { win.put(src, pid, off) },
+            Mem::Mpi(win) => unsafe { win.put(src, pid, off) }
+                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc)),
         }
     }
 
@@ -804,16 +828,40 @@ impl<T: Pod> Window<T> {
     ///
     /// In bounds; this process holds a lock of `pid`'s memory (a passive
     /// epoch on `mpi`).
-    unsafe fn copy_out(&self, pid: usize, off: usize, dst: &mut [u8]) {
+    unsafe fn copy_out(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        dst: &mut [u8],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let _ = (p, call, loc);
         match &self.mem {
             // SAFETY: the caller's promises: nobody writes the bytes.
             Mem::Shared { .. } => unsafe {
-                std::ptr::copy_nonoverlapping(self.data(pid).add(off), dst.as_mut_ptr(), dst.len())
+                std::ptr::copy_nonoverlapping(self.data(pid).add(off), dst.as_mut_ptr(), dst.len());
+                Ok(())
             },
             // SAFETY: the caller's promises.
             #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => unsafe { win.get(dst, pid, off) },
+            Mem::Mpi(win) => unsafe { win.get(dst, pid, off) }
+                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc)),
         }
+    }
+
+    /// On `mpi`, `MPI_Win_sync` for a view of one's own memory (after its
+    /// lock is taken, before it is released); nothing on shared memory.
+    fn sync_local(&self, p: &Process, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let _ = (p, call, loc);
+        #[cfg(feature = "mpi")]
+        if let Mem::Mpi(win) = &self.mem {
+            return win
+                .sync_local()
+                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc));
+        }
+        Ok(())
     }
 
     /// The first byte of this process's own memory of the window (the C
@@ -883,10 +931,8 @@ impl<T: Pod> Window<T> {
     ) -> Result<(), Error> {
         let p = bsp.process();
         let off = self.check_raw(&p, pid, off, src.len(), !exclusive, call, loc)?;
-        drop(p);
         // SAFETY: in bounds, under the exclusive lock (the caller's).
-        unsafe { self.copy_in(pid, off, src) };
-        Ok(())
+        unsafe { self.copy_in(&p, pid, off, src, call, loc) }
     }
 
     /// Reads `dst.len()` bytes at byte `off` of `pid`'s memory under a
@@ -911,10 +957,8 @@ impl<T: Pod> Window<T> {
     ) -> Result<(), Error> {
         let p = bsp.process();
         let off = self.check_raw(&p, pid, off, dst.len(), false, call, loc)?;
-        drop(p);
         // SAFETY: in bounds, under a lock (the caller's).
-        unsafe { self.copy_out(pid, off, dst) };
-        Ok(())
+        unsafe { self.copy_out(&p, pid, off, dst, call, loc) }
     }
 
     /// Counter `which` (0: posts, 1: dones) of process `from` in `pid`'s
@@ -937,14 +981,64 @@ impl<T: Pod> Window<T> {
     }
 
     /// Adds one to counter `which` of process `from` in `pid`'s block and
-    /// wakes `pid` if it sleeps on its bell (shared memory engines).
-    fn count(&self, pid: usize, which: usize, from: usize) {
-        self.counter(pid, which, from)
-            .fetch_add(1, Ordering::Release);
-        let (bell, sleepers) = self.bell(pid);
-        bell.fetch_add(1, Ordering::SeqCst);
-        if sleepers.load(Ordering::SeqCst) > 0 {
-            futex_wake(bell);
+    /// wakes `pid` if it sleeps on its bell.
+    fn count(
+        &self,
+        p: &Process,
+        pid: usize,
+        which: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let _ = (p, call, loc);
+        let from = self.owner.1;
+        match &self.mem {
+            Mem::Shared { .. } => {
+                self.counter(pid, which, from)
+                    .fetch_add(1, Ordering::Release);
+                let (bell, sleepers) = self.bell(pid);
+                bell.fetch_add(1, Ordering::SeqCst);
+                if sleepers.load(Ordering::SeqCst) > 0 {
+                    futex_wake(bell);
+                }
+                Ok(())
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => win
+                .count(pid, which, from, self.lens.len())
+                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc)),
+        }
+    }
+
+    /// Counter `which` of process `from` in this process's own block.
+    fn read_count(
+        &self,
+        p: &Process,
+        which: usize,
+        from: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<u64, Error> {
+        let _ = (p, call, loc);
+        match &self.mem {
+            Mem::Shared { .. } => Ok(self
+                .counter(self.owner.1, which, from)
+                .load(Ordering::Acquire)),
+            // 32 bits on `mpi`: widened by the epochs counted locally
+            // (`started`, `waited` never run more than one epoch ahead of a
+            // counter, so the high bits are theirs).
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => {
+                let low = win
+                    .counter(self.owner.1, which, from, self.lens.len())
+                    .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?;
+                let seen = if which == 0 {
+                    self.started.borrow()[from]
+                } else {
+                    self.waited.borrow()[from]
+                };
+                Ok(seen + u64::from(low.wrapping_sub(seen as u32)))
+            }
         }
     }
 
@@ -966,31 +1060,32 @@ impl<T: Pod> Window<T> {
         }
     }
 
-    /// Waits until every `(q, counter, want)` of `awaited` has its
-    /// counter at `want` or more (shared memory engines). Fails when the
-    /// run stops, at its deadline, or when some `q` ended or waits in
-    /// the sync of this superstep (it can then never count), naming
-    /// `what` it did not do.
+    /// Waits until every `(q, which, want)` of `awaited` has counter
+    /// `which` of `q` in this process's block at `want` or more. Fails
+    /// when the run stops, at its deadline, or when some `q` ended or
+    /// waits in the sync of this superstep (it can then never count: seen
+    /// on the status board of `threads` and `processes`), naming `what`
+    /// it did not do.
     fn await_counts(
         &self,
         p: &Process,
-        awaited: &[(usize, &AtomicU64, u64)],
+        awaited: &[(usize, usize, u64)],
         what: &str,
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let done = || {
-            awaited
-                .iter()
-                .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want)
+        let done = || -> Result<bool, Error> {
+            for &(q, which, want) in awaited {
+                if self.read_count(p, which, q, call, loc)? < want {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
         };
         let mut tries = 0u32;
         let mut since: Option<std::time::Instant> = None;
         let mut suspect: Option<(usize, std::time::Instant)> = None;
-        // The counters awaited are in this process's own block, whose
-        // bell every count rings.
-        let (bell, sleepers) = self.bell(p.pid);
-        while !done() {
+        while !done()? {
             tries += 1;
             if tries < self.spins {
                 std::hint::spin_loop();
@@ -1000,16 +1095,26 @@ impl<T: Pod> Window<T> {
                 std::thread::yield_now();
                 continue;
             }
-            // Sleep until a count rings the bell (no wake-up is lost: a
-            // count after our look at the bell changes it, and the futex
-            // does not sleep then), or 50 ms, to look at the run.
-            let seen = bell.load(Ordering::SeqCst);
-            sleepers.fetch_add(1, Ordering::SeqCst);
-            if !done() {
-                futex_wait(bell, seen, std::time::Duration::from_millis(50));
+            match &self.mem {
+                Mem::Shared { .. } => {
+                    // Sleep until a count rings the bell (the counters
+                    // awaited are in this process's own block, whose bell
+                    // every count rings; no wake-up is lost: a count after
+                    // our look at the bell changes it, and the futex does
+                    // not sleep then), or 50 ms, to look at the run.
+                    let (bell, sleepers) = self.bell(p.pid);
+                    let seen = bell.load(Ordering::SeqCst);
+                    sleepers.fetch_add(1, Ordering::SeqCst);
+                    if !done()? {
+                        futex_wait(bell, seen, std::time::Duration::from_millis(50));
+                    }
+                    sleepers.fetch_sub(1, Ordering::SeqCst);
+                }
+                // Counts come by MPI's one-sided operations: poll them.
+                #[cfg(feature = "mpi")]
+                Mem::Mpi(_) => std::thread::yield_now(),
             }
-            sleepers.fetch_sub(1, Ordering::SeqCst);
-            if self.world.is_stopped() {
+            if self.world.poll_stopped() {
                 return Err(p.stopped(call, loc));
             }
             let t0 = *since.get_or_insert_with(std::time::Instant::now);
@@ -1021,8 +1126,8 @@ impl<T: Pod> Window<T> {
             }
             let board = self.world.board();
             let mut now = None;
-            for &(q, c, want) in awaited {
-                if c.load(Ordering::Acquire) >= want {
+            for &(q, which, want) in awaited {
+                if self.read_count(p, which, q, call, loc)? >= want {
                     continue;
                 }
                 let (step, state) = board.get(q);
@@ -1039,7 +1144,7 @@ impl<T: Pod> Window<T> {
             // period before the verdict.
             suspect = match (now, suspect) {
                 (Some((q, did)), Some((s, t))) if q == s => {
-                    if t.elapsed() > std::time::Duration::from_millis(100) && !done() {
+                    if t.elapsed() > std::time::Duration::from_millis(100) && !done()? {
                         return Err(p.fail(
                             ErrorKind::EpochUnmatched {
                                 detail: format!("process {q} {did} without {what}"),
@@ -1162,10 +1267,6 @@ impl<T: Pod> Window<T> {
             bsp,
             origins,
             targets,
-            #[cfg(feature = "mpi")]
-            staged: Vec::new(),
-            #[cfg(feature = "mpi")]
-            gets: Vec::new(),
         })
     }
 
@@ -1186,7 +1287,7 @@ impl<T: Pod> Window<T> {
         p.holds
             .check_epoch(p, self.id, origins.is_some(), targets.is_some(), call, loc)?;
         if let Some(o) = origins {
-            self.ep_post(o);
+            self.ep_post(p, o, call, loc)?;
             p.holds.open(Held::Exposure { win: self.id }, call, loc);
         }
         if let Some(t) = targets {
@@ -1205,15 +1306,21 @@ impl<T: Pod> Window<T> {
 
     /// Completes the access epoch to `targets` that
     /// [`open_epoch`](Window::open_epoch) opened, and uncounts it.
-    fn close_access(&self, p: &mut Process, targets: &[usize]) {
+    fn close_access(
+        &self,
+        p: &mut Process,
+        targets: &[usize],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
         if targets.is_empty() {
-            return;
+            return Ok(());
         }
-        self.ep_complete(targets);
         p.holds.close(&Held::Access {
             win: self.id,
             targets: targets.to_vec(),
         });
+        self.ep_complete(p, targets, call, loc)
     }
 
     /// Waits for (`block`) or looks at the completions of the exposure
@@ -1236,22 +1343,19 @@ impl<T: Pod> Window<T> {
         Ok(done)
     }
 
-    /// Posts an exposure epoch to `origins` (sorted, distinct).
-    fn ep_post(&self, origins: &[usize]) {
-        let me = self.owner.1;
-        match &self.mem {
-            Mem::Shared { .. } => {
-                for &o in origins {
-                    self.count(o, 0, me);
-                }
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                if !origins.is_empty() {
-                    w.post(origins);
-                }
-            }
+    /// Posts an exposure epoch to `origins` (sorted, distinct): one
+    /// count in each origin's block.
+    fn ep_post(
+        &self,
+        p: &Process,
+        origins: &[usize],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        for &o in origins {
+            self.count(p, o, 0, call, loc)?;
         }
+        Ok(())
     }
 
     /// Starts an access epoch on `targets` (sorted, distinct): waits
@@ -1263,48 +1367,38 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let me = self.owner.1;
-        match &self.mem {
-            Mem::Shared { .. } => {
-                let mut started = self.started.borrow_mut();
-                let awaited: Vec<(usize, &AtomicU64, u64)> = targets
-                    .iter()
-                    .map(|&t| (t, self.counter(me, 0, t), started[t] + 1))
-                    .collect();
-                self.await_counts(
-                    p,
-                    &awaited,
-                    "posting an exposure epoch to this process (a start to a process that \
-                     never posts)",
-                    call,
-                    loc,
-                )?;
-                for &t in targets {
-                    started[t] += 1;
-                }
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                if !targets.is_empty() {
-                    w.start(targets);
-                }
-            }
+        let awaited: Vec<(usize, usize, u64)> = {
+            let started = self.started.borrow();
+            targets.iter().map(|&t| (t, 0, started[t] + 1)).collect()
+        };
+        self.await_counts(
+            p,
+            &awaited,
+            "posting an exposure epoch to this process (a start to a process that never posts)",
+            call,
+            loc,
+        )?;
+        let mut started = self.started.borrow_mut();
+        for &t in targets {
+            started[t] += 1;
         }
         Ok(())
     }
 
-    /// Completes the access epoch on `targets`.
-    fn ep_complete(&self, targets: &[usize]) {
-        let me = self.owner.1;
-        match &self.mem {
-            Mem::Shared { .. } => {
-                for &t in targets {
-                    self.count(t, 1, me);
-                }
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => w.complete(),
+    /// Completes the access epoch on `targets`: one count in each
+    /// target's block (every transfer of the epoch is complete already:
+    /// each released its target's lock).
+    fn ep_complete(
+        &self,
+        p: &Process,
+        targets: &[usize],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        for &t in targets {
+            self.count(p, t, 1, call, loc)?;
         }
+        Ok(())
     }
 
     /// Waits (`block`) or looks whether every one of `origins` completed
@@ -1317,99 +1411,65 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<bool, Error> {
-        if self.world.is_stopped() {
+        if self.world.poll_stopped() {
             return Err(p.stopped(call, loc));
         }
-        let me = self.owner.1;
-        match &self.mem {
-            Mem::Shared { .. } => {
-                let mut waited = self.waited.borrow_mut();
-                let awaited: Vec<(usize, &AtomicU64, u64)> = origins
-                    .iter()
-                    .map(|&o| (o, self.counter(me, 1, o), waited[o] + 1))
-                    .collect();
-                if block {
-                    self.await_counts(
-                        p,
-                        &awaited,
-                        "completing the access epoch this process's exposure epoch admits it to",
-                        call,
-                        loc,
-                    )?;
-                } else if !awaited
-                    .iter()
-                    .all(|(_, c, want)| c.load(Ordering::Acquire) >= *want)
-                {
+        let awaited: Vec<(usize, usize, u64)> = {
+            let waited = self.waited.borrow();
+            origins.iter().map(|&o| (o, 1, waited[o] + 1)).collect()
+        };
+        if block {
+            self.await_counts(
+                p,
+                &awaited,
+                "completing the access epoch this process's exposure epoch admits it to",
+                call,
+                loc,
+            )?;
+        } else {
+            for &(o, which, want) in &awaited {
+                if self.read_count(p, which, o, call, loc)? < want {
                     return Ok(false);
-                }
-                for &o in origins {
-                    waited[o] += 1;
-                }
-                Ok(true)
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                if origins.is_empty() {
-                    return Ok(true);
-                }
-                if block {
-                    w.wait();
-                    Ok(true)
-                } else {
-                    Ok(w.test())
                 }
             }
         }
+        let mut waited = self.waited.borrow_mut();
+        for &o in origins {
+            waited[o] += 1;
+        }
+        Ok(true)
     }
 
-    /// An epoch's put of `src` at byte `off` of `pid`'s memory: under
-    /// `pid`'s lock on shared memory; on `mpi` a copy kept in `staged`
-    /// until the epoch's `complete`.
+    /// An epoch's put of `src` at byte `off` of `pid`'s memory, under
+    /// `pid`'s exclusive lock (so that no lock holder and no other origin
+    /// touches the bytes meanwhile); complete at `pid` when this returns.
     ///
     /// # Safety
     ///
     /// In bounds; an access epoch on `pid` is open.
-    #[allow(clippy::too_many_arguments)]
     unsafe fn ep_put(
         &self,
         p: &Process,
         pid: usize,
         off: usize,
         src: &[u8],
-        staged: &mut Vec<Box<[u8]>>,
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let _ = &staged;
-        match &self.mem {
-            Mem::Shared { .. } => {
-                self.acquire(p, pid, true, call, loc)?;
-                // SAFETY: in bounds (the caller's); `pid`'s lock is held
-                // exclusively: nobody else reads or writes these bytes.
-                unsafe { self.copy_in(pid, off, src) };
-                self.release(pid, true);
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => {
-                let copy: Box<[u8]> = src.into();
-                // SAFETY: in bounds; the access epoch on `pid` is open;
-                // `copy` is kept in `staged` (or leaked with it) until
-                // `complete`, and the heap block does not move.
-                unsafe { w.put_in_epoch(&copy, pid, off) };
-                staged.push(copy);
-            }
-        }
-        Ok(())
+        self.acquire(p, pid, true, call, loc)?;
+        // SAFETY: in bounds (the caller's); `pid`'s lock is held
+        // exclusively: nobody else reads or writes these bytes.
+        let done = unsafe { self.copy_in(p, pid, off, src, call, loc) };
+        self.release(p, pid, true);
+        done
     }
 
     /// An epoch's get of `dst.len()` bytes at byte `off` of `pid`'s
-    /// memory: at once under `pid`'s lock on shared memory; on `mpi`
-    /// landing in `dst` by the epoch's `complete`.
+    /// memory, under `pid`'s shared lock; in `dst` when this returns.
     ///
     /// # Safety
     ///
-    /// In bounds; an access epoch on `pid` is open; on `mpi`, `dst` stays
-    /// allocated and untouched until `complete`.
+    /// In bounds; an access epoch on `pid` is open.
     unsafe fn ep_get(
         &self,
         p: &Process,
@@ -1419,19 +1479,12 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        match &self.mem {
-            Mem::Shared { .. } => {
-                self.acquire(p, pid, false, call, loc)?;
-                // SAFETY: in bounds; `pid`'s lock is held (shared):
-                // nobody writes these bytes meanwhile.
-                unsafe { self.copy_out(pid, off, dst) };
-                self.release(pid, false);
-            }
-            // SAFETY: the caller's promises.
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(w) => unsafe { w.get_in_epoch(dst, pid, off) },
-        }
-        Ok(())
+        self.acquire(p, pid, false, call, loc)?;
+        // SAFETY: in bounds; `pid`'s lock is held (shared): nobody writes
+        // these bytes meanwhile.
+        let done = unsafe { self.copy_out(p, pid, off, dst, call, loc) };
+        self.release(p, pid, false);
+        done
     }
 
     /// Opens the epochs of the C interface's `bsp_window_post` (`origins`)
@@ -1466,13 +1519,22 @@ impl<T: Pod> Window<T> {
     /// Completes the access epoch on `targets` that
     /// [`open_raw`](Window::open_raw) started.
     ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Transport`] when MPI fails.
+    ///
     /// # Safety
     ///
-    /// That access epoch is open; on `mpi` the destinations of its gets
-    /// hold their data when this returns.
+    /// That access epoch is open.
     #[doc(hidden)]
-    pub unsafe fn complete_raw(&self, bsp: &Bsp, targets: &[usize]) {
-        self.close_access(&mut bsp.process(), targets);
+    pub unsafe fn complete_raw(
+        &self,
+        bsp: &Bsp,
+        targets: &[usize],
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        self.close_access(&mut bsp.process(), targets, call, loc)
     }
 
     /// Waits for (`block`) or looks at the completions of the exposure
@@ -1499,8 +1561,8 @@ impl<T: Pod> Window<T> {
     }
 
     /// An access epoch's put (the C interface's `bsp_window_put` to a
-    /// started target): `src` at byte `off` of `pid`'s memory; on `mpi`
-    /// its copy is kept in `staged` until the epoch completes.
+    /// started target): `src` at byte `off` of `pid`'s memory, there when
+    /// this returns.
     ///
     /// # Errors
     ///
@@ -1508,29 +1570,26 @@ impl<T: Pod> Window<T> {
     ///
     /// # Safety
     ///
-    /// An access epoch on `pid` is open (`open_raw`); `staged` is kept
-    /// until `complete_raw`.
+    /// An access epoch on `pid` is open (`open_raw`).
     #[doc(hidden)]
-    #[allow(clippy::too_many_arguments)]
     pub unsafe fn epoch_put_raw(
         &self,
         bsp: &Bsp,
         pid: usize,
         off: usize,
         src: &[u8],
-        staged: &mut Vec<Box<[u8]>>,
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let p = bsp.process();
         let off = self.check_raw(&p, pid, off, src.len(), false, call, loc)?;
         // SAFETY: in bounds; the caller's epoch.
-        unsafe { self.ep_put(&p, pid, off, src, staged, call, loc) }
+        unsafe { self.ep_put(&p, pid, off, src, call, loc) }
     }
 
     /// An access epoch's get (the C interface's `bsp_window_get` from a
     /// started target): `dst.len()` bytes at byte `off` of `pid`'s
-    /// memory, in `dst` by the epoch's completion.
+    /// memory, in `dst` when this returns.
     ///
     /// # Errors
     ///
@@ -1538,8 +1597,7 @@ impl<T: Pod> Window<T> {
     ///
     /// # Safety
     ///
-    /// An access epoch on `pid` is open; `dst` stays allocated and
-    /// untouched until `complete_raw`.
+    /// An access epoch on `pid` is open.
     #[doc(hidden)]
     pub unsafe fn epoch_get_raw(
         &self,
@@ -1565,16 +1623,17 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        #[cfg(feature = "mpi")]
-        if let Mem::Mpi(win) = &self.mem {
-            win.lock(pid, exclusive);
-            return Ok(());
-        }
-        let word = self.word(pid);
         let mut tries = 0u32;
         let mut since: Option<std::time::Instant> = None;
         loop {
-            if lockword::try_lock(word, exclusive) {
+            let taken = match &self.mem {
+                Mem::Shared { .. } => lockword::try_lock(self.word(pid), exclusive),
+                #[cfg(feature = "mpi")]
+                Mem::Mpi(win) => win
+                    .try_lock(pid, exclusive)
+                    .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?,
+            };
+            if taken {
                 return Ok(());
             }
             tries += 1;
@@ -1585,7 +1644,7 @@ impl<T: Pod> Window<T> {
             // Let the holder run (it may be waiting for this core).
             std::thread::yield_now();
             if tries % 64 == 0 {
-                if self.world.is_stopped() {
+                if self.world.poll_stopped() {
                     return Err(p.stopped(call, loc));
                 }
                 let t0 = *since.get_or_insert_with(std::time::Instant::now);
@@ -1596,14 +1655,24 @@ impl<T: Pod> Window<T> {
         }
     }
 
-    /// Releases `pid`'s lock.
-    fn release(&self, pid: usize, exclusive: bool) {
-        #[cfg(feature = "mpi")]
-        if let Mem::Mpi(win) = &self.mem {
-            win.unlock(pid);
-            return;
+    /// Releases `pid`'s lock (on `mpi` once the puts under it are
+    /// complete at `pid`). An MPI failure fails the run (`p.fail`): the
+    /// release is made by drops too, which cannot return it.
+    fn release(&self, p: &Process, pid: usize, exclusive: bool) {
+        let _ = p;
+        match &self.mem {
+            Mem::Shared { .. } => lockword::unlock(self.word(pid), exclusive),
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => {
+                if let Err(detail) = win.unlock(pid, exclusive) {
+                    p.fail(
+                        ErrorKind::Transport { detail },
+                        "a window lock's release",
+                        None,
+                    );
+                }
+            }
         }
-        lockword::unlock(self.word(pid), exclusive);
     }
 }
 
@@ -1809,11 +1878,15 @@ impl<'a, T: Pod> WinLock<'a, T> {
     #[track_caller]
     pub fn put(&mut self, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let (off, _) = self.check(offset, src.len(), true, "WinLock::put", loc)?;
+        const CALL: &str = "WinLock::put";
+        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
+        let p = self.bsp.process();
         // SAFETY: in bounds (checked); the exclusive lock of `pid`'s
         // memory is held: nobody else reads or writes these bytes.
-        unsafe { self.win.copy_in(self.pid, off, bytemuck::cast_slice(src)) };
-        Ok(())
+        unsafe {
+            self.win
+                .copy_in(&p, self.pid, off, bytemuck::cast_slice(src), CALL, loc)
+        }
     }
 
     /// Reads the locked memory from element `offset` into `dst`; complete
@@ -1834,14 +1907,15 @@ impl<'a, T: Pod> WinLock<'a, T> {
     #[track_caller]
     pub fn get(&mut self, offset: usize, dst: &mut [T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let (off, _) = self.check(offset, dst.len(), false, "WinLock::get", loc)?;
+        const CALL: &str = "WinLock::get";
+        let (off, _) = self.check(offset, dst.len(), false, CALL, loc)?;
+        let p = self.bsp.process();
         // SAFETY: in bounds; a lock of `pid`'s memory is held: nobody
         // writes these bytes meanwhile.
         unsafe {
             self.win
-                .copy_out(self.pid, off, bytemuck::cast_slice_mut(dst))
-        };
-        Ok(())
+                .copy_out(&p, self.pid, off, bytemuck::cast_slice_mut(dst), CALL, loc)
+        }
     }
 
     /// Releases the lock (as dropping the guard does).
@@ -1922,14 +1996,15 @@ impl<T: Element> WinLock<'_, T> {
                 )
             },
             #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => {
+            Mem::Mpi(_) => {
                 let mut cur = vec![T::zeroed(); src.len()];
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut cur);
-                // SAFETY: in bounds; an exclusive epoch on `pid` is open,
+                let p = self.bsp.process();
+                // SAFETY: in bounds; the exclusive lock of `pid` is held,
                 // so nothing changes the range between the get and the
                 // put; `cur` holds `src.len()` elements of `T::TYPE`.
                 unsafe {
-                    win.get(bytes, self.pid, off);
+                    self.win.copy_out(&p, self.pid, off, bytes, CALL, loc)?;
                     crate::rma::combine(
                         T::TYPE,
                         op,
@@ -1937,7 +2012,7 @@ impl<T: Element> WinLock<'_, T> {
                         src.as_ptr().cast(),
                         src.len(),
                     );
-                    win.put(bytes, self.pid, off);
+                    self.win.copy_in(&p, self.pid, off, bytes, CALL, loc)?;
                 }
             }
         }
@@ -1963,13 +2038,6 @@ pub struct WinEpoch<'a, T: Pod> {
     access: bool,
     /// The exposure epoch is open (posted, not waited for).
     exposure: bool,
-    /// `mpi`: the sources of this epoch's puts, until `complete`.
-    #[cfg(feature = "mpi")]
-    staged: Vec<Box<[u8]>>,
-    /// `mpi`: this epoch's gets, landing in the first buffer, copied into
-    /// the destination at `complete`.
-    #[cfg(feature = "mpi")]
-    gets: Vec<(Box<[u8]>, &'a mut [T])>,
 }
 
 impl<T: Pod> std::fmt::Debug for WinEpoch<'_, T> {
@@ -2061,21 +2129,17 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
         let loc = Some(SourceLocation::caller());
         let (off, _) = self.check(pid, offset, src.len(), CALL, loc)?;
         let p = self.bsp.process();
-        #[cfg(feature = "mpi")]
-        let staged = &mut self.staged;
-        #[cfg(not(feature = "mpi"))]
-        let staged = &mut Vec::new();
-        // SAFETY: in bounds (checked); the access epoch on `pid` is open;
-        // `staged` lives until `complete`.
+        // SAFETY: in bounds (checked); the access epoch on `pid` is open.
         unsafe {
             self.win
-                .ep_put(&p, pid, off, bytemuck::cast_slice(src), staged, CALL, loc)
+                .ep_put(&p, pid, off, bytemuck::cast_slice(src), CALL, loc)
         }
     }
 
     /// Reads target `pid`'s memory from element `offset` into `dst`,
-    /// which holds the data once the access epoch completes (`dst` stays
-    /// borrowed by the epoch until it ends).
+    /// which holds the data when this returns (what `pid`'s memory held
+    /// then: the puts of other origins of this epoch may or may not be
+    /// in it, as in MPI).
     ///
     /// # Errors
     ///
@@ -2103,43 +2167,25 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     /// # Ok::<(), bsplib::Error>(())
     /// ```
     #[track_caller]
-    pub fn get(&mut self, pid: usize, offset: usize, dst: &'a mut [T]) -> Result<(), Error> {
+    pub fn get(&mut self, pid: usize, offset: usize, dst: &mut [T]) -> Result<(), Error> {
         const CALL: &str = "WinEpoch::get";
         let loc = Some(SourceLocation::caller());
         let (off, _) = self.check(pid, offset, dst.len(), CALL, loc)?;
         let p = self.bsp.process();
-        match &self.win.mem {
-            Mem::Shared { .. } => {
-                // SAFETY: in bounds; the access epoch on `pid` is open.
-                unsafe {
-                    self.win
-                        .ep_get(&p, pid, off, bytemuck::cast_slice_mut(dst), CALL, loc)
-                }
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(_) => {
-                // A buffer of the guard's, copied out at `complete`: a
-                // guard forgotten, not dropped, leaves MPI writing only
-                // memory the library owns.
-                let mut buf: Box<[u8]> = vec![0u8; std::mem::size_of_val(dst)].into_boxed_slice();
-                // SAFETY: in bounds; the access epoch on `pid` is open;
-                // `buf` is kept (or leaked) until `complete`, and the heap
-                // block does not move.
-                unsafe { self.win.ep_get(&p, pid, off, &mut buf, CALL, loc)? };
-                drop(p);
-                self.gets.push((buf, dst));
-                Ok(())
-            }
+        // SAFETY: in bounds; the access epoch on `pid` is open.
+        unsafe {
+            self.win
+                .ep_get(&p, pid, off, bytemuck::cast_slice_mut(dst), CALL, loc)
         }
     }
 
-    /// Ends the access epoch: this process's transfers are complete at
-    /// the origin (the gets' destinations hold their data), and its
-    /// targets' `wait` can count it. Does nothing without one.
+    /// Ends the access epoch: its targets' `wait` can count this process
+    /// (every transfer of the epoch is complete already). Does nothing
+    /// without one.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Stopped`].
+    /// [`ErrorKind::Transport`] when MPI fails.
     ///
     /// # BSP cost
     ///
@@ -2153,16 +2199,12 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             return Ok(());
         }
         self.access = false;
-        self.win
-            .close_access(&mut self.bsp.process(), &self.targets);
-        #[cfg(feature = "mpi")]
-        {
-            self.staged.clear();
-            for (buf, dst) in self.gets.drain(..) {
-                bytemuck::cast_slice_mut::<T, u8>(dst).copy_from_slice(&buf);
-            }
-        }
-        Ok(())
+        self.win.close_access(
+            &mut self.bsp.process(),
+            &self.targets,
+            "WinEpoch::complete",
+            None,
+        )
     }
 
     /// Completes the access epoch, then waits until every origin has

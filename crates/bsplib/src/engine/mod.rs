@@ -1003,6 +1003,17 @@ impl World {
         }
     }
 
+    /// [`is_stopped`](World::is_stopped) for a polling wait of the
+    /// library's own (windows): on `mpi` it also takes a failed process's
+    /// stop message, which nothing else reads while this process polls.
+    pub(crate) fn poll_stopped(&self) -> bool {
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            return m.poll_stopped();
+        }
+        self.is_stopped()
+    }
+
     /// True once the run was stopped.
     #[inline]
     pub(crate) fn is_stopped(&self) -> bool {

@@ -1,7 +1,25 @@
-//! Windows (`../../window.rs`) on `mpi`: MPI's own, `MPI_Win_allocate`
-//! over the run's communicator, with passive-target synchronisation
-//! (`MPI_Win_lock` / `MPI_Win_unlock`, also of one's own rank for the
-//! local views, as MPI requires for local loads and stores).
+//! Windows (`../../window.rs`) on `mpi`: the same protocol as on shared
+//! memory (`../../ONE_SIDED.md`, section 10), with MPI's one-sided
+//! operations as the memory:
+//!
+//! - two windows from `MPI_Win_allocate` over the run's communicator: the
+//!   data, and a control block per rank (its lock word, then `posts[q]`
+//!   and `dones[q]` for each process `q`);
+//! - both are in one passive epoch to every rank from creation to release
+//!   (`MPI_Win_lock_all`), so no MPI synchronisation call ever waits: the
+//!   library's lock word (taken with `MPI_Compare_and_swap` /
+//!   `MPI_Fetch_and_op`, released by subtraction, exactly as on shared
+//!   memory) orders the transfers, and every wait is the caller's own
+//!   polling loop, which also watches the run (a failed process, the
+//!   deadline): nothing waits inside MPI for something that may never
+//!   happen;
+//! - a put is `MPI_Put` (its source staged), a get `MPI_Get` +
+//!   `MPI_Win_flush`; a lock's release flushes the data to the target
+//!   first, so whoever takes the lock next sees them; a local view
+//!   brackets its loads and stores with `MPI_Win_sync`;
+//! - both windows return errors (`MPI_ERRORS_RETURN`) and every call here
+//!   gives back MPI's own words for the caller's `ErrorKind::Transport`:
+//!   nothing ends inside MPI.
 //!
 //! Every call here is made by the one thread of the rank's BSP process.
 
@@ -12,40 +30,62 @@ use mpi::traits::*;
 use super::Mpi;
 
 /// Puts of up to this many bytes are copied into the window's staging
-/// buffer and left to complete at `unlock` (no `MPI_Win_flush_local`
-/// per put: a third of a small lock epoch's time here).
+/// buffer and left to complete at the release of the lock (no
+/// `MPI_Win_flush_local` per put: a third of a small lock epoch's time
+/// here).
 const STAGE: usize = 64 << 10;
 
-/// One MPI window of this rank, with the address of its local memory.
+/// An MPI failure: which call, its code and MPI's words.
+pub(crate) type Failed = String;
+
+/// One window of this rank: its data and its control block.
 pub(crate) struct MpiWin {
-    win: ffi::MPI_Win,
+    data: ffi::MPI_Win,
+    ctl: ffi::MPI_Win,
     base: *mut u8,
-    /// The group of the run's communicator, whose ranks are the pids.
-    group: ffi::MPI_Group,
-    /// The sources of the puts of the open epoch not yet complete
-    /// locally: allocated once with [`STAGE`] bytes and never grown, so
-    /// that the addresses MPI holds stay valid until `unlock` (or a
-    /// `MPI_Win_flush_local` when it is full).
+    /// The sources of the puts not yet complete locally: allocated once
+    /// with [`STAGE`] bytes and never grown, so that the addresses MPI
+    /// holds stay valid until a flush completes them.
     staging: std::cell::RefCell<Vec<u8>>,
 }
 
-/// Panics (in the library, a bug) unless an MPI call succeeded: the
-/// default error handler of the communicator aborts the job before a
-/// failing call returns, so this is a second line only.
-fn ok(rc: i32, what: &str) {
-    assert_eq!(rc, 0, "{what} failed ({rc})");
+/// `Ok` unless an MPI call returned an error code; then the call, the code
+/// and MPI's words for it.
+fn ok(rc: i32, what: &str) -> Result<(), Failed> {
+    if rc == 0 {
+        return Ok(());
+    }
+    let mut text = [0 as std::ffi::c_char; ffi::MPI_MAX_ERROR_STRING as usize];
+    let mut len = 0;
+    // SAFETY: `text` has room for MPI_MAX_ERROR_STRING characters; `len`
+    // is an out-parameter.
+    let words = if unsafe { ffi::MPI_Error_string(rc, text.as_mut_ptr(), &mut len) } == 0 {
+        let bytes: Vec<u8> = text[..len.clamp(0, text.len() as i32) as usize]
+            .iter()
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        "no description".into()
+    };
+    Err(format!("{what} returned error code {rc} ({words})"))
 }
 
 /// Calls `f(done, n)` for the pieces of at most 1 GiB that `len` bytes
 /// make (MPI's counts are `int`), `done` the bytes before the piece.
-fn pieces(len: usize, mut f: impl FnMut(usize, i32)) {
+fn pieces(len: usize, mut f: impl FnMut(usize, i32) -> Result<(), Failed>) -> Result<(), Failed> {
     let mut done = 0;
     while done < len {
         let n = (len - done).min(1 << 30);
-        f(done, n as i32);
+        f(done, n as i32)?;
         done += n;
     }
+    Ok(())
 }
+
+/// The lock word's writer bit; the bits below count the readers (as on
+/// shared memory, `../../window.rs`, in a 32-bit word).
+const WRITER: u32 = 1 << 31;
 
 impl MpiWin {
     /// The first byte of this rank's memory of the window.
@@ -53,70 +93,151 @@ impl MpiWin {
         self.base
     }
 
-    /// Opens a passive-target epoch on `rank` (`exclusive` or shared);
-    /// returns once the lock is held when `rank` is this rank.
-    pub(crate) fn lock(&self, rank: usize, exclusive: bool) {
-        let kind = if exclusive {
-            ffi::MPI_LOCK_EXCLUSIVE
-        } else {
-            ffi::MPI_LOCK_SHARED
-        };
-        // SAFETY: a live window; a valid lock type and rank of its group.
-        ok(
-            unsafe { ffi::MPI_Win_lock(kind as i32, rank as i32, 0, self.win) },
-            "MPI_Win_lock",
-        );
+    /// `MPI_Fetch_and_op` of `v` with `MPI_SUM` on word `word` of `rank`'s
+    /// control block, complete at `rank` (flushed): the word's old value.
+    /// Words are 32 bits: Open MPI 4.1's shared-memory transport emulates
+    /// 64-bit atomics wrongly (a segmentation fault, open-mpi/ompi#7967).
+    fn fetch_add(&self, rank: usize, word: usize, v: u32) -> Result<u32, Failed> {
+        let mut old = 0u32;
+        // SAFETY: the control window is live and in the lock-all epoch;
+        // `word` is within every rank's block (the caller's index); `v`
+        // and `old` are one 4-byte integer each.
+        unsafe {
+            ok(
+                ffi::MPI_Fetch_and_op(
+                    (&v as *const u32).cast(),
+                    (&mut old as *mut u32).cast(),
+                    ffi::RSMPI_UINT32_T,
+                    rank as i32,
+                    (4 * word) as ffi::MPI_Aint,
+                    ffi::RSMPI_SUM,
+                    self.ctl,
+                ),
+                "MPI_Fetch_and_op",
+            )?;
+            ok(ffi::MPI_Win_flush(rank as i32, self.ctl), "MPI_Win_flush")?;
+        }
+        Ok(old)
     }
 
-    /// Closes the epoch `lock` opened: every transfer of it is complete
-    /// at `rank`.
-    pub(crate) fn unlock(&self, rank: usize) {
-        // SAFETY: a live window with an epoch open on `rank`.
-        ok(
-            unsafe { ffi::MPI_Win_unlock(rank as i32, self.win) },
-            "MPI_Win_unlock",
-        );
-        // Every put of the epoch is complete: its staged sources are free.
-        self.staging.borrow_mut().clear();
+    /// One attempt at `rank`'s lock word: true if taken (`exclusive`: the
+    /// writer bit; else one more reader, backed out if a writer holds).
+    pub(crate) fn try_lock(&self, rank: usize, exclusive: bool) -> Result<bool, Failed> {
+        if exclusive {
+            let (new, cmp, mut old) = (WRITER, 0u32, 0u32);
+            // SAFETY: as in `fetch_add`, word 0 (the lock word).
+            unsafe {
+                ok(
+                    ffi::MPI_Compare_and_swap(
+                        (&new as *const u32).cast(),
+                        (&cmp as *const u32).cast(),
+                        (&mut old as *mut u32).cast(),
+                        ffi::RSMPI_UINT32_T,
+                        rank as i32,
+                        0,
+                        self.ctl,
+                    ),
+                    "MPI_Compare_and_swap",
+                )?;
+                ok(ffi::MPI_Win_flush(rank as i32, self.ctl), "MPI_Win_flush")?;
+            }
+            return Ok(old == 0);
+        }
+        if self.fetch_add(rank, 0, 1)? & WRITER == 0 {
+            return Ok(true);
+        }
+        self.fetch_add(rank, 0, 1u32.wrapping_neg())?;
+        Ok(false)
+    }
+
+    /// Releases what [`try_lock`](MpiWin::try_lock) took, once every put
+    /// to `rank` is complete there (so the next holder sees them).
+    pub(crate) fn unlock(&self, rank: usize, exclusive: bool) -> Result<(), Failed> {
+        // SAFETY: the data window is live and in the lock-all epoch.
+        let rc = unsafe { ffi::MPI_Win_flush(rank as i32, self.data) };
+        ok(rc, "MPI_Win_flush")?;
+        let mut staging = self.staging.borrow_mut();
+        if !staging.is_empty() {
+            // Puts to other targets may be staged too (the C interface
+            // holds a lock of one target while an epoch reaches another):
+            // complete every staged source before the buffer is reused.
+            // SAFETY: the data window is live and in the lock-all epoch.
+            let rc = unsafe { ffi::MPI_Win_flush_local_all(self.data) };
+            ok(rc, "MPI_Win_flush_local_all")?;
+            staging.clear();
+        }
+        drop(staging);
+        let v = if exclusive { WRITER } else { 1 };
+        self.fetch_add(rank, 0, v.wrapping_neg()).map(drop)
+    }
+
+    /// Makes this rank's loads and stores of its own memory and the RMA
+    /// operations on it agree (`MPI_Win_sync`): after taking the lock of
+    /// one's own memory for a view, and before releasing it.
+    pub(crate) fn sync_local(&self) -> Result<(), Failed> {
+        // SAFETY: the data window is live and in the lock-all epoch.
+        ok(unsafe { ffi::MPI_Win_sync(self.data) }, "MPI_Win_sync")
+    }
+
+    /// Adds one to counter `which` (0: posts, 1: dones) of process `from`
+    /// in `rank`'s control block (`nprocs` processes).
+    pub(crate) fn count(
+        &self,
+        rank: usize,
+        which: usize,
+        from: usize,
+        nprocs: usize,
+    ) -> Result<(), Failed> {
+        self.fetch_add(rank, 1 + which * nprocs + from, 1).map(drop)
+    }
+
+    /// Counter `which` of process `from` in this rank's own control block
+    /// (32 bits: it counts epochs modulo 2^32).
+    pub(crate) fn counter(
+        &self,
+        me: usize,
+        which: usize,
+        from: usize,
+        nprocs: usize,
+    ) -> Result<u32, Failed> {
+        self.fetch_add(me, 1 + which * nprocs + from, 0)
     }
 
     /// `MPI_Put` of `src` at byte `disp` of `rank`'s memory; `src` may be
     /// reused when this returns (a small one was staged, a large one
-    /// completed locally); complete at `rank` at `unlock`.
+    /// completed locally); complete at `rank` when the lock is released.
     ///
     /// # Safety
     ///
-    /// An epoch on `rank` is open; `disp + src.len()` is within `rank`'s
-    /// memory of the window.
-    pub(crate) unsafe fn put(&self, src: &[u8], rank: usize, disp: usize) {
+    /// This process holds `rank`'s lock exclusively; `disp + src.len()` is
+    /// within `rank`'s memory of the window.
+    pub(crate) unsafe fn put(&self, src: &[u8], rank: usize, disp: usize) -> Result<(), Failed> {
         let mut staging = self.staging.borrow_mut();
         if src.len() <= STAGE {
             if staging.len() + src.len() > STAGE {
-                // Full: complete the staged puts, reuse the buffer.
-                // SAFETY: a live window with an epoch open on `rank`.
-                ok(
-                    unsafe { ffi::MPI_Win_flush_local(rank as i32, self.win) },
-                    "MPI_Win_flush_local",
-                );
+                // Full: complete the staged puts (to any target), reuse
+                // the buffer.
+                // SAFETY: the data window is live and in the lock-all epoch.
+                let rc = unsafe { ffi::MPI_Win_flush_local_all(self.data) };
+                ok(rc, "MPI_Win_flush_local_all")?;
                 staging.clear();
             }
             let at = staging.len();
             // Within the capacity: no reallocation moves earlier sources.
             staging.extend_from_slice(src);
             // SAFETY: the caller's promises; the staged copy stays put
-            // until the epoch's `unlock` or a local flush completes it.
-            unsafe { self.put_raw(staging[at..].as_ptr(), src.len(), rank, disp) };
-            return;
+            // until a flush completes it.
+            return unsafe { self.put_raw(staging[at..].as_ptr(), src.len(), rank, disp) };
         }
         drop(staging);
         // SAFETY: the caller's promises; `src` is live until the flush
         // below completes the transfer locally.
-        unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp) };
-        // SAFETY: a live window with an epoch open on `rank`.
+        unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp)? };
+        // SAFETY: the data window is live and in the lock-all epoch.
         ok(
-            unsafe { ffi::MPI_Win_flush_local(rank as i32, self.win) },
+            unsafe { ffi::MPI_Win_flush_local(rank as i32, self.data) },
             "MPI_Win_flush_local",
-        );
+        )
     }
 
     /// `MPI_Put` of `len` bytes at `src`, in pieces MPI's counts take.
@@ -125,7 +246,13 @@ impl MpiWin {
     ///
     /// As for [`put`](MpiWin::put); `src` holds `len` bytes that stay
     /// unchanged until the transfer completes locally.
-    unsafe fn put_raw(&self, src: *const u8, len: usize, rank: usize, disp: usize) {
+    unsafe fn put_raw(
+        &self,
+        src: *const u8,
+        len: usize,
+        rank: usize,
+        disp: usize,
+    ) -> Result<(), Failed> {
         pieces(len, |done, n| {
             // SAFETY: the caller's promises.
             ok(
@@ -138,12 +265,12 @@ impl MpiWin {
                         (disp + done) as ffi::MPI_Aint,
                         n,
                         ffi::RSMPI_UINT8_T,
-                        self.win,
+                        self.data,
                     )
                 },
                 "MPI_Put",
             )
-        });
+        })
     }
 
     /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
@@ -151,110 +278,18 @@ impl MpiWin {
     ///
     /// # Safety
     ///
-    /// As for [`put`](MpiWin::put).
-    pub(crate) unsafe fn get(&self, dst: &mut [u8], rank: usize, disp: usize) {
-        // SAFETY: the caller's promises; `dst` is not read until the
-        // flush below completes the transfer.
-        unsafe { self.get_in_epoch(dst, rank, disp) };
-        // SAFETY: a live window with an epoch open on `rank`.
-        ok(
-            unsafe { ffi::MPI_Win_flush(rank as i32, self.win) },
-            "MPI_Win_flush",
-        );
-    }
-
-    /// Frees the window: collective over the run's communicator.
-    pub(crate) fn free(mut self) {
-        // SAFETY: a live window no epoch is open on; every rank calls this
-        // (the caller's collective checked it); our own group handle.
-        unsafe {
-            ok(ffi::MPI_Win_free(&mut self.win), "MPI_Win_free");
-            ok(ffi::MPI_Group_free(&mut self.group), "MPI_Group_free");
-        }
-    }
-
-    /// The group of `pids` (distinct ranks of the run), for `f`.
-    fn with_group(&self, pids: &[usize], f: impl FnOnce(ffi::MPI_Group)) {
-        let ranks: Vec<i32> = pids.iter().map(|&q| q as i32).collect();
-        let mut g = std::mem::MaybeUninit::<ffi::MPI_Group>::uninit();
-        // SAFETY: our live group; `ranks` holds distinct ranks of it;
-        // `g` is an out-parameter, freed once `f` used it (MPI keeps what
-        // an epoch needs).
-        unsafe {
-            ok(
-                ffi::MPI_Group_incl(
-                    self.group,
-                    ranks.len() as i32,
-                    ranks.as_ptr(),
-                    g.as_mut_ptr(),
-                ),
-                "MPI_Group_incl",
-            );
-            let mut g = g.assume_init();
-            f(g);
-            ok(ffi::MPI_Group_free(&mut g), "MPI_Group_free");
-        }
-    }
-
-    /// `MPI_Win_post` to `origins` (distinct, not empty).
-    pub(crate) fn post(&self, origins: &[usize]) {
-        self.with_group(origins, |g| {
-            // SAFETY: a live window and group; no assertion.
-            let rc = unsafe { ffi::MPI_Win_post(g, 0, self.win) };
-            ok(rc, "MPI_Win_post")
-        });
-    }
-
-    /// `MPI_Win_start` on `targets` (distinct, not empty).
-    pub(crate) fn start(&self, targets: &[usize]) {
-        self.with_group(targets, |g| {
-            // SAFETY: a live window and group; no assertion.
-            let rc = unsafe { ffi::MPI_Win_start(g, 0, self.win) };
-            ok(rc, "MPI_Win_start")
-        });
-    }
-
-    /// `MPI_Win_complete`: the access epoch's transfers are complete at
-    /// the origin (the staged sources and destinations may be used).
-    pub(crate) fn complete(&self) {
-        // SAFETY: a live window with an access epoch open.
-        ok(
-            unsafe { ffi::MPI_Win_complete(self.win) },
-            "MPI_Win_complete",
-        );
-        self.staging.borrow_mut().clear();
-    }
-
-    /// `MPI_Win_wait`: every origin of the exposure epoch completed.
-    pub(crate) fn wait(&self) {
-        // SAFETY: a live window with an exposure epoch open.
-        ok(unsafe { ffi::MPI_Win_wait(self.win) }, "MPI_Win_wait");
-    }
-
-    /// `MPI_Win_test`: true (and the exposure epoch closed) when every
-    /// origin completed.
-    pub(crate) fn test(&self) -> bool {
-        let mut flag = 0;
-        // SAFETY: a live window with an exposure epoch open; `flag` is an
-        // out-parameter.
-        ok(
-            unsafe { ffi::MPI_Win_test(self.win, &mut flag) },
-            "MPI_Win_test",
-        );
-        flag != 0
-    }
-
-    /// `MPI_Get` of `dst.len()` bytes at byte `disp` of `rank`'s memory
-    /// into `dst`, complete at the epoch's `complete` (or a flush).
-    ///
-    /// # Safety
-    ///
-    /// An access epoch on `rank` is open; the range is within `rank`'s
-    /// memory; `dst` stays allocated and untouched until it completes.
-    pub(crate) unsafe fn get_in_epoch(&self, dst: &mut [u8], rank: usize, disp: usize) {
+    /// This process holds a lock of `rank`'s memory; the range is within
+    /// it.
+    pub(crate) unsafe fn get(
+        &self,
+        dst: &mut [u8],
+        rank: usize,
+        disp: usize,
+    ) -> Result<(), Failed> {
         let at = dst.as_mut_ptr();
         pieces(dst.len(), |done, n| {
-            // SAFETY: the caller's promises.
+            // SAFETY: the caller's promises; `dst` is not read until the
+            // flush below completes the transfer.
             ok(
                 unsafe {
                     ffi::MPI_Get(
@@ -265,71 +300,114 @@ impl MpiWin {
                         (disp + done) as ffi::MPI_Aint,
                         n,
                         ffi::RSMPI_UINT8_T,
-                        self.win,
+                        self.data,
                     )
                 },
                 "MPI_Get",
             )
-        });
+        })?;
+        // SAFETY: the data window is live and in the lock-all epoch.
+        ok(
+            unsafe { ffi::MPI_Win_flush(rank as i32, self.data) },
+            "MPI_Win_flush",
+        )
     }
 
-    /// `MPI_Put` of `src` in an access epoch: complete at `complete`.
-    ///
-    /// # Safety
-    ///
-    /// An access epoch on `rank` is open; the range is within `rank`'s
-    /// memory; `src` stays allocated and unchanged until `complete`.
-    pub(crate) unsafe fn put_in_epoch(&self, src: &[u8], rank: usize, disp: usize) {
-        // SAFETY: the caller's promises.
-        unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp) }
+    /// Frees the window: collective over the run's communicator.
+    pub(crate) fn free(self) -> Result<(), Failed> {
+        let mut this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: live windows in their lock-all epochs, ended here once
+        // (the drop, which would end them again, does not run); every
+        // rank calls this (the caller's collective checked it).
+        unsafe {
+            ok(ffi::MPI_Win_unlock_all(this.data), "MPI_Win_unlock_all")?;
+            ok(ffi::MPI_Win_unlock_all(this.ctl), "MPI_Win_unlock_all")?;
+            ok(ffi::MPI_Win_free(&mut this.data), "MPI_Win_free")?;
+            ok(ffi::MPI_Win_free(&mut this.ctl), "MPI_Win_free")
+        }
+    }
+}
+
+impl Drop for MpiWin {
+    /// A window dropped without its collective release (a failed run, a
+    /// handle dropped early): its memory stays MPI's until the program
+    /// ends (other ranks may still reach it), but this rank's lock-all
+    /// epochs end here, a local call, so that `MPI_Finalize` does not
+    /// find them open.
+    fn drop(&mut self) {
+        // SAFETY: live windows in their lock-all epochs, ended once.
+        unsafe {
+            ffi::MPI_Win_unlock_all(self.data);
+            ffi::MPI_Win_unlock_all(self.ctl);
+        }
     }
 }
 
 impl Mpi {
-    /// `MPI_Win_allocate` of `bytes` on this rank, zeroed, over the run's
-    /// communicator: collective (every rank calls it, checked before by
-    /// the caller's collective, so that a mismatch fails instead of
-    /// hanging in MPI). Returns once every rank's memory is zeroed.
-    pub(crate) fn win_allocate(&self, bytes: usize) -> MpiWin {
-        let mut base: *mut u8 = std::ptr::null_mut();
-        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
-        // SAFETY: MPI is initialised; `base` and `win` are live
-        // out-parameters; the communicator and the null info are valid.
-        ok(
+    /// `MPI_Win_allocate` of `bytes`, and of a control block for `nprocs`
+    /// processes, on this rank, zeroed, over the run's communicator:
+    /// collective (every rank calls it, checked before by the caller's
+    /// collective, so that a mismatch fails instead of hanging in MPI).
+    /// Returns once every rank's memory is zeroed and in the lock-all
+    /// epoch.
+    pub(crate) fn win_allocate(&self, bytes: usize, nprocs: usize) -> Result<MpiWin, Failed> {
+        let comm = self.comm.as_raw();
+        let allocate = |bytes: usize| -> Result<(ffi::MPI_Win, *mut u8), Failed> {
+            let mut base: *mut u8 = std::ptr::null_mut();
+            let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+            // SAFETY: MPI is initialised; `base` and `win` are live
+            // out-parameters; the communicator and the null info are valid.
             unsafe {
-                ffi::MPI_Win_allocate(
-                    bytes.max(1) as ffi::MPI_Aint,
-                    1,
-                    ffi::RSMPI_INFO_NULL,
-                    self.comm.as_raw(),
-                    (&mut base as *mut *mut u8).cast(),
-                    win.as_mut_ptr(),
-                )
-            },
-            "MPI_Win_allocate",
-        );
-        let mut group = std::mem::MaybeUninit::<ffi::MPI_Group>::uninit();
-        // SAFETY: the run's live communicator; `group` is an out-parameter.
-        ok(
-            unsafe { ffi::MPI_Comm_group(self.comm.as_raw(), group.as_mut_ptr()) },
-            "MPI_Comm_group",
-        );
-        let win = MpiWin {
-            // SAFETY: MPI_Win_allocate succeeded and wrote the handle.
-            win: unsafe { win.assume_init() },
-            base,
-            // SAFETY: MPI_Comm_group succeeded and wrote the handle.
-            group: unsafe { group.assume_init() },
-            staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
+                ok(
+                    ffi::MPI_Win_allocate(
+                        bytes.max(8) as ffi::MPI_Aint,
+                        1,
+                        ffi::RSMPI_INFO_NULL,
+                        comm,
+                        (&mut base as *mut *mut u8).cast(),
+                        win.as_mut_ptr(),
+                    ),
+                    "MPI_Win_allocate",
+                )?;
+                // SAFETY: MPI_Win_allocate succeeded and wrote the handle.
+                let win = win.assume_init();
+                ok(
+                    ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+                    "MPI_Win_set_errhandler",
+                )?;
+                // No assertion: other ranks lock and access it at any time.
+                ok(
+                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+                    "MPI_Win_lock_all",
+                )?;
+                // Zeroed by its owner in the lock-all epoch, made public
+                // (`MPI_Win_sync`) before the barrier below lets anyone
+                // reach it.
+                std::ptr::write_bytes(base, 0, bytes.max(8));
+                ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
+                Ok((win, base))
+            }
         };
-        // Zeroed before anyone may lock it: no other rank can reach it
-        // before the barrier. (No epoch needed for the owner's stores
-        // before any other rank has the window in use.)
-        win.lock(self.comm.rank() as usize, true);
-        // SAFETY: `bytes` bytes of our own window, locked exclusively.
-        unsafe { std::ptr::write_bytes(base, 0, bytes) };
-        win.unlock(self.comm.rank() as usize);
+        let (data, base) = allocate(bytes)?;
+        // The lock word, then posts and dones of every process, in 32-bit
+        // words (addressed in bytes: the displacement unit is 1).
+        let (ctl, _) = allocate(4 * (1 + 2 * nprocs))?;
         self.comm.barrier();
-        win
+        Ok(MpiWin {
+            data,
+            ctl,
+            base,
+            staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
+        })
+    }
+
+    /// Errors as values: receives a stop message of a failed process if
+    /// one came (then this process is stopped too); true once stopped.
+    /// For the library's own polling waits (windows).
+    pub(crate) fn poll_stopped(&self) -> bool {
+        if !self.is_stopped() && self.values() && self.take_stop() {
+            self.stop();
+        }
+        self.is_stopped()
     }
 }
