@@ -37,7 +37,9 @@
  * Windows (bsp_window_create(nbytes, &base), collective) are memory every
  * process locks and accesses directly, with no call of its owner:
  * bsp_window_lock(w, pid, kind), bsp_window_put / bsp_window_get (byte
- * offsets), bsp_window_unlock(w, pid); shared memory on threads and
+ * offsets), bsp_window_accumulate (under an exclusive lock: the
+ * bsp_accumulate types and operators), bsp_window_unlock(w, pid); shared
+ * memory on threads and
  * processes, MPI's one-sided operations on mpi (the same lock words and
  * counters, taken with MPI's atomics). A process holds one window lock at
  * a time and none across a bsp_sync; it loads and stores its own memory
@@ -692,6 +694,32 @@ void bsp_window_get(bsp_window *w, int pid, size_t offset, void *dst, size_t nby
  */
 void bsplib_window_get_at(bsp_window *w, int pid, size_t offset, void *dst, size_t nbytes, const char *file, int line);
 
+/**
+ * `void bsp_window_accumulate(bsp_window *w, int pid, const void *src,
+ * size_t offset, int count, bsp_type type, bsp_op op)`: combines the
+ * `count` elements of `type` at `src` with `op` into `pid`'s memory from
+ * byte `offset` (`dst[i] = dst[i] op src[i]`, the same kernels as
+ * `bsp_accumulate`), under an exclusive lock of it (which makes it
+ * atomic); complete when it returns. Errors: no lock, a shared lock, out
+ * of bounds, an unknown type or operator, an operator not defined on the
+ * type, `count` negative, `src` NULL.
+ *
+ * # Safety
+ *
+ * `src` holds `count` readable elements of `type` (or is NULL, an
+ * error).
+ */
+void bsp_window_accumulate(bsp_window *w, int pid, const void *src, size_t offset, int count, bsp_type ty, bsp_op op);
+
+/**
+ * `bsp_window_accumulate` with the caller's location.
+ *
+ * # Safety
+ *
+ * As for [`bsp_window_accumulate`].
+ */
+void bsplib_window_accumulate_at(bsp_window *w, int pid, const void *src, size_t offset, int count, bsp_type ty, bsp_op op, const char *file, int line);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -720,6 +748,8 @@ void bsplib_window_get_at(bsp_window *w, int pid, size_t offset, void *dst, size
     bsplib_window_put_at((w), (pid), (src), (offset), (nbytes), __FILE__, __LINE__)
 #define bsp_window_get(w, pid, offset, dst, nbytes) \
     bsplib_window_get_at((w), (pid), (offset), (dst), (nbytes), __FILE__, __LINE__)
+#define bsp_window_accumulate(w, pid, src, offset, count, ty, op) \
+    bsplib_window_accumulate_at((w), (pid), (src), (offset), (count), (ty), (op), __FILE__, __LINE__)
 #define bsp_window_post(w, origins, n) bsplib_window_post_at((w), (origins), (n), __FILE__, __LINE__)
 #define bsp_window_start(w, targets, n) bsplib_window_start_at((w), (targets), (n), __FILE__, __LINE__)
 #define bsp_window_complete(w) bsplib_window_complete_at((w), __FILE__, __LINE__)

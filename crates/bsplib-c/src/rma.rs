@@ -1178,3 +1178,92 @@ pub unsafe extern "C" fn bsplib_window_get_at(
         unsafe { win.win.get_raw(bsp, q, offset, dst, CALL, loc) }
     })
 }
+
+/// `void bsp_window_accumulate(bsp_window *w, int pid, const void *src,
+/// size_t offset, int count, bsp_type type, bsp_op op)`: combines the
+/// `count` elements of `type` at `src` with `op` into `pid`'s memory from
+/// byte `offset` (`dst[i] = dst[i] op src[i]`, the same kernels as
+/// `bsp_accumulate`), under an exclusive lock of it (which makes it
+/// atomic); complete when it returns. Errors: no lock, a shared lock, out
+/// of bounds, an unknown type or operator, an operator not defined on the
+/// type, `count` negative, `src` NULL.
+///
+/// # Safety
+///
+/// `src` holds `count` readable elements of `type` (or is NULL, an
+/// error).
+#[no_mangle]
+pub unsafe extern "C" fn bsp_window_accumulate(
+    w: *mut bsp_window,
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    count: c_int,
+    ty: bsp_type,
+    op: bsp_op,
+) {
+    // SAFETY: forwarded.
+    unsafe { bsplib_window_accumulate_at(w, pid, src, offset, count, ty, op, std::ptr::null(), 0) }
+}
+
+/// `bsp_window_accumulate` with the caller's location.
+///
+/// # Safety
+///
+/// As for [`bsp_window_accumulate`].
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn bsplib_window_accumulate_at(
+    w: *mut bsp_window,
+    pid: c_int,
+    src: *const c_void,
+    offset: usize,
+    count: c_int,
+    ty: bsp_type,
+    op: bsp_op,
+    file: *const c_char,
+    line: c_int,
+) {
+    crate::with_bsp("bsp_window_accumulate", file, line, |bsp, loc| {
+        const CALL: &str = "bsp_window_accumulate";
+        let win = window(bsp, w, CALL, loc)?;
+        let q = window_pid(bsp, pid, CALL, loc)?;
+        held_lock(bsp, win, q, CALL, loc)?;
+        let fail = |kind| Err(bsp.raw().at(loc).fail(kind, CALL));
+        let Some(ty) = bsplib::rma::ElemType::from_id(ty.into()) else {
+            return fail(bsplib::ErrorKind::AccumulateUnknown {
+                what: "element type",
+                value: ty.into(),
+            });
+        };
+        let Some(op) = bsplib::rma::Op::from_id(op.into()) else {
+            return fail(bsplib::ErrorKind::AccumulateUnknown {
+                what: "operator",
+                value: op.into(),
+            });
+        };
+        let Ok(count) = usize::try_from(count) else {
+            return fail(bsplib::ErrorKind::Negative {
+                what: "count",
+                value: count.into(),
+            });
+        };
+        let nbytes = count * ty.size();
+        if src.is_null() && nbytes > 0 {
+            return fail(bsplib::ErrorKind::NullPointer { what: "src" });
+        }
+        let src: &[u8] = if nbytes == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller gives `count` elements of `ty` at `src`.
+            unsafe { std::slice::from_raw_parts(src.cast(), nbytes) }
+        };
+        let exclusive = win.held[q] == BSP_LOCK_EXCLUSIVE;
+        // SAFETY: this process holds `q`'s lock of that kind; whole
+        // elements of `ty`.
+        unsafe {
+            win.win
+                .accumulate_raw(bsp, q, offset, src, ty, op, exclusive, CALL, loc)
+        }
+    })
+}

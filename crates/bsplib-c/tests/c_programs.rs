@@ -407,6 +407,7 @@ const RMA: &[Prog] = &[
     err("err_window_complete_without_start.c", "bsp_window_complete", 0, 1, 1),
     err("err_window_sync_in_epoch.c", "bsp_sync", 0, 1, 1),
     err("err_window_lock_in_epoch.c", "bsp_window_lock", 0, 1, 1),
+    err("err_window_accumulate_under_shared_lock.c", "bsp_window_accumulate", 0, 1, 1),
 ];
 
 /// `bsp_level1.h` (the Oxford level-1 collectives, design in

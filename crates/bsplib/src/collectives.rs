@@ -23,6 +23,7 @@ use bytemuck::Pod;
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
+pub use crate::rma::Op;
 
 pub mod level1;
 
@@ -84,33 +85,6 @@ const DATA: u64 = 1;
 
 /// The collective "index" of a plain sync in the checks of `mpi`.
 const SYNC_KIND: u64 = u64::MAX;
-
-/// A named reduction operator: the descriptor carries it, so processes
-/// that pass different ones are caught (closures cannot be compared
-/// across processes and are not).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// `a + b` (wrapping for integers).
-    Sum,
-    /// `a * b` (wrapping for integers).
-    Product,
-    /// The smaller (for floats: `f64::min`, which ignores NaN).
-    Min,
-    /// The larger (for floats: `f64::max`).
-    Max,
-    /// Bitwise and (integers).
-    BitAnd,
-    /// Bitwise or (integers).
-    BitOr,
-    /// Bitwise exclusive or (integers).
-    BitXor,
-}
-
-impl Op {
-    fn id(self) -> u64 {
-        self as u64 + 1
-    }
-}
 
 /// How the collectives that have a choice (broadcast, reduce, all-reduce)
 /// move their data: [`Bsp::set_collective_algorithm`]. The result is the
@@ -210,11 +184,12 @@ impl Process {
     }
 }
 
-/// Element types the named operators apply to: the primitive numbers.
-/// Sealed.
+/// Element types the named operators ([`Op`], the one operator type of
+/// reductions and accumulate) apply to: the primitive numbers. Sealed.
 pub trait Reducible: Pod + sealed::Sealed {
     /// `op(a, b)`, or `None` if the operator does not apply to the type
-    /// (a bitwise operator on floats).
+    /// (a bitwise or logical operator on floats; a min or max with
+    /// location on anything but a value–index pair).
     fn apply(op: Op, a: Self, b: Self) -> Option<Self>;
 }
 
@@ -235,6 +210,11 @@ macro_rules! int_reducible {
                     Op::BitAnd => a & b,
                     Op::BitOr => a | b,
                     Op::BitXor => a ^ b,
+                    Op::LogicalAnd => Self::from(a != 0 && b != 0),
+                    Op::LogicalOr => Self::from(a != 0 || b != 0),
+                    Op::LogicalXor => Self::from((a != 0) != (b != 0)),
+                    Op::Replace => b,
+                    Op::MinLoc | Op::MaxLoc => return None,
                 })
             }
         }
@@ -252,7 +232,8 @@ macro_rules! float_reducible {
                     Op::Product => Some(a * b),
                     Op::Min => Some(a.min(b)),
                     Op::Max => Some(a.max(b)),
-                    Op::BitAnd | Op::BitOr | Op::BitXor => None,
+                    Op::Replace => Some(b),
+                    _ => None,
                 }
             }
         }
@@ -1235,11 +1216,13 @@ impl Bsp {
     ///
     /// As for [`broadcast`](Bsp::broadcast);
     /// [`ErrorKind::CollectiveMismatch`] also for another operator on
-    /// another process; [`ErrorKind::LocalBounds`] never.
+    /// another process; [`ErrorKind::AccumulateOperator`] for an operator
+    /// not defined on `T` (a bitwise or logical one on floats, a min or
+    /// max with location on a number); [`ErrorKind::LocalBounds`] never.
     ///
     /// # Panics
     ///
-    /// A bitwise operator on floats.
+    /// None: an operator not defined on `T` is an error (above).
     ///
     /// # BSP cost
     ///
@@ -1260,7 +1243,7 @@ impl Bsp {
     #[track_caller]
     pub fn all_reduce<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        let f = self.named::<T>(op, NAMES[6], loc)?;
         self.fold_in(None, data, op.id(), 6, &f, loc)
     }
 
@@ -1272,7 +1255,7 @@ impl Bsp {
     ///
     /// # Panics
     ///
-    /// A bitwise operator on floats.
+    /// None.
     ///
     /// # BSP cost
     ///
@@ -1285,7 +1268,7 @@ impl Bsp {
         op: Op,
     ) -> Result<Option<Vec<T>>, Error> {
         let loc = Some(SourceLocation::caller());
-        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        let f = self.named::<T>(op, NAMES[5], loc)?;
         self.fold(Some(root), data, op.id(), 5, &f, loc)
     }
 
@@ -1360,7 +1343,7 @@ impl Bsp {
     ///
     /// # Panics
     ///
-    /// A bitwise operator on floats.
+    /// None.
     ///
     /// # BSP cost
     ///
@@ -1368,10 +1351,33 @@ impl Bsp {
     #[track_caller]
     pub fn scan<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let f = move |a: &T, b: &T| T::apply(op, *a, *b).expect("a bitwise operator on floats");
+        let f = self.named::<T>(op, NAMES[7], loc)?;
         let r = self.prefix(data, op.id(), 7, true, &f, loc)?;
         data.copy_from_slice(&r.unwrap_or_default());
         Ok(())
+    }
+
+    /// `op` as the combining function of a reduction on `T` (`call`), or
+    /// the error of an operator not defined on `T`.
+    fn named<T: Reducible>(
+        &self,
+        op: Op,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<impl Fn(&T, &T) -> T, Error> {
+        if T::apply(op, T::zeroed(), T::zeroed()).is_none() {
+            let p = self.process();
+            return Err(p.fail(
+                ErrorKind::AccumulateOperator {
+                    op: op.name(),
+                    ty: std::any::type_name::<T>(),
+                },
+                call,
+                loc,
+            ));
+        }
+        // Defined on `T`: `apply` gives a value for every pair.
+        Ok(move |a: &T, b: &T| T::apply(op, *a, *b).unwrap_or(*b))
     }
 
     /// Reduction to `root` (or everyone, `None`), as collective `kind`

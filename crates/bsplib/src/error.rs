@@ -397,10 +397,10 @@ pub enum ErrorKind {
         /// What happened.
         detail: String,
     },
-    /// An accumulate operator that is not defined on the element type
-    /// (a bitwise operator on floats, `MinLoc` on a plain number, `Sum`
-    /// on a value–index pair: see [`rma::Op`](crate::rma::Op)).
-    #[error("the accumulate operator {op} is not defined on elements of type {ty}")]
+    /// An operator of an accumulate or a reduction that is not defined on
+    /// the element type (a bitwise operator on floats, `MinLoc` on a
+    /// plain number, `Sum` on a value–index pair: see [`Op`](crate::Op)).
+    #[error("the operator {op} is not defined on elements of type {ty}")]
     AccumulateOperator {
         /// The operator's name.
         op: &'static str,

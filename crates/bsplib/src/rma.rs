@@ -124,6 +124,12 @@ impl Op {
     /// Every operator, in id order.
     pub const ALL: [Op; 13] = OPS;
 
+    /// Its id in a collective's descriptor (the discriminant plus one: 0
+    /// stands for a closure).
+    pub(crate) fn id(self) -> u64 {
+        self as u64 + 1
+    }
+
     /// The operator whose id (discriminant, the C constant) is `id`.
     pub fn from_id(id: i64) -> Option<Op> {
         usize::try_from(id).ok().and_then(|i| OPS.get(i).copied())

@@ -961,6 +961,98 @@ impl<T: Pod> Window<T> {
         unsafe { self.copy_out(&p, pid, off, dst, call, loc) }
     }
 
+    /// Combines `src` (elements of `ty`) with `op` into byte `off` of
+    /// `pid`'s memory: read, combine with the library's kernels, write.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AccumulateOperator`] if `op` is not defined on `ty`;
+    /// [`ErrorKind::Transport`].
+    ///
+    /// # Safety
+    ///
+    /// In bounds; this process holds `pid`'s lock exclusively (so the
+    /// read-combine-write is atomic); `src` holds whole elements of `ty`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn combine_in(
+        &self,
+        p: &Process,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        ty: crate::rma::ElemType,
+        op: Op,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if !op.is_defined_on(ty) {
+            return Err(p.fail(
+                ErrorKind::AccumulateOperator {
+                    op: op.name(),
+                    ty: ty.name(),
+                },
+                call,
+                loc,
+            ));
+        }
+        let n = src.len() / ty.size();
+        match &self.mem {
+            // SAFETY: in bounds; the exclusive lock is held; `src` holds
+            // `n` elements of `ty`.
+            Mem::Shared { .. } => unsafe {
+                crate::rma::combine(ty, op, self.data(pid).add(off), src.as_ptr(), n);
+                Ok(())
+            },
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(_) => {
+                let mut cur = vec![0u8; src.len()];
+                // SAFETY: in bounds; the exclusive lock of `pid` is held,
+                // so nothing changes the range between the get and the
+                // put; `cur` and `src` hold `n` elements of `ty`.
+                unsafe {
+                    self.copy_out(p, pid, off, &mut cur, call, loc)?;
+                    crate::rma::combine(ty, op, cur.as_mut_ptr(), src.as_ptr(), n);
+                    self.copy_in(p, pid, off, &cur, call, loc)
+                }
+            }
+        }
+    }
+
+    /// Combines `src`, whole elements of `ty`, with `op` into byte `off` of
+    /// `pid`'s memory under an exclusive lock taken by
+    /// [`lock_raw`](Window::lock_raw) (the C interface's
+    /// `bsp_window_accumulate`); complete when this returns.
+    ///
+    /// # Errors
+    ///
+    /// As for [`WinLock::accumulate`]; [`ErrorKind::NoEpoch`] under a
+    /// shared lock.
+    ///
+    /// # Safety
+    ///
+    /// This process holds `pid`'s lock (`exclusive` tells its kind);
+    /// `src.len()` is a multiple of `ty.size()`.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn accumulate_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        ty: crate::rma::ElemType,
+        op: Op,
+        exclusive: bool,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let p = bsp.process();
+        let off = self.check_raw(&p, pid, off, src.len(), !exclusive, call, loc)?;
+        // SAFETY: in bounds, under the exclusive lock (the caller's, and
+        // `check_raw` refused a shared one); whole elements.
+        unsafe { self.combine_in(&p, pid, off, src, ty, op, call, loc) }
+    }
+
     /// Counter `which` (0: posts, 1: dones) of process `from` in `pid`'s
     /// block (shared memory engines).
     fn counter(&self, pid: usize, which: usize, from: usize) -> &AtomicU64 {
@@ -1971,52 +2063,23 @@ impl<T: Element> WinLock<'_, T> {
     pub fn accumulate(&mut self, offset: usize, src: &[T], op: Op) -> Result<(), Error> {
         const CALL: &str = "WinLock::accumulate";
         let loc = Some(SourceLocation::caller());
-        if !op.is_defined_on(T::TYPE) {
-            let p = self.bsp.process();
-            return Err(p.fail(
-                ErrorKind::AccumulateOperator {
-                    op: op.name(),
-                    ty: T::TYPE.name(),
-                },
+        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
+        let p = self.bsp.process();
+        // SAFETY: in bounds (checked); this guard holds `pid`'s lock
+        // exclusively (`check` refused a write under a shared one);
+        // `src` holds `src.len()` elements of `T::TYPE`.
+        unsafe {
+            self.win.combine_in(
+                &p,
+                self.pid,
+                off,
+                bytemuck::cast_slice(src),
+                T::TYPE,
+                op,
                 CALL,
                 loc,
-            ));
+            )
         }
-        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
-        match &self.win.mem {
-            // SAFETY: in bounds; the exclusive lock is held; `src` holds
-            // `src.len()` elements of `T::TYPE`.
-            Mem::Shared { .. } => unsafe {
-                crate::rma::combine(
-                    T::TYPE,
-                    op,
-                    self.win.data(self.pid).add(off),
-                    src.as_ptr().cast(),
-                    src.len(),
-                )
-            },
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(_) => {
-                let mut cur = vec![T::zeroed(); src.len()];
-                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut cur);
-                let p = self.bsp.process();
-                // SAFETY: in bounds; the exclusive lock of `pid` is held,
-                // so nothing changes the range between the get and the
-                // put; `cur` holds `src.len()` elements of `T::TYPE`.
-                unsafe {
-                    self.win.copy_out(&p, self.pid, off, bytes, CALL, loc)?;
-                    crate::rma::combine(
-                        T::TYPE,
-                        op,
-                        bytes.as_mut_ptr(),
-                        src.as_ptr().cast(),
-                        src.len(),
-                    );
-                    self.win.copy_in(&p, self.pid, off, bytes, CALL, loc)?;
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -409,3 +409,40 @@ fn a_scatter_source_of_the_wrong_length_is_an_error() {
         },
     );
 }
+
+#[test]
+fn one_op_serves_reductions_and_accumulate_logical_and_replace_included() {
+    // `bsplib::Op` is `bsplib::rma::Op`: the logical operators and
+    // `Replace` reduce too; an operator not defined on the type is an
+    // error at the call, not a panic.
+    common::scenario(|bsp| {
+        let (me, p) = (bsp.pid() as u32, bsp.nprocs() as u32);
+        let mut any = [u32::from(me == p - 1), u32::from(me == 0)];
+        bsp.all_reduce(&mut any, bsplib::Op::LogicalOr)?;
+        check_eq!(bsp, any, [1, 1]);
+        let mut last = [me];
+        bsp.all_reduce(&mut last, bsplib::Op::Replace)?;
+        check_eq!(bsp, last, [p - 1]);
+        Ok(())
+    });
+    common::expect_error(
+        1,
+        |bsp| {
+            let mut x = [1.5f64];
+            bsp.all_reduce(&mut x, bsplib::rma::Op::BitXor)
+        },
+        |_, e| {
+            assert!(
+                matches!(
+                    e.kind(),
+                    bsplib::ErrorKind::AccumulateOperator {
+                        op: "bitwise xor",
+                        ty: "f64"
+                    }
+                ),
+                "{e}"
+            );
+            assert_eq!(e.call(), "all_reduce", "{e}");
+        },
+    );
+}

@@ -2,8 +2,9 @@
  * with no call of its owner. A counter on every process incremented under
  * exclusive locks by everyone, a board of records written whole under
  * exclusive locks and read under shared locks (never torn), and the
- * owner's own loads and stores under a lock of its own memory. Checks
- * itself. */
+ * owner's own loads and stores under a lock of its own memory, a ring of
+ * post/start/complete/wait, and accumulates under exclusive locks.
+ * Checks itself. */
 #include "check.h"
 #include "bsp_rma.h"
 
@@ -71,6 +72,28 @@ int main(void) {
         while (!bsp_window_test(w)) {
         }
     }
+    bsp_sync();
+
+    /* Accumulate under exclusive locks: every process adds its pid + 1 to
+     * word 0 of every process (a sum) and takes the max into word 1. */
+    bsp_window_lock(w, s, BSP_LOCK_EXCLUSIVE);
+    mem[0] = 0;
+    mem[1] = -1;
+    bsp_window_unlock(w, s);
+    bsp_sync();
+    for (int k = 0; k < p; k++) {
+        int t = (s + k) % p;
+        long v = s + 1;
+        bsp_window_lock(w, t, BSP_LOCK_EXCLUSIVE);
+        bsp_window_accumulate(w, t, &v, 0, 1, BSP_INT64, BSP_SUM);
+        bsp_window_accumulate(w, t, &v, sizeof(long), 1, BSP_INT64, BSP_MAX);
+        bsp_window_unlock(w, t);
+    }
+    bsp_sync();
+    bsp_window_lock(w, s, BSP_LOCK_SHARED);
+    CHECK_EQ(mem[0], (long)p * (p + 1) / 2);
+    CHECK_EQ(mem[1], (long)p);
+    bsp_window_unlock(w, s);
     bsp_sync();
 
     bsp_window_free(w);
