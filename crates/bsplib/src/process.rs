@@ -193,9 +193,7 @@ fn world_profile(
 impl Process {
     pub(crate) fn new(pid: usize, world: Arc<World>, start: Instant) -> Self {
         let nprocs = world.nprocs();
-        world
-            .board()
-            .set(pid, 0, crate::engine::board::State::Computing);
+        world.set_state(pid, 0, crate::engine::board::State::Computing);
         if world.cross_memory() {
             // The others read our memory directly (hpputs' sources, gets'
             // sources): say who we are, and let them.

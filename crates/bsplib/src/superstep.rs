@@ -105,8 +105,7 @@ impl Process {
     /// `bsp_sync` itself (see [`Process::sync`]).
     pub(crate) fn sync_unprofiled(&mut self, loc: Loc) -> Result<(), Error> {
         self.world
-            .board()
-            .set(self.pid, self.superstep, State::Syncing);
+            .set_state(self.pid, self.superstep, State::Syncing);
         let result = self
             .check_running(CALL, loc)
             .and_then(|()| self.check_no_epoch(CALL, loc))
@@ -596,8 +595,7 @@ impl Process {
         self.flags = 0;
         self.hint.next_superstep();
         self.world
-            .board()
-            .set(self.pid, self.superstep, State::Computing);
+            .set_state(self.pid, self.superstep, State::Computing);
     }
 
     /// Step 3: every process's registration and tag-size calls, checked

@@ -270,6 +270,13 @@ impl<T: Pod> Window<T> {
                 ));
             }
             let lens = lens_of::<T>(all.iter().copied());
+            // The run's status board first (its first window makes it):
+            // windows' waits read it.
+            let now = (bsp.superstep_now() << 2) as u32;
+            mpi.ensure_board(now).map_err(|detail| {
+                bsp.process()
+                    .fail(ErrorKind::Transport { detail }, call, loc)
+            })?;
             let win = mpi.win_allocate(bytes, all.len()).map_err(|detail| {
                 bsp.process()
                     .fail(ErrorKind::Transport { detail }, call, loc)
@@ -1213,21 +1220,21 @@ impl<T: Pod> Window<T> {
             if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
                 return Err(p.interrupted(Interrupt::Deadline, call, loc));
             }
-            if !self.world.board_shared() {
-                continue;
-            }
-            let board = self.world.board();
             let mut now = None;
             for &(q, which, want) in awaited {
                 if self.read_count(p, which, q, call, loc)? >= want {
                     continue;
                 }
-                let (step, state) = board.get(q);
+                let Some((step, state)) = self.world.peer_state(q) else {
+                    break;
+                };
                 if state == crate::engine::board::State::Ended {
                     now = Some((q, "ended"));
                     break;
                 }
-                if state == crate::engine::board::State::Syncing && step == p.superstep {
+                if state == crate::engine::board::State::Syncing
+                    && step == p.superstep & ((1 << 30) - 1)
+                {
                     now = now.or(Some((q, "entered its sync")));
                 }
             }

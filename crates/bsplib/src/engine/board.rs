@@ -202,7 +202,7 @@ impl Drop for Board {
     }
 }
 
-fn decode(word: u64) -> (u64, State) {
+pub(crate) fn decode(word: u64) -> (u64, State) {
     let state = match word & 3 {
         0 => State::Computing,
         1 => State::Syncing,

@@ -434,6 +434,31 @@ impl World {
         }
     }
 
+    /// Process `pid` is in `superstep`, in `state`: its entry of the
+    /// status board, published on `mpi` too once the run has a window
+    /// (whose waits read the others': [`peer_state`](World::peer_state)).
+    pub(crate) fn set_state(&self, pid: usize, superstep: u64, state: board::State) {
+        self.board.set(pid, superstep, state);
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            m.publish_state((superstep << 2 | state as u64) as u32);
+        }
+    }
+
+    /// Process `q`'s superstep (modulo 2^30) and state, where this process
+    /// can see them: always on shared memory; on `mpi` once the run has a
+    /// window (else `None`).
+    pub(crate) fn peer_state(&self, q: usize) -> Option<(u64, board::State)> {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            Sync::Mpi(m) => m.peer_state(q).map(|w| board::decode(u64::from(w))),
+            _ => {
+                let (step, state) = self.board.get(q);
+                Some((step & ((1 << 30) - 1), state))
+            }
+        }
+    }
+
     /// Whether the status board shows every process of the run (on shared
     /// memory; on `mpi` each rank sees only its own entry).
     pub(crate) fn board_shared(&self) -> bool {
@@ -969,7 +994,7 @@ impl World {
 
     /// Process `pid` returned from the SPMD function in `superstep`.
     pub(crate) fn ended(&self, pid: usize, superstep: u64) {
-        self.board.set(pid, superstep, board::State::Ended);
+        self.set_state(pid, superstep, board::State::Ended);
         match &self.sync {
             Sync::Serial(_) => {}
             Sync::Threads(b) => b.ended(pid),

@@ -274,6 +274,9 @@ pub(crate) struct Mpi {
     check: std::sync::atomic::AtomicU64,
     check_set: AtomicBool,
     check_failed: AtomicBool,
+    /// The status board of windows' waits, made by the run's first window
+    /// (`win.rs`).
+    board: OnceLock<win::BoardWin>,
 }
 
 impl Drop for Mpi {
@@ -299,6 +302,7 @@ impl Mpi {
             check: std::sync::atomic::AtomicU64::new(0),
             check_set: AtomicBool::new(false),
             check_failed: AtomicBool::new(false),
+            board: OnceLock::new(),
         }
     }
 

@@ -411,3 +411,140 @@ impl Mpi {
         self.is_stopped()
     }
 }
+
+/// A status board that every rank can read (`MPI_Win_allocate` of one
+/// 32-bit word per rank: its superstep modulo 2^30, then its state in two
+/// bits, as `../board.rs` encodes it): made by the first window of a run,
+/// so that a window's wait can tell a process that syncs or ended without
+/// posting or completing (`EpochUnmatched`) from one that will. Each rank
+/// writes only its own word (by adding the difference, with MPI's atomics,
+/// so that readers never see half of it).
+pub(crate) struct BoardWin {
+    win: ffi::MPI_Win,
+    /// The last word this rank published.
+    mine: std::sync::atomic::AtomicU32,
+}
+
+// SAFETY: used only by the rank's one thread that makes MPI calls (MPI is
+// initialised serialised); the handle is an opaque MPI object.
+unsafe impl Send for BoardWin {}
+// SAFETY: as above.
+unsafe impl Sync for BoardWin {}
+
+impl BoardWin {
+    /// Publishes `word` as this rank's entry.
+    fn publish(&self, me: usize, word: u32) -> Result<(), Failed> {
+        use std::sync::atomic::Ordering;
+        let old = self.mine.swap(word, Ordering::Relaxed);
+        let delta = word.wrapping_sub(old);
+        let mut prev = 0u32;
+        // SAFETY: the board window is live, in its lock-all epoch; word
+        // `me` is within every rank's block.
+        unsafe {
+            ok(
+                ffi::MPI_Fetch_and_op(
+                    (&delta as *const u32).cast(),
+                    (&mut prev as *mut u32).cast(),
+                    ffi::RSMPI_UINT32_T,
+                    me as i32,
+                    0,
+                    ffi::RSMPI_SUM,
+                    self.win,
+                ),
+                "MPI_Fetch_and_op",
+            )?;
+            ok(ffi::MPI_Win_flush(me as i32, self.win), "MPI_Win_flush")
+        }
+    }
+
+    /// Rank `q`'s entry.
+    fn read(&self, q: usize) -> Result<u32, Failed> {
+        let (zero, mut word) = (0u32, 0u32);
+        // SAFETY: as in `publish`.
+        unsafe {
+            ok(
+                ffi::MPI_Fetch_and_op(
+                    (&zero as *const u32).cast(),
+                    (&mut word as *mut u32).cast(),
+                    ffi::RSMPI_UINT32_T,
+                    q as i32,
+                    0,
+                    ffi::RSMPI_SUM,
+                    self.win,
+                ),
+                "MPI_Fetch_and_op",
+            )?;
+            ok(ffi::MPI_Win_flush(q as i32, self.win), "MPI_Win_flush")?;
+        }
+        Ok(word)
+    }
+}
+
+impl Drop for BoardWin {
+    /// The board lives as long as its run; its lock-all epoch ends here (a
+    /// local call; its memory is MPI's until the program ends, since a
+    /// collective release could hang a failed run).
+    fn drop(&mut self) {
+        // SAFETY: a live window in its lock-all epoch, ended once.
+        unsafe { ffi::MPI_Win_unlock_all(self.win) };
+    }
+}
+
+impl Mpi {
+    /// Makes the run's status board if it has none (collective: called by
+    /// every rank in the same window creation), with this rank's entry.
+    pub(crate) fn ensure_board(&self, word: u32) -> Result<(), Failed> {
+        if self.board.get().is_some() {
+            return Ok(());
+        }
+        let comm = self.comm.as_raw();
+        let mut base: *mut u32 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+        // SAFETY: MPI is initialised; out-parameters; a valid communicator.
+        let win = unsafe {
+            ok(
+                ffi::MPI_Win_allocate(
+                    4,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    comm,
+                    (&mut base as *mut *mut u32).cast(),
+                    win.as_mut_ptr(),
+                ),
+                "MPI_Win_allocate",
+            )?;
+            let win = win.assume_init();
+            ok(
+                ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+                "MPI_Win_set_errhandler",
+            )?;
+            ok(
+                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+                "MPI_Win_lock_all",
+            )?;
+            base.write(word);
+            ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
+            win
+        };
+        self.comm.barrier();
+        let _ = self.board.set(BoardWin {
+            win,
+            mine: std::sync::atomic::AtomicU32::new(word),
+        });
+        Ok(())
+    }
+
+    /// Publishes this rank's status word on the board, if the run has
+    /// one. A failure is ignored: the board only sharpens an error
+    /// message (a wait without it ends by the deadline or the run's stop).
+    pub(crate) fn publish_state(&self, word: u32) {
+        if let Some(b) = self.board.get() {
+            let _ = b.publish(self.comm.rank() as usize, word);
+        }
+    }
+
+    /// Rank `q`'s status word, if the run has a board.
+    pub(crate) fn peer_state(&self, q: usize) -> Option<u32> {
+        self.board.get().and_then(|b| b.read(q).ok())
+    }
+}
