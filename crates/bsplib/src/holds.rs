@@ -103,7 +103,9 @@ impl Holds {
 
     /// Uncounts the entry equal to `held` (the latest such).
     pub(crate) fn close(&mut self, held: &Held) {
-        if let Some(i) = self.list.iter().rposition(|e| &e.held == held) {
+        if self.list.last().is_some_and(|e| &e.held == held) {
+            self.list.pop();
+        } else if let Some(i) = self.list.iter().rposition(|e| &e.held == held) {
             self.list.remove(i);
         }
     }
@@ -162,7 +164,7 @@ impl Holds {
         p: &Process,
         win: Option<u64>,
         refuses: impl Fn(&Held, bool) -> bool,
-        why: &str,
+        why: impl FnOnce() -> String,
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
@@ -173,6 +175,7 @@ impl Holds {
         else {
             return Ok(());
         };
+        let why = why();
         Err(p.fail(
             ErrorKind::EpochOpen {
                 detail: format!(
@@ -205,8 +208,11 @@ impl Holds {
             p,
             None,
             |_, _| true,
-            "close it (drop the guard, unlock, complete, wait) before this call: other processes \
-             may wait for it",
+            || {
+                "close it (drop the guard, unlock, complete, wait) before this call: other \
+                 processes may wait for it"
+                    .into()
+            },
             call,
             loc,
         )
@@ -235,11 +241,13 @@ impl Holds {
                 Held::Access { targets, .. } => same && targets.contains(&pid),
                 Held::Exposure { .. } => same && pid == me,
             },
-            &format!(
-                "a lock of process {pid}'s memory now could wait for ever or race with it (one \
-                 lock at a time, none while a view is held, none to a process inside an access \
-                 epoch to it)"
-            ),
+            || {
+                format!(
+                    "a lock of process {pid}'s memory now could wait for ever or race with it \
+                     (one lock at a time, none while a view is held, none to a process inside an \
+                     access epoch to it)"
+                )
+            },
             call,
             loc,
         )
@@ -273,7 +281,7 @@ impl Holds {
                     Held::View { exclusive: x, .. } => exclusive || *x,
                 }
             },
-            "a view now would race with it or wait for it for ever",
+            || "a view now would race with it or wait for it for ever".into(),
             call,
             loc,
         )
@@ -299,8 +307,11 @@ impl Holds {
                 Held::Exposure { .. } => same && expose,
                 Held::Access { .. } => same && access,
             },
-            "an epoch call now could wait for ever, or open a second epoch of one kind on one \
-             window",
+            || {
+                "an epoch call now could wait for ever, or open a second epoch of one kind on \
+                 one window"
+                    .into()
+            },
             call,
             loc,
         )

@@ -2,10 +2,10 @@
 //! memory (`../../ONE_SIDED.md`, section 10), with MPI's one-sided
 //! operations as the memory:
 //!
-//! - two windows from `MPI_Win_allocate` over the run's communicator: the
-//!   data, and a control block per rank (its lock word, then `posts[q]`
-//!   and `dones[q]` for each process `q`);
-//! - both are in one passive epoch to every rank from creation to release
+//! - one window from `MPI_Win_allocate` over the run's communicator: per
+//!   rank a header (its lock word, then `posts[q]` and `dones[q]` for each
+//!   process `q`, 32-bit words, padded to 64 bytes), then the data;
+//! - it is in one passive epoch to every rank from creation to release
 //!   (`MPI_Win_lock_all`), so no MPI synchronisation call ever waits: the
 //!   library's lock word (taken with `MPI_Compare_and_swap` /
 //!   `MPI_Fetch_and_op`, released by subtraction, exactly as on shared
@@ -17,7 +17,7 @@
 //!   `MPI_Win_flush`; a lock's release flushes the data to the target
 //!   first, so whoever takes the lock next sees them; a local view
 //!   brackets its loads and stores with `MPI_Win_sync`;
-//! - both windows return errors (`MPI_ERRORS_RETURN`) and every call here
+//! - the window returns errors (`MPI_ERRORS_RETURN`) and every call here
 //!   gives back MPI's own words for the caller's `ErrorKind::Transport`:
 //!   nothing ends inside MPI.
 //!
@@ -38,15 +38,21 @@ const STAGE: usize = 64 << 10;
 /// An MPI failure: which call, its code and MPI's words.
 pub(crate) type Failed = String;
 
-/// One window of this rank: its data and its control block.
+/// One window of this rank: its header and its data.
 pub(crate) struct MpiWin {
-    data: ffi::MPI_Win,
-    ctl: ffi::MPI_Win,
+    win: ffi::MPI_Win,
+    /// The first byte of this rank's data (after its header).
     base: *mut u8,
+    /// Bytes of every rank's header: data displacements start here.
+    head: usize,
     /// The sources of the puts not yet complete locally: allocated once
     /// with [`STAGE`] bytes and never grown, so that the addresses MPI
     /// holds stay valid until a flush completes them.
     staging: std::cell::RefCell<Vec<u8>>,
+    /// The target of the staged puts, and whether they go to more than
+    /// one (then only a flush of all completes them).
+    staged_to: std::cell::Cell<Option<usize>>,
+    mixed: std::cell::Cell<bool>,
 }
 
 /// `Ok` unless an MPI call returned an error code; then the call, the code
@@ -94,12 +100,12 @@ impl MpiWin {
     }
 
     /// `MPI_Fetch_and_op` of `v` with `MPI_SUM` on word `word` of `rank`'s
-    /// control block, complete at `rank` (flushed): the word's old value.
+    /// header, complete at `rank` (flushed): the word's old value.
     /// Words are 32 bits: Open MPI 4.1's shared-memory transport emulates
     /// 64-bit atomics wrongly (a segmentation fault, open-mpi/ompi#7967).
     fn fetch_add(&self, rank: usize, word: usize, v: u32) -> Result<u32, Failed> {
         let mut old = 0u32;
-        // SAFETY: the control window is live and in the lock-all epoch;
+        // SAFETY: the window is live and in the lock-all epoch;
         // `word` is within every rank's block (the caller's index); `v`
         // and `old` are one 4-byte integer each.
         unsafe {
@@ -111,11 +117,11 @@ impl MpiWin {
                     rank as i32,
                     (4 * word) as ffi::MPI_Aint,
                     ffi::RSMPI_SUM,
-                    self.ctl,
+                    self.win,
                 ),
                 "MPI_Fetch_and_op",
             )?;
-            ok(ffi::MPI_Win_flush(rank as i32, self.ctl), "MPI_Win_flush")?;
+            ok(ffi::MPI_Win_flush(rank as i32, self.win), "MPI_Win_flush")?;
         }
         Ok(old)
     }
@@ -135,11 +141,11 @@ impl MpiWin {
                         ffi::RSMPI_UINT32_T,
                         rank as i32,
                         0,
-                        self.ctl,
+                        self.win,
                     ),
                     "MPI_Compare_and_swap",
                 )?;
-                ok(ffi::MPI_Win_flush(rank as i32, self.ctl), "MPI_Win_flush")?;
+                ok(ffi::MPI_Win_flush(rank as i32, self.win), "MPI_Win_flush")?;
             }
             return Ok(old == 0);
         }
@@ -153,34 +159,42 @@ impl MpiWin {
     /// Releases what [`try_lock`](MpiWin::try_lock) took, once every put
     /// to `rank` is complete there (so the next holder sees them).
     pub(crate) fn unlock(&self, rank: usize, exclusive: bool) -> Result<(), Failed> {
-        // SAFETY: the data window is live and in the lock-all epoch.
-        let rc = unsafe { ffi::MPI_Win_flush(rank as i32, self.data) };
+        // SAFETY: the window is live and in the lock-all epoch.
+        let rc = unsafe { ffi::MPI_Win_flush(rank as i32, self.win) };
         ok(rc, "MPI_Win_flush")?;
-        let mut staging = self.staging.borrow_mut();
-        if !staging.is_empty() {
-            // Puts to other targets may be staged too (the C interface
-            // holds a lock of one target while an epoch reaches another):
+        if self.mixed.get() {
+            // Puts to other targets are staged too (the C interface holds
+            // a lock of one target while an epoch reaches another):
             // complete every staged source before the buffer is reused.
-            // SAFETY: the data window is live and in the lock-all epoch.
-            let rc = unsafe { ffi::MPI_Win_flush_local_all(self.data) };
+            // SAFETY: the window is live and in the lock-all epoch.
+            let rc = unsafe { ffi::MPI_Win_flush_local_all(self.win) };
             ok(rc, "MPI_Win_flush_local_all")?;
-            staging.clear();
+            self.unstage();
+        } else if self.staged_to.get() == Some(rank) {
+            // The flush completed them.
+            self.unstage();
         }
-        drop(staging);
         let v = if exclusive { WRITER } else { 1 };
         self.fetch_add(rank, 0, v.wrapping_neg()).map(drop)
+    }
+
+    /// Forgets the staged sources (every one complete).
+    fn unstage(&self) {
+        self.staging.borrow_mut().clear();
+        self.staged_to.set(None);
+        self.mixed.set(false);
     }
 
     /// Makes this rank's loads and stores of its own memory and the RMA
     /// operations on it agree (`MPI_Win_sync`): after taking the lock of
     /// one's own memory for a view, and before releasing it.
     pub(crate) fn sync_local(&self) -> Result<(), Failed> {
-        // SAFETY: the data window is live and in the lock-all epoch.
-        ok(unsafe { ffi::MPI_Win_sync(self.data) }, "MPI_Win_sync")
+        // SAFETY: the window is live and in the lock-all epoch.
+        ok(unsafe { ffi::MPI_Win_sync(self.win) }, "MPI_Win_sync")
     }
 
     /// Adds one to counter `which` (0: posts, 1: dones) of process `from`
-    /// in `rank`'s control block (`nprocs` processes).
+    /// in `rank`'s header (`nprocs` processes).
     pub(crate) fn count(
         &self,
         rank: usize,
@@ -191,7 +205,7 @@ impl MpiWin {
         self.fetch_add(rank, 1 + which * nprocs + from, 1).map(drop)
     }
 
-    /// Counter `which` of process `from` in this rank's own control block
+    /// Counter `which` of process `from` in this rank's own header
     /// (32 bits: it counts epochs modulo 2^32).
     pub(crate) fn counter(
         &self,
@@ -217,11 +231,17 @@ impl MpiWin {
             if staging.len() + src.len() > STAGE {
                 // Full: complete the staged puts (to any target), reuse
                 // the buffer.
-                // SAFETY: the data window is live and in the lock-all epoch.
-                let rc = unsafe { ffi::MPI_Win_flush_local_all(self.data) };
+                // SAFETY: the window is live and in the lock-all epoch.
+                let rc = unsafe { ffi::MPI_Win_flush_local_all(self.win) };
                 ok(rc, "MPI_Win_flush_local_all")?;
                 staging.clear();
+                self.staged_to.set(None);
+                self.mixed.set(false);
             }
+            if self.staged_to.get().is_some_and(|t| t != rank) {
+                self.mixed.set(true);
+            }
+            self.staged_to.set(Some(rank));
             let at = staging.len();
             // Within the capacity: no reallocation moves earlier sources.
             staging.extend_from_slice(src);
@@ -233,9 +253,9 @@ impl MpiWin {
         // SAFETY: the caller's promises; `src` is live until the flush
         // below completes the transfer locally.
         unsafe { self.put_raw(src.as_ptr(), src.len(), rank, disp)? };
-        // SAFETY: the data window is live and in the lock-all epoch.
+        // SAFETY: the window is live and in the lock-all epoch.
         ok(
-            unsafe { ffi::MPI_Win_flush_local(rank as i32, self.data) },
+            unsafe { ffi::MPI_Win_flush_local(rank as i32, self.win) },
             "MPI_Win_flush_local",
         )
     }
@@ -262,10 +282,10 @@ impl MpiWin {
                         n,
                         ffi::RSMPI_UINT8_T,
                         rank as i32,
-                        (disp + done) as ffi::MPI_Aint,
+                        (self.head + disp + done) as ffi::MPI_Aint,
                         n,
                         ffi::RSMPI_UINT8_T,
-                        self.data,
+                        self.win,
                     )
                 },
                 "MPI_Put",
@@ -297,18 +317,18 @@ impl MpiWin {
                         n,
                         ffi::RSMPI_UINT8_T,
                         rank as i32,
-                        (disp + done) as ffi::MPI_Aint,
+                        (self.head + disp + done) as ffi::MPI_Aint,
                         n,
                         ffi::RSMPI_UINT8_T,
-                        self.data,
+                        self.win,
                     )
                 },
                 "MPI_Get",
             )
         })?;
-        // SAFETY: the data window is live and in the lock-all epoch.
+        // SAFETY: the window is live and in the lock-all epoch.
         ok(
-            unsafe { ffi::MPI_Win_flush(rank as i32, self.data) },
+            unsafe { ffi::MPI_Win_flush(rank as i32, self.win) },
             "MPI_Win_flush",
         )
     }
@@ -316,14 +336,12 @@ impl MpiWin {
     /// Frees the window: collective over the run's communicator.
     pub(crate) fn free(self) -> Result<(), Failed> {
         let mut this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: live windows in their lock-all epochs, ended here once
-        // (the drop, which would end them again, does not run); every
-        // rank calls this (the caller's collective checked it).
+        // SAFETY: a live window in its lock-all epoch, ended here once
+        // (the drop, which would end it again, does not run); every rank
+        // calls this (the caller's collective checked it).
         unsafe {
-            ok(ffi::MPI_Win_unlock_all(this.data), "MPI_Win_unlock_all")?;
-            ok(ffi::MPI_Win_unlock_all(this.ctl), "MPI_Win_unlock_all")?;
-            ok(ffi::MPI_Win_free(&mut this.data), "MPI_Win_free")?;
-            ok(ffi::MPI_Win_free(&mut this.ctl), "MPI_Win_free")
+            ok(ffi::MPI_Win_unlock_all(this.win), "MPI_Win_unlock_all")?;
+            ok(ffi::MPI_Win_free(&mut this.win), "MPI_Win_free")
         }
     }
 }
@@ -335,17 +353,14 @@ impl Drop for MpiWin {
     /// epochs end here, a local call, so that `MPI_Finalize` does not
     /// find them open.
     fn drop(&mut self) {
-        // SAFETY: live windows in their lock-all epochs, ended once.
-        unsafe {
-            ffi::MPI_Win_unlock_all(self.data);
-            ffi::MPI_Win_unlock_all(self.ctl);
-        }
+        // SAFETY: a live window in its lock-all epoch, ended once.
+        unsafe { ffi::MPI_Win_unlock_all(self.win) };
     }
 }
 
 impl Mpi {
-    /// `MPI_Win_allocate` of `bytes`, and of a control block for `nprocs`
-    /// processes, on this rank, zeroed, over the run's communicator:
+    /// `MPI_Win_allocate` of `bytes` and a header for `nprocs` processes on
+    /// this rank, zeroed, over the run's communicator:
     /// collective (every rank calls it, checked before by the caller's
     /// collective, so that a mismatch fails instead of hanging in MPI).
     /// Returns once every rank's memory is zeroed and in the lock-all
@@ -388,16 +403,20 @@ impl Mpi {
                 Ok((win, base))
             }
         };
-        let (data, base) = allocate(bytes)?;
-        // The lock word, then posts and dones of every process, in 32-bit
-        // words (addressed in bytes: the displacement unit is 1).
-        let (ctl, _) = allocate(4 * (1 + 2 * nprocs))?;
+        // The header: the lock word, then posts and dones of every
+        // process, 32-bit words (addressed in bytes: the displacement unit
+        // is 1), padded so that the data is 64-byte aligned.
+        let head = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
+        let (win, at) = allocate(head + bytes)?;
         self.comm.barrier();
         Ok(MpiWin {
-            data,
-            ctl,
-            base,
+            win,
+            // SAFETY: within the allocation of `head + bytes` bytes.
+            base: unsafe { at.add(head) },
+            head,
             staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
+            staged_to: std::cell::Cell::new(None),
+            mixed: std::cell::Cell::new(false),
         })
     }
 
