@@ -1089,7 +1089,7 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
                 for i in 0..n {
                     if pscw {
                         let e = bsp.epoch(&x, &[left], &[right])?;
-                        e.put(right, &[i as u64], 0)?;
+                        e.put(right, 0, &[i as u64])?;
                         e.wait()?;
                     } else {
                         bsp.put(right, &[i as u64], &x, 0)?;
@@ -1160,7 +1160,7 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
                     let t0 = Instant::now();
                     for i in 0..m {
                         let l = bsp.lock(t, &x, bsplib::LockKind::Exclusive)?;
-                        l.put(&[i as u64], 0)?;
+                        l.put(0, &[i as u64])?;
                         l.unlock()?;
                     }
                     if round > 0 {

@@ -475,7 +475,7 @@ fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
             let t0 = Instant::now();
             for i in 0..reps {
                 let l = bsp.lock(1, &x, bsplib::LockKind::Exclusive)?;
-                l.put(&[i as u64], 0)?;
+                l.put(0, &[i as u64])?;
                 l.unlock()?;
             }
             record(

@@ -24,7 +24,7 @@
 //!     bsp.push_reg(&x)?;
 //!     bsp.rma_init()?; // a sync: the registration takes effect too
 //!     let mut e = bsp.epoch(&x, &[left], &[right])?;
-//!     e.put(right, &[me as u64 * 10], 0)?;
+//!     e.put(right, 0, &[me as u64 * 10])?;
 //!     e.wait()?; // my access epoch completed, my exposure epoch done
 //!     let got = x.as_slice(bsp)[0];
 //!     bsp.rma_term()?;
@@ -1401,7 +1401,7 @@ impl Bsp {
     ///     // Every process adds its pid + 1 into process 0's counter.
     ///     let mut l = bsp.lock(0, &x, LockKind::Exclusive)?;
     ///     let v = l.read(0, 1)?[0];
-    ///     l.put(&[v + l.bsp().pid() as u64 + 1], 0)?;
+    ///     l.put(0, &[v + l.bsp().pid() as u64 + 1])?;
     ///     l.unlock()?;
     ///     bsp.sync()?;
     ///     let total = x.as_slice(bsp)[0];
@@ -1462,7 +1462,7 @@ impl<'a, T: Pod> Epoch<'a, T> {
     ///
     /// `size_of_val(src)` bytes towards the h-relation of the round.
     #[track_caller]
-    pub fn put(&self, pid: usize, src: &[T], offset: usize) -> Result<(), Error> {
+    pub fn put(&self, pid: usize, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
         self.bsp.put_at(pid, src, self.area, offset, loc)
@@ -1507,7 +1507,7 @@ impl<'a, T: Pod> Epoch<'a, T> {
     ///
     /// As for [`put`](Epoch::put), plus the combine at the target.
     #[track_caller]
-    pub fn accumulate(&self, pid: usize, src: &[T], offset: usize, op: Op) -> Result<(), Error>
+    pub fn accumulate(&self, pid: usize, offset: usize, src: &[T], op: Op) -> Result<(), Error>
     where
         T: Element,
     {
@@ -1634,7 +1634,7 @@ impl<'a, T: Pod> Lock<'a, T> {
     ///
     /// `size_of_val(src)` bytes to the target.
     #[track_caller]
-    pub fn put(&self, src: &[T], offset: usize) -> Result<(), Error> {
+    pub fn put(&self, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         self.bsp.put_at(self.pid, src, self.area, offset, loc)
     }
@@ -1729,7 +1729,7 @@ impl<'a, T: Pod> Lock<'a, T> {
     ///
     /// As for [`put`](Lock::put), plus the combine at the target.
     #[track_caller]
-    pub fn accumulate(&self, src: &[T], offset: usize, op: Op) -> Result<(), Error>
+    pub fn accumulate(&self, offset: usize, src: &[T], op: Op) -> Result<(), Error>
     where
         T: Element,
     {

@@ -1,8 +1,10 @@
 //! [`Window`]: memory other processes lock and access directly, with no
-//! help from its owner (MPI's passive target, done in shared memory on
-//! `threads` and `processes` and by MPI's own windows on `mpi`). The
-//! design, and why it is sound, is section 9 of `ONE_SIDED.md` beside
-//! this file.
+//! help from its owner (MPI's passive target, done with a lock word and
+//! post/completion counters in shared memory on `threads` and
+//! `processes`, and in an MPI window through MPI's atomics on `mpi`).
+//! Every lock, view and epoch is counted in the process (`holds.rs`), so
+//! soundness does not rest on the guards' borrows. The design, and why it
+//! is sound, is in sections 9 and 10 of `ONE_SIDED.md` beside this file.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -118,7 +120,8 @@ enum Mem {
 /// superstep: a lock epoch is complete at the target when `unlock`
 /// returns. On `threads` and `processes` the lock word and the data live
 /// in shared memory and a lock epoch is a compare-and-swap, a copy and an
-/// atomic subtraction; on `mpi` it is MPI's own window. Post/start/
+/// atomic subtraction; on `mpi` the same through MPI's one-sided
+/// operations on an MPI window. Post/start/
 /// complete/wait works on windows too ([`epoch`](Window::epoch)), with
 /// only the processes of its groups synchronising. The design is in
 /// `ONE_SIDED.md` (section 9) in the source tree.
@@ -472,8 +475,9 @@ impl<T: Pod> Window<T> {
     /// # BSP cost
     ///
     /// No superstep: about two latencies of the target's memory (a
-    /// compare-and-swap to lock, a store to unlock) on shared memory;
-    /// `MPI_Win_lock` / `MPI_Win_unlock` on `mpi`.
+    /// compare-and-swap to lock, a subtraction to unlock) on shared
+    /// memory; on `mpi` the same through `MPI_Compare_and_swap` /
+    /// `MPI_Fetch_and_op`, each a round trip.
     ///
     /// # Examples
     ///
@@ -1284,15 +1288,15 @@ impl<T: Pod> Window<T> {
     /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::ForeignArea`];
     /// [`ErrorKind::EpochUnmatched`] when a target ends or waits in its
     /// sync without posting to this process (found from the status board
-    /// within about 100 ms on `threads` and `processes`; on `mpi` by the
-    /// run's deadline), or when this process is among the targets but not
+    /// within about 100 ms; on `mpi` the board the run's first window
+    /// made), or when this process is among the targets but not
     /// among the origins (nobody else can post to it);
     /// [`ErrorKind::Stopped`].
     ///
     /// # BSP cost
     ///
     /// No superstep: a post is one counter increment in each origin's
-    /// memory (`MPI_Win_post` on `mpi`), a start waits for one from each
+    /// memory (an `MPI_Fetch_and_op` on `mpi`), a start waits for one from each
     /// target, `complete` and `wait` the same the other way: `c·(k + m)`
     /// for `k` origins and `m` targets, `c` the latency of one counter,
     /// plus the bytes.
@@ -2259,7 +2263,8 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     ///
     /// # BSP cost
     ///
-    /// A counter increment in each target's memory (`MPI_Win_complete`).
+    /// A counter increment in each target's memory (MPI's
+    /// `MPI_Win_complete`).
     ///
     /// # Examples
     ///
@@ -2283,12 +2288,12 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     /// # Errors
     ///
     /// [`ErrorKind::EpochUnmatched`] when an origin ends or waits in its
-    /// sync without completing (on `threads` and `processes`; on `mpi`
-    /// the run's deadline); [`ErrorKind::Stopped`].
+    /// sync without completing (every engine: the status board);
+    /// [`ErrorKind::Stopped`].
     ///
     /// # BSP cost
     ///
-    /// Waits for one counter per origin (`MPI_Win_wait`).
+    /// Waits for one counter per origin (MPI's `MPI_Win_wait`).
     ///
     /// # Examples
     ///

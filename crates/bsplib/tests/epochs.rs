@@ -30,7 +30,7 @@ fn ring_exchange_with_post_start_complete_wait() {
                 .map(|i| i + 1000 * me as u64 + round)
                 .collect();
             let e = bsp.epoch(&x, &[l], &[r])?;
-            e.put(r, &mine, 0)?;
+            e.put(r, 0, &mine)?;
             e.wait()?;
             let want: Vec<u64> = (0..N as u64).map(|i| i + 1000 * l as u64 + round).collect();
             check_eq!(bsp, x.as_slice(bsp).to_vec(), want);
@@ -74,7 +74,7 @@ fn accumulate_example_in_an_exposure_epoch_is_deterministic() {
             let e = bsp.epoch(&b, &all, &all)?;
             for i in s * M..(s + 1) * M {
                 let j = map(i, n);
-                e.accumulate(j / M, &[a(i)], j % M, Op::Sum)?;
+                e.accumulate(j / M, j % M, &[a(i)], Op::Sum)?;
             }
             e.wait()?;
             let out: Vec<u64> = b.as_slice(bsp).iter().map(|v| v.to_bits()).collect();
@@ -109,7 +109,7 @@ fn float_sums_in_epochs_match_the_documented_order_bit_for_bit() {
             let mut r = lcg(s as u64 + 5);
             for _ in 0..50 {
                 let v = (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
-                e.accumulate(0, &[v], 0, Op::Sum)?;
+                e.accumulate(0, 0, &[v], Op::Sum)?;
             }
             e.wait()?;
             let out = x.as_slice(bsp)[0].to_bits();
@@ -157,8 +157,8 @@ fn billboard_of_random_reads_and_updates_under_locks() {
                     let mut l = bsp.lock(t, &board, LockKind::Exclusive)?;
                     let count = l.read(W, 1)?[0];
                     let stamp = (s as u64) << 32 | count;
-                    l.put(&[stamp; W], 0)?;
-                    l.put(&[count + 1], W)?;
+                    l.put(0, &[stamp; W])?;
+                    l.put(W, &[count + 1])?;
                     l.unlock()?;
                     mine[t] += 1;
                 }
@@ -200,7 +200,7 @@ fn histogram_with_lock_accumulates_is_exact() {
                     LockKind::Exclusive
                 };
                 let l = bsp.lock(b % p, &bins, kind)?;
-                l.accumulate(&[1], b / p, Op::Sum)?;
+                l.accumulate(b / p, &[1], Op::Sum)?;
                 l.unlock()?;
             }
             bsp.sync()?;
@@ -371,7 +371,7 @@ fn a_transfer_outside_the_started_group_is_an_error() {
             let all: Vec<usize> = (0..p).collect();
             // Everyone exposes to all and accesses only itself.
             let e = bsp.epoch(&x, &all, &[me])?;
-            e.put((me + 1) % p, &[1], 0)?;
+            e.put((me + 1) % p, 0, &[1])?;
             e.wait()
         },
         |_, e| {
@@ -425,8 +425,8 @@ fn accumulate_mismatch_within_an_epoch_is_an_error() {
             bsp.push_reg(&x)?;
             bsp.rma_init()?;
             let l = bsp.lock(0, &x, LockKind::Exclusive)?;
-            l.accumulate(&[1.0], 0, Op::Sum)?;
-            l.accumulate(&[1.0], 1, Op::Max)?;
+            l.accumulate(0, &[1.0], Op::Sum)?;
+            l.accumulate(1, &[1.0], Op::Max)?;
             l.unlock()
         },
         |_, e| {
@@ -448,7 +448,7 @@ fn accumulate_mismatch_within_an_epoch_is_an_error() {
             let origins: Vec<usize> = if me == 0 { vec![0, 1] } else { vec![] };
             let e = bsp.epoch(&x, &origins, &[0])?;
             let op = if me == 0 { Op::Sum } else { Op::Min };
-            e.accumulate(0, &[1.0], 0, op)?;
+            e.accumulate(0, 0, &[1.0], op)?;
             e.wait()?;
             bsp.sync()
         },
@@ -478,11 +478,11 @@ fn the_readme_example_of_the_three_modes() {
             bsp.sync()?;
             let fence = x.as_slice(bsp)[0];
             let e = bsp.epoch(&x, &[left], &[right])?;
-            e.put(right, &[10 + me as u64], 1)?;
+            e.put(right, 1, &[10 + me as u64])?;
             e.wait()?;
             let pscw = x.as_slice(bsp)[1];
             let l = bsp.lock(right, &x, LockKind::Exclusive)?;
-            l.put(&[20 + me as u64], 2)?;
+            l.put(2, &[20 + me as u64])?;
             l.unlock()?;
             bsp.sync()?;
             let locked = x.as_slice(bsp)[2];
@@ -516,10 +516,10 @@ fn checking_mode_finds_a_put_and_an_accumulate_of_one_byte_in_one_epoch() {
         let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
         let e = bsp.epoch(&x, &origins, &[0])?;
         if me == 1 {
-            e.put(0, &[5], 0)?;
-            e.put(0, &[7], 3)?; // no conflict: nobody else writes element 3
+            e.put(0, 0, &[5])?;
+            e.put(0, 3, &[7])?; // no conflict: nobody else writes element 3
         } else if me == 0 {
-            e.accumulate(0, &[1], 0, Op::Sum)?;
+            e.accumulate(0, 0, &[1], Op::Sum)?;
         }
         e.wait()?;
         bsp.sync()?;
