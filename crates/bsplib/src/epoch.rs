@@ -711,18 +711,22 @@ impl Process {
             if done(&self.epochs) {
                 return Ok(());
             }
-            if self.world.board_shared() {
-                let board = self.world.board();
+            // The status board: shared memory, or on `mpi` the board of
+            // one-sided mode (`rma_board`); none under LAPI's `am_init`
+            // on `mpi` (then the run's deadline ends the wait).
+            if self.world.peer_state(self.pid).is_some() {
                 let mut now_suspect = None;
                 let watch = watched.get_or_insert_with(|| watch(&self.epochs));
                 for &q in watch.iter().filter(|&&q| q != self.pid) {
-                    let (step, state) = board.get(q);
+                    let Some((step, state)) = self.world.peer_state(q) else {
+                        break;
+                    };
                     if state == State::Ended {
                         return Err(self.unmatched(q, awaited, "ended", call, loc));
                     }
                     if awaited != Awaited::Answer
                         && state == State::Syncing
-                        && step == self.superstep
+                        && step == self.superstep & ((1 << 30) - 1)
                     {
                         now_suspect = Some(q);
                     }
@@ -1309,7 +1313,28 @@ impl Bsp {
     /// One sync.
     #[track_caller]
     pub fn rma_init(&mut self) -> Result<(), Error> {
-        self.am_init(crate::am::Handlers::new())
+        let loc = Some(SourceLocation::caller());
+        self.am_init_at(crate::am::Handlers::new(), "am_init", loc)?;
+        self.rma_board("am_init", loc)
+    }
+
+    /// On `mpi`, the run's status board (collective: every process enters
+    /// one-sided mode in the same sync), so that an epoch's waits find a
+    /// process that syncs or ends without posting or completing, as the
+    /// shared board shows it on the other engines.
+    pub(crate) fn rma_board(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let _ = (call, loc);
+        #[cfg(feature = "mpi")]
+        let world = self.process().world.clone();
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = world.rendezvous() {
+            let now = (self.superstep_now() << 2) as u32;
+            return mpi.ensure_board(now).map_err(|detail| {
+                self.process()
+                    .fail(ErrorKind::Transport { detail }, call, loc)
+            });
+        }
+        Ok(())
     }
 
     /// Leaves one-sided mode: collective, a sync (see
@@ -1790,7 +1815,8 @@ impl crate::raw::Raw<'_> {
     ///
     /// As for [`Bsp::rma_init`].
     pub fn rma_init(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Result<(), Error> {
-        bsp.am_init_at(crate::am::Handlers::new(), "bsp_rma_init", loc)
+        bsp.am_init_at(crate::am::Handlers::new(), "bsp_rma_init", loc)?;
+        bsp.rma_board("bsp_rma_init", loc)
     }
 
     /// `bsp_rma_term`: [`Bsp::rma_term`] as a C call.

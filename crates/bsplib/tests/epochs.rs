@@ -385,11 +385,8 @@ fn a_transfer_outside_the_started_group_is_an_error() {
 #[test]
 fn start_to_a_process_that_never_posts_is_detected() {
     // Process 0 starts an access epoch to process 1, which syncs instead:
-    // an error naming process 1, not a hang. (On mpi only the deadline
-    // finds it: no status board is shared there.)
-    if common::mpi_mode() {
-        return;
-    }
+    // an error naming process 1, not a hang, on every engine (on mpi from
+    // the status board of one-sided mode).
     expect_error(
         2,
         |bsp| {

@@ -459,16 +459,6 @@ impl World {
         }
     }
 
-    /// Whether the status board shows every process of the run (on shared
-    /// memory; on `mpi` each rank sees only its own entry).
-    pub(crate) fn board_shared(&self) -> bool {
-        match self.sync {
-            #[cfg(feature = "mpi")]
-            Sync::Mpi(_) => false,
-            _ => true,
-        }
-    }
-
     /// True when processes do not share an address space: the streams of
     /// a superstep are written into channel `q` and delivered
     /// (`exchange.rs`), instead of read in place in the senders' mailboxes.

@@ -198,6 +198,9 @@ impl Mpi {
     /// Waits until a record has been taken since `mark` was read, or one
     /// is waiting to be, or the run stops.
     pub(crate) fn am_wait(&self, mark: u64) -> Result<(), Interrupt> {
+        // Back every 50 ms, as on the other engines, so that the caller
+        // looks at the status board and the deadline.
+        let soft = std::time::Instant::now() + std::time::Duration::from_millis(50);
         loop {
             {
                 let mut o = lock(&self.am);
@@ -215,6 +218,9 @@ impl Mpi {
             if self.take_stop() {
                 self.stop();
                 return Err(Interrupt::Stopped);
+            }
+            if std::time::Instant::now() > soft {
+                return Ok(());
             }
             std::thread::yield_now();
         }
