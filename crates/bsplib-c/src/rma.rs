@@ -956,15 +956,14 @@ pub extern "C" fn bsplib_window_complete_at(w: *mut bsp_window, file: *const c_c
     crate::with_bsp("bsp_window_complete", file, line, |bsp, loc| {
         const CALL: &str = "bsp_window_complete";
         let win = window(bsp, w, CALL, loc)?;
-        let Some(targets) = win.targets.take() else {
+        if win.targets.take().is_none() {
             let detail = "bsp_window_complete without an access epoch (bsp_window_start)".into();
             return Err(bsp
                 .raw()
                 .at(loc)
                 .fail(bsplib::ErrorKind::NoEpoch { detail }, CALL));
-        };
-        // SAFETY: the access epoch `bsp_window_start` opened.
-        unsafe { win.win.complete_raw(bsp, &targets, CALL, loc) }
+        }
+        win.win.complete_raw(bsp, CALL, loc)
     })
 }
 
@@ -979,18 +978,17 @@ fn window_wait(
 ) -> c_int {
     crate::with_bsp(call, file, line, |bsp, loc| {
         let win = window(bsp, w, call, loc)?;
-        let Some(origins) = win.origins.as_ref() else {
+        if win.origins.is_none() {
             let detail = format!("{call} without an exposure epoch (bsp_window_post)");
             return Err(bsp
                 .raw()
                 .at(loc)
                 .fail(bsplib::ErrorKind::NoEpoch { detail }, call));
-        };
+        }
         if block {
             no_lock_held(bsp, call, loc)?;
         }
-        // SAFETY: the exposure epoch `bsp_window_post` opened.
-        let done = unsafe { win.win.wait_raw(bsp, origins, block, call, loc)? };
+        let done = win.win.wait_raw(bsp, block, call, loc)?;
         if done {
             win.origins = None;
         }

@@ -29,8 +29,9 @@ pub(crate) enum Held {
         exclusive: bool,
         count: usize,
     },
-    /// An exposure epoch of window `win` (posted, not waited for).
-    Exposure { win: u64 },
+    /// An exposure epoch of window `win` to `origins` (posted, not waited
+    /// for).
+    Exposure { win: u64, origins: Vec<usize> },
     /// An access epoch of window `win` to `targets` (started, not
     /// completed).
     Access { win: u64, targets: Vec<usize> },
@@ -42,7 +43,7 @@ impl Held {
         match *self {
             Held::Lock { win, .. }
             | Held::View { win, .. }
-            | Held::Exposure { win }
+            | Held::Exposure { win, .. }
             | Held::Access { win, .. } => win,
         }
     }
@@ -65,7 +66,9 @@ impl Held {
                     format!("{count} read view(s) of this process's window memory")
                 }
             }
-            Held::Exposure { .. } => "an exposure epoch of a window".into(),
+            Held::Exposure { origins, .. } => {
+                format!("an exposure epoch of a window to processes {origins:?}")
+            }
             Held::Access { targets, .. } => {
                 format!("an access epoch of a window to processes {targets:?}")
             }
@@ -107,6 +110,36 @@ impl Holds {
             self.list.pop();
         } else if let Some(i) = self.list.iter().rposition(|e| &e.held == held) {
             self.list.remove(i);
+        }
+    }
+
+    /// The group of `win`'s open exposure epoch (its origins), if any.
+    pub(crate) fn exposure(&self, win: u64) -> Option<&[usize]> {
+        self.list.iter().find_map(|e| match &e.held {
+            Held::Exposure { win: w, origins } if *w == win => Some(&origins[..]),
+            _ => None,
+        })
+    }
+
+    /// The group of `win`'s open access epoch (its targets), if any.
+    pub(crate) fn access(&self, win: u64) -> Option<&[usize]> {
+        self.list.iter().find_map(|e| match &e.held {
+            Held::Access { win: w, targets } if *w == win => Some(&targets[..]),
+            _ => None,
+        })
+    }
+
+    /// Uncounts `win`'s open epoch of one kind (`exposure`, else access)
+    /// and gives its group.
+    pub(crate) fn close_epoch(&mut self, win: u64, exposure: bool) -> Option<Vec<usize>> {
+        let i = self.list.iter().rposition(|e| match e.held {
+            Held::Exposure { win: w, .. } => exposure && w == win,
+            Held::Access { win: w, .. } => !exposure && w == win,
+            _ => false,
+        })?;
+        match self.list.remove(i).held {
+            Held::Exposure { origins: g, .. } | Held::Access { targets: g, .. } => Some(g),
+            _ => None,
         }
     }
 

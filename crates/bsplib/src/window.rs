@@ -1368,8 +1368,6 @@ impl<T: Pod> Window<T> {
             exposure: !origins.is_empty(),
             win,
             bsp,
-            origins,
-            targets,
         })
     }
 
@@ -1391,7 +1389,14 @@ impl<T: Pod> Window<T> {
             .check_epoch(p, self.id, origins.is_some(), targets.is_some(), call, loc)?;
         if let Some(o) = origins {
             self.ep_post(p, o, call, loc)?;
-            p.holds.open(Held::Exposure { win: self.id }, call, loc);
+            p.holds.open(
+                Held::Exposure {
+                    win: self.id,
+                    origins: o.to_vec(),
+                },
+                call,
+                loc,
+            );
         }
         if let Some(t) = targets {
             self.ep_start(p, t, call, loc)?;
@@ -1407,41 +1412,32 @@ impl<T: Pod> Window<T> {
         Ok(())
     }
 
-    /// Completes the access epoch to `targets` that
-    /// [`open_epoch`](Window::open_epoch) opened, and uncounts it.
-    fn close_access(
-        &self,
-        p: &mut Process,
-        targets: &[usize],
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
-        if targets.is_empty() {
-            return Ok(());
+    /// Completes this window's open access epoch (the one
+    /// [`open_epoch`](Window::open_epoch) counted), if any, and uncounts
+    /// it.
+    fn close_access(&self, p: &mut Process, call: &'static str, loc: Loc) -> Result<(), Error> {
+        match p.holds.close_epoch(self.id, false) {
+            Some(targets) => self.ep_complete(p, &targets, call, loc),
+            None => Ok(()),
         }
-        p.holds.close(&Held::Access {
-            win: self.id,
-            targets: targets.to_vec(),
-        });
-        self.ep_complete(p, targets, call, loc)
     }
 
-    /// Waits for (`block`) or looks at the completions of the exposure
-    /// epoch to `origins`; uncounts it when they all came (true).
+    /// Waits for (`block`) or looks at the completions of this window's
+    /// open exposure epoch; uncounts it when they all came (true, as when
+    /// none is open).
     fn close_exposure(
         &self,
         p: &mut Process,
-        origins: &[usize],
         block: bool,
         call: &'static str,
         loc: Loc,
     ) -> Result<bool, Error> {
-        if origins.is_empty() {
+        let Some(origins) = p.holds.exposure(self.id).map(<[usize]>::to_vec) else {
             return Ok(true);
-        }
-        let done = self.ep_wait(p, origins, block, call, loc)?;
+        };
+        let done = self.ep_wait(p, &origins, block, call, loc)?;
         if done {
-            p.holds.close(&Held::Exposure { win: self.id });
+            p.holds.close_epoch(self.id, true);
         }
         Ok(done)
     }
@@ -1619,48 +1615,38 @@ impl<T: Pod> Window<T> {
         self.open_epoch(&mut p, origins, targets, call, loc)
     }
 
-    /// Completes the access epoch on `targets` that
-    /// [`open_raw`](Window::open_raw) started.
+    /// Completes the access epoch that [`open_raw`](Window::open_raw)
+    /// started (nothing if none is open).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::Transport`] when MPI fails.
-    ///
-    /// # Safety
-    ///
-    /// That access epoch is open.
     #[doc(hidden)]
-    pub unsafe fn complete_raw(
+    pub fn complete_raw(
         &self,
         bsp: &Bsp,
-        targets: &[usize],
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
-        self.close_access(&mut bsp.process(), targets, call, loc)
+        self.close_access(&mut bsp.process(), call, loc)
     }
 
     /// Waits for (`block`) or looks at the completions of the exposure
-    /// epoch to `origins` that [`open_raw`](Window::open_raw) posted; true
-    /// when it is closed.
+    /// epoch that [`open_raw`](Window::open_raw) posted; true when it is
+    /// closed (or none was open).
     ///
     /// # Errors
     ///
     /// As for [`WinEpoch::wait`].
-    ///
-    /// # Safety
-    ///
-    /// That exposure epoch is open.
     #[doc(hidden)]
-    pub unsafe fn wait_raw(
+    pub fn wait_raw(
         &self,
         bsp: &Bsp,
-        origins: &[usize],
         block: bool,
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<bool, Error> {
-        self.close_exposure(&mut bsp.process(), origins, block, call, loc)
+        self.close_exposure(&mut bsp.process(), block, call, loc)
     }
 
     /// An access epoch's put (the C interface's `bsp_window_put` to a
@@ -2103,11 +2089,13 @@ impl<T: Pod> Drop for WinLock<'_, T> {
 /// An epoch of post/start/complete/wait on a window ([`Window::epoch`]):
 /// an exposure epoch to its origins and an access epoch to its targets.
 /// Dropping it completes and waits.
+///
+/// The groups live in the process's count of what it holds, not in the
+/// guard: a guard forgotten with `mem::forget` leaks nothing and stays
+/// counted (its calls refuse: [`Window::epoch`]).
 pub struct WinEpoch<'a, T: Pod> {
     win: &'a Window<T>,
     bsp: &'a mut Bsp,
-    origins: Vec<usize>,
-    targets: Vec<usize>,
     /// The access epoch is open (started, not completed).
     access: bool,
     /// The exposure epoch is open (posted, not waited for).
@@ -2117,8 +2105,6 @@ pub struct WinEpoch<'a, T: Pod> {
 impl<T: Pod> std::fmt::Debug for WinEpoch<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WinEpoch")
-            .field("origins", &self.origins)
-            .field("targets", &self.targets)
             .field("access", &self.access)
             .field("exposure", &self.exposure)
             .finish()
@@ -2143,13 +2129,14 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     ) -> Result<(usize, usize), Error> {
         let p = self.bsp.process();
         p.check_running(call, loc)?;
-        if !self.access || self.targets.binary_search(&pid).is_err() {
+        let targets = p.holds.access(self.win.id).filter(|_| self.access);
+        if targets.is_none_or(|t| t.binary_search(&pid).is_err()) {
             return Err(p.fail(
                 ErrorKind::NoEpoch {
-                    detail: if self.access {
+                    detail: if let Some(targets) = targets {
                         format!(
-                            "process {pid} is not a target of this access epoch (targets {:?})",
-                            self.targets
+                            "process {pid} is not a target of this access epoch (targets \
+                             {targets:?})"
                         )
                     } else {
                         "a transfer after this epoch's complete".into()
@@ -2274,12 +2261,8 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             return Ok(());
         }
         self.access = false;
-        self.win.close_access(
-            &mut self.bsp.process(),
-            &self.targets,
-            "WinEpoch::complete",
-            None,
-        )
+        self.win
+            .close_access(&mut self.bsp.process(), "WinEpoch::complete", None)
     }
 
     /// Completes the access epoch, then waits until every origin has
@@ -2308,7 +2291,7 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
         if self.exposure {
             let mut p = self.bsp.process();
             self.win
-                .close_exposure(&mut p, &self.origins, true, "WinEpoch::wait", loc)?;
+                .close_exposure(&mut p, true, "WinEpoch::wait", loc)?;
             drop(p);
             self.exposure = false;
         }
@@ -2352,9 +2335,9 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
         self.complete()?;
         if self.exposure {
             let mut p = self.bsp.process();
-            let done =
-                self.win
-                    .close_exposure(&mut p, &self.origins, false, "WinEpoch::test", None)?;
+            let done = self
+                .win
+                .close_exposure(&mut p, false, "WinEpoch::test", None)?;
             drop(p);
             self.exposure = !done;
         }
