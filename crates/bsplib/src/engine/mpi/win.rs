@@ -89,6 +89,75 @@ fn pieces(len: usize, mut f: impl FnMut(usize, i32) -> Result<(), Failed>) -> Re
     Ok(())
 }
 
+/// `MPI_Fetch_and_op` of `v` with `MPI_SUM` on 32-bit word `word` of
+/// `rank`'s memory of `win` (displacement unit 1), flushed: the word's old
+/// value.
+///
+/// # Safety
+///
+/// `win` is live and in a passive epoch to `rank` (the lock-all epoch);
+/// the word is within `rank`'s memory.
+unsafe fn fetch_add(win: ffi::MPI_Win, rank: usize, word: usize, v: u32) -> Result<u32, Failed> {
+    let mut old = 0u32;
+    // SAFETY: the caller's promises; `v` and `old` are one 4-byte integer
+    // each.
+    unsafe {
+        ok(
+            ffi::MPI_Fetch_and_op(
+                (&v as *const u32).cast(),
+                (&mut old as *mut u32).cast(),
+                ffi::RSMPI_UINT32_T,
+                rank as i32,
+                (4 * word) as ffi::MPI_Aint,
+                ffi::RSMPI_SUM,
+                win,
+            ),
+            "MPI_Fetch_and_op",
+        )?;
+        ok(ffi::MPI_Win_flush(rank as i32, win), "MPI_Win_flush")?;
+    }
+    Ok(old)
+}
+
+/// `MPI_Win_allocate` of `bytes` (at least 8) on the communicator `comm`,
+/// returning errors, in a lock-all epoch (`MPI_MODE_NOCHECK`: the
+/// library's own words order every access), zeroed and made public
+/// (`MPI_Win_sync`): the window and this rank's memory. Collective; no
+/// other rank may reach the memory before a barrier after it.
+fn allocate(comm: ffi::MPI_Comm, bytes: usize) -> Result<(ffi::MPI_Win, *mut u8), Failed> {
+    let mut base: *mut u8 = std::ptr::null_mut();
+    let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+    // SAFETY: MPI is initialised; `base` and `win` are live out-parameters;
+    // the communicator and the null info are valid; the memory written is
+    // the allocation's own.
+    unsafe {
+        ok(
+            ffi::MPI_Win_allocate(
+                bytes.max(8) as ffi::MPI_Aint,
+                1,
+                ffi::RSMPI_INFO_NULL,
+                comm,
+                (&mut base as *mut *mut u8).cast(),
+                win.as_mut_ptr(),
+            ),
+            "MPI_Win_allocate",
+        )?;
+        // MPI_Win_allocate succeeded and wrote the handle.
+        let win = win.assume_init();
+        ok(
+            ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+            "MPI_Win_set_errhandler",
+        )?;
+        ok(
+            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
+            "MPI_Win_lock_all",
+        )?;
+        std::ptr::write_bytes(base, 0, bytes.max(8));
+        ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
+        Ok((win, base))
+    }
+}
+
 /// The lock word's writer bit; the bits below count the readers (as on
 /// shared memory, `../../window.rs`, in a 32-bit word).
 const WRITER: u32 = 1 << 31;
@@ -104,26 +173,9 @@ impl MpiWin {
     /// Words are 32 bits: Open MPI 4.1's shared-memory transport emulates
     /// 64-bit atomics wrongly (a segmentation fault, open-mpi/ompi#7967).
     fn fetch_add(&self, rank: usize, word: usize, v: u32) -> Result<u32, Failed> {
-        let mut old = 0u32;
-        // SAFETY: the window is live and in the lock-all epoch;
-        // `word` is within every rank's block (the caller's index); `v`
-        // and `old` are one 4-byte integer each.
-        unsafe {
-            ok(
-                ffi::MPI_Fetch_and_op(
-                    (&v as *const u32).cast(),
-                    (&mut old as *mut u32).cast(),
-                    ffi::RSMPI_UINT32_T,
-                    rank as i32,
-                    (4 * word) as ffi::MPI_Aint,
-                    ffi::RSMPI_SUM,
-                    self.win,
-                ),
-                "MPI_Fetch_and_op",
-            )?;
-            ok(ffi::MPI_Win_flush(rank as i32, self.win), "MPI_Win_flush")?;
-        }
-        Ok(old)
+        // SAFETY: the window is live and in the lock-all epoch; `word` is
+        // within every rank's header (the caller's index).
+        unsafe { fetch_add(self.win, rank, word, v) }
     }
 
     /// One attempt at `rank`'s lock word: true if taken (`exclusive`: the
@@ -366,48 +418,11 @@ impl Mpi {
     /// Returns once every rank's memory is zeroed and in the lock-all
     /// epoch.
     pub(crate) fn win_allocate(&self, bytes: usize, nprocs: usize) -> Result<MpiWin, Failed> {
-        let comm = self.comm.as_raw();
-        let allocate = |bytes: usize| -> Result<(ffi::MPI_Win, *mut u8), Failed> {
-            let mut base: *mut u8 = std::ptr::null_mut();
-            let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
-            // SAFETY: MPI is initialised; `base` and `win` are live
-            // out-parameters; the communicator and the null info are valid.
-            unsafe {
-                ok(
-                    ffi::MPI_Win_allocate(
-                        bytes.max(8) as ffi::MPI_Aint,
-                        1,
-                        ffi::RSMPI_INFO_NULL,
-                        comm,
-                        (&mut base as *mut *mut u8).cast(),
-                        win.as_mut_ptr(),
-                    ),
-                    "MPI_Win_allocate",
-                )?;
-                // SAFETY: MPI_Win_allocate succeeded and wrote the handle.
-                let win = win.assume_init();
-                ok(
-                    ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
-                    "MPI_Win_set_errhandler",
-                )?;
-                // No assertion: other ranks lock and access it at any time.
-                ok(
-                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-                    "MPI_Win_lock_all",
-                )?;
-                // Zeroed by its owner in the lock-all epoch, made public
-                // (`MPI_Win_sync`) before the barrier below lets anyone
-                // reach it.
-                std::ptr::write_bytes(base, 0, bytes.max(8));
-                ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
-                Ok((win, base))
-            }
-        };
         // The header: the lock word, then posts and dones of every
         // process, 32-bit words (addressed in bytes: the displacement unit
         // is 1), padded so that the data is 64-byte aligned.
         let head = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
-        let (win, at) = allocate(head + bytes)?;
+        let (win, at) = allocate(self.comm.as_raw(), head + bytes)?;
         self.comm.barrier();
         Ok(MpiWin {
             win,
@@ -455,47 +470,15 @@ impl BoardWin {
     fn publish(&self, me: usize, word: u32) -> Result<(), Failed> {
         use std::sync::atomic::Ordering;
         let old = self.mine.swap(word, Ordering::Relaxed);
-        let delta = word.wrapping_sub(old);
-        let mut prev = 0u32;
-        // SAFETY: the board window is live, in its lock-all epoch; word
-        // `me` is within every rank's block.
-        unsafe {
-            ok(
-                ffi::MPI_Fetch_and_op(
-                    (&delta as *const u32).cast(),
-                    (&mut prev as *mut u32).cast(),
-                    ffi::RSMPI_UINT32_T,
-                    me as i32,
-                    0,
-                    ffi::RSMPI_SUM,
-                    self.win,
-                ),
-                "MPI_Fetch_and_op",
-            )?;
-            ok(ffi::MPI_Win_flush(me as i32, self.win), "MPI_Win_flush")
-        }
+        // SAFETY: the board window is live, in its lock-all epoch; word 0
+        // is every rank's entry.
+        unsafe { fetch_add(self.win, me, 0, word.wrapping_sub(old)) }.map(drop)
     }
 
     /// Rank `q`'s entry.
     fn read(&self, q: usize) -> Result<u32, Failed> {
-        let (zero, mut word) = (0u32, 0u32);
         // SAFETY: as in `publish`.
-        unsafe {
-            ok(
-                ffi::MPI_Fetch_and_op(
-                    (&zero as *const u32).cast(),
-                    (&mut word as *mut u32).cast(),
-                    ffi::RSMPI_UINT32_T,
-                    q as i32,
-                    0,
-                    ffi::RSMPI_SUM,
-                    self.win,
-                ),
-                "MPI_Fetch_and_op",
-            )?;
-            ok(ffi::MPI_Win_flush(q as i32, self.win), "MPI_Win_flush")?;
-        }
-        Ok(word)
+        unsafe { fetch_add(self.win, q, 0, 0) }
     }
 }
 
@@ -516,35 +499,12 @@ impl Mpi {
         if self.board.get().is_some() {
             return Ok(());
         }
-        let comm = self.comm.as_raw();
-        let mut base: *mut u32 = std::ptr::null_mut();
-        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
-        // SAFETY: MPI is initialised; out-parameters; a valid communicator.
-        let win = unsafe {
-            ok(
-                ffi::MPI_Win_allocate(
-                    4,
-                    1,
-                    ffi::RSMPI_INFO_NULL,
-                    comm,
-                    (&mut base as *mut *mut u32).cast(),
-                    win.as_mut_ptr(),
-                ),
-                "MPI_Win_allocate",
-            )?;
-            let win = win.assume_init();
-            ok(
-                ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
-                "MPI_Win_set_errhandler",
-            )?;
-            ok(
-                ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as i32, win),
-                "MPI_Win_lock_all",
-            )?;
-            base.write(word);
-            ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
-            win
-        };
+        let (win, base) = allocate(self.comm.as_raw(), 4)?;
+        // SAFETY: this rank's own 4 bytes of the new window, before any
+        // other rank can reach them (the barrier below).
+        unsafe { base.cast::<u32>().write(word) };
+        // SAFETY: a live window in its lock-all epoch.
+        ok(unsafe { ffi::MPI_Win_sync(win) }, "MPI_Win_sync")?;
         self.comm.barrier();
         let _ = self.board.set(BoardWin {
             win,
