@@ -777,7 +777,7 @@ impl Process {
 
     /// A sync (or a collective) must find no epoch open.
     pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        self.holds.check_none(self, call, loc)?;
+        self.held_refuses(self.holds.check_none(), call, loc)?;
         match self.epochs.open() {
             None => Ok(()),
             Some(detail) => Err(self.fail(

@@ -10,8 +10,15 @@
 //! or locked, a second lock, a new epoch, a sync, a collective, the end
 //! of the process.
 
-use crate::error::{Error, ErrorKind};
-use crate::process::{Loc, Process};
+use crate::error::SourceLocation;
+
+type Loc = Option<SourceLocation>;
+
+/// A refusal: what is held, by whom, and why the call may not be made (the
+/// detail of the caller's `ErrorKind::EpochOpen`, which the process turns
+/// into its error: `Process::held_refuses`).
+#[derive(Debug)]
+pub(crate) struct Refused(pub(crate) String);
 
 /// One thing held.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,17 +197,14 @@ impl Holds {
     }
 
     /// The first entry that `refuses` (given what is held and whether it
-    /// belongs to the same window), as the error of `call`: `why` says
-    /// what the call would do wrong.
+    /// belongs to the same window), as a refusal: `why` says what the
+    /// call would do wrong.
     fn refuse(
         &self,
-        p: &Process,
         win: Option<u64>,
         refuses: impl Fn(&Held, bool) -> bool,
         why: impl FnOnce() -> String,
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Refused> {
         let Some(e) = self
             .list
             .iter()
@@ -209,36 +213,24 @@ impl Holds {
             return Ok(());
         };
         let why = why();
-        Err(p.fail(
-            ErrorKind::EpochOpen {
-                detail: format!(
-                    "{} is held, opened by {}{}{}; {why}",
-                    e.held.describe(),
-                    e.call,
-                    e.loc.map_or(String::new(), |l| format!(" at {l}")),
-                    if e.call.starts_with("bsp_") {
-                        ""
-                    } else {
-                        " (a guard forgotten, not dropped, stays open)"
-                    },
-                ),
+        Err(Refused(format!(
+            "{} is held, opened by {}{}{}; {why}",
+            e.held.describe(),
+            e.call,
+            e.loc.map_or(String::new(), |l| format!(" at {l}")),
+            if e.call.starts_with("bsp_") {
+                ""
+            } else {
+                " (a guard forgotten, not dropped, stays open)"
             },
-            call,
-            loc,
-        ))
+        )))
     }
 
     /// A sync, a collective, a window's release or the end of the process
     /// with something held: an error (other processes could wait for it
     /// for ever).
-    pub(crate) fn check_none(
-        &self,
-        p: &Process,
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
+    pub(crate) fn check_none(&self) -> Result<(), Refused> {
         self.refuse(
-            p,
             None,
             |_, _| true,
             || {
@@ -246,8 +238,6 @@ impl Holds {
                  processes may wait for it"
                     .into()
             },
-            call,
-            loc,
         )
     }
 
@@ -257,17 +247,8 @@ impl Holds {
     /// waits), while an access epoch of `win` includes `pid` (MPI: access
     /// epochs of one window to one process are disjoint), or while this
     /// process's own memory of `win` is exposed and `pid` is `me`.
-    pub(crate) fn check_lock(
-        &self,
-        p: &Process,
-        win: u64,
-        pid: usize,
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
-        let me = p.pid;
+    pub(crate) fn check_lock(&self, me: usize, win: u64, pid: usize) -> Result<(), Refused> {
         self.refuse(
-            p,
             Some(win),
             |h, same| match h {
                 Held::Lock { .. } | Held::View { .. } => true,
@@ -281,8 +262,6 @@ impl Holds {
                      access epoch to it)"
                 )
             },
-            call,
-            loc,
         )
     }
 
@@ -292,17 +271,8 @@ impl Holds {
     /// lock of its own memory of `win` that conflicts, and, for a
     /// read-write view, while any view of it is held (and a read view
     /// while a read-write one is).
-    pub(crate) fn check_view(
-        &self,
-        p: &Process,
-        win: u64,
-        exclusive: bool,
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
-        let me = p.pid;
+    pub(crate) fn check_view(&self, me: usize, win: u64, exclusive: bool) -> Result<(), Refused> {
         self.refuse(
-            p,
             Some(win),
             |h, same| {
                 same && match h {
@@ -315,25 +285,14 @@ impl Holds {
                 }
             },
             || "a view now would race with it or wait for it for ever".into(),
-            call,
-            loc,
         )
     }
 
     /// A new epoch of `win` (exposing, with `origins`, and accessing
     /// `targets`): refused while a lock or a view is held (the epoch may
     /// wait), and while an epoch of `win` of the same kind is open.
-    pub(crate) fn check_epoch(
-        &self,
-        p: &Process,
-        win: u64,
-        expose: bool,
-        access: bool,
-        call: &'static str,
-        loc: Loc,
-    ) -> Result<(), Error> {
+    pub(crate) fn check_epoch(&self, win: u64, expose: bool, access: bool) -> Result<(), Refused> {
         self.refuse(
-            p,
             Some(win),
             |h, same| match h {
                 Held::Lock { .. } | Held::View { .. } => true,
@@ -345,8 +304,6 @@ impl Holds {
                  one window"
                     .into()
             },
-            call,
-            loc,
         )
     }
 }

@@ -316,6 +316,19 @@ impl Process {
         err
     }
 
+    /// `Ok`, or the `EpochOpen` error of `call` for what the process's
+    /// holds refused (`holds.rs`).
+    pub(crate) fn held_refuses(
+        &self,
+        r: Result<(), crate::holds::Refused>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        r.map_err(|crate::holds::Refused(detail)| {
+            self.fail(ErrorKind::EpochOpen { detail }, call, loc)
+        })
+    }
+
     /// Turns a barrier interruption into the error this process reports.
     #[cold]
     pub(crate) fn interrupted(&self, why: Interrupt, call: &'static str, loc: Loc) -> Error {

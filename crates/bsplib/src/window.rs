@@ -247,7 +247,7 @@ impl<T: Pod> Window<T> {
         let (world, bytes) = {
             let p = bsp.process();
             p.check_running(call, loc)?;
-            p.holds.check_none(&p, call, loc)?;
+            p.held_refuses(p.holds.check_none(), call, loc)?;
             let bytes = len
                 .checked_mul(std::mem::size_of::<T>())
                 .filter(|&b| b <= isize::MAX as usize - 2 * HEADER)
@@ -430,7 +430,7 @@ impl<T: Pod> Window<T> {
         self.own(bsp, call, loc)?;
         {
             let p = bsp.process();
-            p.holds.check_none(&p, call, loc)?;
+            p.held_refuses(p.holds.check_none(), call, loc)?;
         }
         bsp.gather_to_as(None, &[0u64], kind, 0, loc)?;
         match self.mem {
@@ -610,7 +610,7 @@ impl<T: Pod> Window<T> {
     fn view(&self, bsp: &Bsp, exclusive: bool, call: &'static str, loc: Loc) -> Result<(), Error> {
         self.own(bsp, call, loc)?;
         let mut p = bsp.process();
-        p.holds.check_view(&p, self.id, exclusive, call, loc)?;
+        p.held_refuses(p.holds.check_view(p.pid, self.id, exclusive), call, loc)?;
         let me = self.owner.1;
         if exclusive {
             self.acquire(&p, me, true, call, loc)?;
@@ -677,7 +677,7 @@ impl<T: Pod> Window<T> {
         let mut p = bsp.process();
         p.check_running(call, loc)?;
         p.check_pid(crate::bsp::pid_arg(pid), call, loc)?;
-        p.holds.check_lock(&p, self.id, pid, call, loc)?;
+        p.held_refuses(p.holds.check_lock(p.pid, self.id, pid), call, loc)?;
         self.acquire(&p, pid, exclusive, call, loc)?;
         p.holds.open(
             Held::Lock {
@@ -1385,8 +1385,10 @@ impl<T: Pod> Window<T> {
     ) -> Result<(), Error> {
         let origins = origins.filter(|o| !o.is_empty());
         let targets = targets.filter(|t| !t.is_empty());
-        p.holds
-            .check_epoch(p, self.id, origins.is_some(), targets.is_some(), call, loc)?;
+        let free = p
+            .holds
+            .check_epoch(self.id, origins.is_some(), targets.is_some());
+        p.held_refuses(free, call, loc)?;
         if let Some(o) = origins {
             self.ep_post(p, o, call, loc)?;
             p.holds.open(
