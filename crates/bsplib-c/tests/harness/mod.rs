@@ -247,6 +247,22 @@ pub fn bsprun(
         .args(["--engine", engine, "-np", &p.to_string()])
         .arg(exe)
         .args(args);
+    if engine == "mpi" {
+        // Each job its own session directory: Open MPI 4.1's `mpirun`
+        // makes `/tmp/ompi.<host>.<uid>` when it starts and removes it when
+        // it ends, and of two jobs racing there one fails in `orte_init`
+        // ("A call to mkdir was unable to create the desired directory
+        // ... File exists": seen once in CI, where these tests start jobs
+        // in parallel). A short path: the directory holds Unix sockets.
+        static JOBS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir()
+            .join("bsplib-ompi")
+            .join(format!("{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        cmd.env("OMPI_MCA_orte_tmpdir_base", dir);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
