@@ -491,7 +491,6 @@ impl<T: Pod> Window<T> {
     ) -> Result<WinLock<'a, T>, Error> {
         const CALL: &str = "Window::lock";
         let loc = Some(SourceLocation::caller());
-        self.own(bsp, CALL, loc)?;
         // SAFETY: released once, by the guard's drop.
         unsafe { self.lock_counted(bsp, pid, kind == LockKind::Exclusive, CALL, loc)? };
         Ok(WinLock {
@@ -1926,10 +1925,12 @@ impl<'a, T: Pod> WinLock<'a, T> {
         self.bsp
     }
 
-    /// Checks a transfer of `n` elements at `offset`, by a writer if
-    /// `write`; returns its byte offset and length.
+    /// Checks a transfer of `n` elements at `offset` for process `p` (this
+    /// guard's), by a writer if `write`; returns its byte offset and
+    /// length.
     fn check(
         &self,
+        p: &Process,
         offset: usize,
         n: usize,
         write: bool,
@@ -1937,9 +1938,8 @@ impl<'a, T: Pod> WinLock<'a, T> {
         loc: Loc,
     ) -> Result<(usize, usize), Error> {
         let size = std::mem::size_of::<T>();
-        let p = self.bsp.process();
         self.win.check_bytes(
-            &p,
+            p,
             self.pid,
             offset.checked_mul(size),
             n.checked_mul(size),
@@ -1970,8 +1970,8 @@ impl<'a, T: Pod> WinLock<'a, T> {
     pub fn put(&mut self, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         const CALL: &str = "WinLock::put";
-        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
         let p = self.bsp.process();
+        let (off, _) = self.check(&p, offset, src.len(), true, CALL, loc)?;
         // SAFETY: in bounds (checked); the exclusive lock of `pid`'s
         // memory is held: nobody else reads or writes these bytes.
         unsafe {
@@ -1999,8 +1999,8 @@ impl<'a, T: Pod> WinLock<'a, T> {
     pub fn get(&mut self, offset: usize, dst: &mut [T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         const CALL: &str = "WinLock::get";
-        let (off, _) = self.check(offset, dst.len(), false, CALL, loc)?;
         let p = self.bsp.process();
+        let (off, _) = self.check(&p, offset, dst.len(), false, CALL, loc)?;
         // SAFETY: in bounds; a lock of `pid`'s memory is held: nobody
         // writes these bytes meanwhile.
         unsafe {
@@ -2062,8 +2062,8 @@ impl<T: Element> WinLock<'_, T> {
     pub fn accumulate(&mut self, offset: usize, src: &[T], op: Op) -> Result<(), Error> {
         const CALL: &str = "WinLock::accumulate";
         let loc = Some(SourceLocation::caller());
-        let (off, _) = self.check(offset, src.len(), true, CALL, loc)?;
         let p = self.bsp.process();
+        let (off, _) = self.check(&p, offset, src.len(), true, CALL, loc)?;
         // SAFETY: in bounds (checked); this guard holds `pid`'s lock
         // exclusively (`check` refused a write under a shared one);
         // `src` holds `src.len()` elements of `T::TYPE`.
