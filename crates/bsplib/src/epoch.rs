@@ -34,7 +34,7 @@
 //! # Ok::<(), bsplib::Error>(())
 //! ```
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use bytemuck::Pod;
 
@@ -48,23 +48,22 @@ use crate::process::{Keepalive, Loc, Process};
 use crate::registration::Registry;
 use crate::rma::{ElemType, Element, Op};
 use crate::superstep::own_range;
+use crate::window::Window;
 
 /// The record kind of the epochs on the active-message path (the kinds of
 /// `am.rs` are 1 to 3).
 pub(crate) const KIND_RMA: u64 = 5;
 
-// What a record asks, in the high half of its second word.
-/// Target to origin: the target posted an exposure epoch `[slot]`.
-const POST: u64 = 1;
+// What a record asks, in the high half of its second word. (Posts and
+// locks are no records: they are the control line's counters and lock
+// word, `window/control.rs`.)
 /// Origin to target: the access epoch `[slot]` is complete.
 const COMPLETE: u64 = 2;
-/// Origin to target: `[slot][exclusive]`, a lock request.
-const LOCK: u64 = 3;
-/// Target to origin: `[slot]`, the lock is granted.
-const GRANT: u64 = 4;
-/// Origin to target: `[slot]`, release the lock.
+/// Origin to target: `[slot]`, the lock epoch ends: answer once every
+/// transfer before this is done.
 const UNLOCK: u64 = 5;
-/// Target to origin: `[slot]`, released, every transfer of the epoch done.
+/// Target to origin: `[slot]`, every transfer of the lock epoch done (the
+/// origin then releases the lock word).
 const UNLOCKED: u64 = 6;
 /// `[slot][offset][len][line][payload]`.
 const PUT: u64 = 7;
@@ -72,6 +71,10 @@ const PUT: u64 = 7;
 const ACC: u64 = 8;
 /// `[slot][offset][len][id]`: read and reply.
 const GET: u64 = 9;
+/// In the slot word of a put, accumulate or get: the transfer belongs to
+/// a lock epoch (else to an access epoch, which the target checks against
+/// its exposure).
+const UNDER_LOCK: u64 = 1 << 63;
 /// Target to origin: `[id][len][payload]`.
 const REPLY: u64 = 10;
 /// Records gathered for one target: the payload is whole records, served
@@ -106,11 +109,11 @@ struct Access {
     accs: Vec<(usize, u16, Loc)>,
 }
 
-/// A lock this process holds (or waits for).
+/// A lock this process holds.
 struct Held {
     pid: usize,
     slot: u64,
-    granted: bool,
+    exclusive: bool,
     unlocking: bool,
     loc: Loc,
     acc: Option<(u16, Loc)>,
@@ -145,60 +148,23 @@ struct PendingGet {
     _keep: Option<Keepalive>,
 }
 
-/// The holders of one of this process's areas, and who waits.
-#[derive(Default)]
-struct LockTable {
-    exclusive: Option<usize>,
-    shared: Vec<usize>,
-    /// Waiting requests in arrival order: `(origin, exclusive)`.
-    queue: VecDeque<(usize, bool)>,
-}
-
-impl LockTable {
-    fn holds(&self, q: usize) -> bool {
-        self.exclusive == Some(q) || self.shared.contains(&q)
-    }
-
-    /// Grants the requests at the head of the queue that are compatible
-    /// with the holders (first come, first served: a waiting exclusive
-    /// request holds back the shared ones behind it).
-    fn grant(&mut self, out: &mut Vec<usize>) {
-        while let Some(&(q, exclusive)) = self.queue.front() {
-            if self.exclusive.is_some() || (exclusive && !self.shared.is_empty()) {
-                return;
-            }
-            self.queue.pop_front();
-            out.push(q);
-            if exclusive {
-                self.exclusive = Some(q);
-                return;
-            }
-            self.shared.push(q);
-        }
-    }
-}
-
-/// The one-sided state of a process: its open epochs, the posts it
-/// received, its gets in flight, and the lock tables of its areas.
+/// The one-sided state of a process: its open epochs, its gets in
+/// flight, and the control lines of the areas it used.
 #[derive(Default)]
 pub(crate) struct Epochs {
     access: Vec<Access>,
     locks: Vec<Held>,
     exposures: Vec<Exposure>,
-    /// Posts received and not yet used by a `start`, by (target, slot).
-    posts: HashMap<(usize, u64), u32>,
     gets: HashMap<u64, PendingGet>,
     next_id: u64,
-    tables: HashMap<u64, LockTable>,
+    /// The control lines this process used, by line: their lock words and
+    /// post counters (and this process's tallies of its starts).
+    lines: HashMap<u64, Window<u8>>,
     /// Records gathered per target, each buffer starting with room for
     /// the batch's 16-byte header; sent by `Process::rma_flush`.
     outbox: Vec<Vec<u8>>,
     /// The targets whose outbox holds records, in first-use order.
     dirty: Vec<usize>,
-    /// By (origin, slot): the origin's records naming the slot that came
-    /// after its lock request of the slot, which waits in the queue here;
-    /// served (in order) once the lock is granted.
-    held: HashMap<(usize, u64), Vec<u8>>,
 }
 
 impl Epochs {
@@ -316,22 +282,13 @@ fn serve_all(
             serve_all(ctx, ep, reg, world, &rec[16..])?;
             continue;
         }
-        let slot = w(0).ok_or_else(short)?;
-        // An origin whose lock request of this slot waits here: its later
-        // requests naming the slot wait too, in order (not those naming
-        // other slots, nor the answers it sends as a target).
-        if matches!(what, LOCK | UNLOCK | PUT | ACC | GET | COMPLETE) {
-            if let Some(h) = ep.held.get_mut(&(from, slot)) {
-                h.extend_from_slice(rec);
-                continue;
-            }
-        }
+        let word0 = w(0).ok_or_else(short)?;
+        let (slot, locked) = (word0 & !UNDER_LOCK, word0 & UNDER_LOCK != 0);
         let reply = |ctx: &mut Context, to: usize, what: u64, words: &[u64], payload: &[u8]| {
             let r = record(me, ctx.epoch, what, words, payload);
             ctx.post(world, to, r).map_err(Dispatch::Interrupted)
         };
         match what {
-            POST => *ep.posts.entry((from, slot)).or_insert(0) += 1,
             COMPLETE => {
                 let e = ep.exposures.iter_mut().find(|e| e.slot == slot);
                 let i = e
@@ -350,67 +307,20 @@ fn serve_all(
                     }
                 }
             }
-            LOCK => {
-                let exclusive = w(1).ok_or_else(short)? != 0;
-                let t = ep.tables.entry(slot).or_default();
-                if t.holds(from) || t.queue.iter().any(|&(q, _)| q == from) {
-                    return Err(invalid(from, format!("locks slot {slot} twice")));
-                }
-                t.queue.push_back((from, exclusive));
-                let mut granted = Vec::new();
-                t.grant(&mut granted);
-                if t.queue.iter().any(|&(q, _)| q == from) {
-                    ep.held.entry((from, slot)).or_default();
-                }
-                for q in granted {
-                    reply(ctx, q, GRANT, &[slot], &[])?;
-                    if let Some(later) = ep.held.remove(&(q, slot)) {
-                        serve_all(ctx, ep, reg, world, &later)?;
-                    }
-                }
-            }
-            UNLOCK => {
-                let t = ep.tables.entry(slot).or_default();
-                if t.exclusive == Some(from) {
-                    t.exclusive = None;
-                } else if let Some(i) = t.shared.iter().position(|&q| q == from) {
-                    t.shared.swap_remove(i);
-                } else {
-                    return Err(invalid(
-                        from,
-                        format!("unlocks slot {slot}, which it does not hold"),
-                    ));
-                }
-                reply(ctx, from, UNLOCKED, &[slot], &[])?;
-                let mut granted = Vec::new();
-                t.grant(&mut granted);
-                for q in granted {
-                    reply(ctx, q, GRANT, &[slot], &[])?;
-                    if let Some(later) = ep.held.remove(&(q, slot)) {
-                        serve_all(ctx, ep, reg, world, &later)?;
-                    }
-                }
-            }
-            GRANT | UNLOCKED => {
-                let h = ep.locks.iter_mut().position(|h| {
-                    h.pid == from
-                        && h.slot == slot
-                        && if what == GRANT {
-                            !h.granted
-                        } else {
-                            h.unlocking
-                        }
-                });
+            // Records come in order from each origin: every transfer of
+            // its lock epoch is done here.
+            UNLOCK => reply(ctx, from, UNLOCKED, &[slot], &[])?,
+            UNLOCKED => {
+                let h = ep
+                    .locks
+                    .iter_mut()
+                    .find(|h| h.pid == from && h.slot == slot && h.unlocking);
                 match h {
-                    Some(i) if what == GRANT => ep.locks[i].granted = true,
-                    Some(i) => {
-                        ep.locks.remove(i);
-                    }
-                    None => return Err(invalid(from, "answers no lock request".into())),
+                    Some(h) => h.unlocking = false,
+                    None => return Err(invalid(from, "answers no unlock".into())),
                 }
             }
             PUT | ACC | GET => {
-                let locked = ep.tables.get(&slot).is_some_and(|t| t.holds(from));
                 let exposed = !locked
                     && ep.exposures.iter().any(|e| {
                         e.slot == slot
@@ -696,10 +606,11 @@ impl Process {
         awaited: Awaited,
         call: &'static str,
         loc: Loc,
-        done: impl Fn(&Epochs) -> bool,
+        mut done: impl FnMut(&Epochs) -> Result<bool, String>,
     ) -> Result<(), Error> {
+        let transport = |p: &Process, detail| p.fail(ErrorKind::Transport { detail }, call, loc);
         self.rma_flush(call, loc)?;
-        if done(&self.epochs) {
+        if done(&self.epochs).map_err(|d| transport(self, d))? {
             return Ok(());
         }
         let mut started = None;
@@ -708,7 +619,7 @@ impl Process {
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
-            if done(&self.epochs) {
+            if done(&self.epochs).map_err(|d| transport(self, d))? {
                 return Ok(());
             }
             // The status board: shared memory, or on `mpi` the board of
@@ -819,10 +730,27 @@ impl Process {
             loc,
             writes: self.check.is_some().then(Vec::new),
         });
+        // Exposed before any origin can know it (it starts on the count).
+        let line = self.rma_line(slot, call, loc)?;
         for q in origins {
-            self.rma_send(q, POST, &[slot], &[], call, loc)?;
+            let posted = self.epochs.lines[&line].post_to(q);
+            posted.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))?;
         }
         self.rma_flush(call, loc)
+    }
+
+    /// The control line of `slot` (its lock word and post counters:
+    /// `window/control.rs`), made on its first use here.
+    fn rma_line(&mut self, slot: u64, call: &'static str, loc: Loc) -> Result<u64, Error> {
+        let Some(line) = self.reg.line(slot) else {
+            let detail = format!("registration slot {slot} is not live");
+            return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        };
+        if !self.epochs.lines.contains_key(&line) {
+            let w = Window::control_line(self, line).map_err(|kind| self.fail(kind, call, loc))?;
+            self.epochs.lines.insert(line, w);
+        }
+        Ok(line)
     }
 
     /// `bsp_win_start`: opens an access epoch of the area at `addr` to
@@ -859,16 +787,19 @@ impl Process {
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
-        let posted = |ep: &Epochs| {
-            targets
-                .iter()
-                .all(|&t| ep.posts.get(&(t, slot)).is_some_and(|&n| n > 0))
+        let line = self.rma_line(slot, call, loc)?;
+        let posted = |ep: &Epochs| -> Result<bool, String> {
+            let w = &ep.lines[&line];
+            for &t in &targets {
+                if !w.posted(t)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
         };
         self.rma_progress(|_| targets.clone(), Awaited::Post, call, loc, posted)?;
         for &t in &targets {
-            if let Some(n) = self.epochs.posts.get_mut(&(t, slot)) {
-                *n -= 1;
-            }
+            self.epochs.lines[&line].start_on(t);
         }
         self.epochs.access.push(Access {
             slot,
@@ -897,9 +828,10 @@ impl Process {
         let access = self.epochs.access.swap_remove(i);
         let targets = &access.targets;
         let delivered = |ep: &Epochs| {
-            !ep.gets
+            Ok(!ep
+                .gets
                 .values()
-                .any(|g| g.slot == slot && targets.contains(&g.pid))
+                .any(|g| g.slot == slot && targets.contains(&g.pid)))
         };
         self.rma_progress(|_| targets.clone(), Awaited::Answer, call, loc, delivered)?;
         for &t in &access.targets {
@@ -939,7 +871,7 @@ impl Process {
                 .is_some_and(|e| e.done.iter().all(|&d| d))
         };
         if block {
-            self.rma_progress(origins, Awaited::Complete, call, loc, over)?;
+            self.rma_progress(origins, Awaited::Complete, call, loc, |ep| Ok(over(ep)))?;
         } else {
             self.rma_flush(call, loc)?;
             self.am_dispatch(call, loc)?;
@@ -1016,20 +948,23 @@ impl Process {
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
+        // The lock word of the area's control line, taken as a window's
+        // (the owner takes no part); records the owner applies carry the
+        // epoch's transfers. Served meanwhile: the holder may wait for
+        // this process's answer.
+        let line = self.rma_line(slot, call, loc)?;
+        let exclusive = kind == LockKind::Exclusive;
+        let taken = |ep: &Epochs| ep.lines[&line].try_take(pid, exclusive);
+        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, taken)?;
         self.epochs.locks.push(Held {
             pid,
             slot,
-            granted: false,
+            exclusive,
             unlocking: false,
             loc,
             acc: None,
         });
-        // The request travels with the epoch's first batch: the target
-        // serves the epoch's transfers once it granted the lock (records
-        // that come after a request waiting in its queue wait with it),
-        // so neither this call nor a put waits for the grant.
-        let exclusive = u64::from(kind == LockKind::Exclusive);
-        self.rma_send(pid, LOCK, &[slot, exclusive], &[], call, loc)
+        Ok(())
     }
 
     /// `bsp_unlock`: releases the lock of the area at `addr` on `pid`
@@ -1057,8 +992,24 @@ impl Process {
         };
         h.unlocking = true;
         self.rma_send(pid, UNLOCK, &[slot], &[], call, loc)?;
-        let released = |ep: &Epochs| !ep.locks.iter().any(|h| h.pid == pid && h.slot == slot);
-        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, released)
+        let done = |ep: &Epochs| {
+            Ok(ep
+                .locks
+                .iter()
+                .any(|h| h.pid == pid && h.slot == slot && !h.unlocking))
+        };
+        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, done)?;
+        // Every transfer of the epoch is done at `pid`: the next holder
+        // sees them.
+        let i = self
+            .epochs
+            .locks
+            .iter()
+            .position(|h| h.pid == pid && h.slot == slot);
+        let h = self.epochs.locks.swap_remove(i.unwrap_or_default());
+        let line = self.rma_line(slot, call, loc)?;
+        let released = self.epochs.lines[&line].give_back(pid, h.exclusive);
+        released.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))
     }
 
     /// Whether a transfer to `pid`'s `slot` belongs to an open epoch of
@@ -1094,6 +1045,21 @@ impl Process {
         }
     }
 
+    /// [`UNDER_LOCK`] if a transfer to `pid`'s `slot` belongs to a lock
+    /// epoch of this process, else 0 (an access epoch).
+    fn under_lock(&self, pid: usize, slot: u64) -> u64 {
+        let locked = self
+            .epochs
+            .locks
+            .iter()
+            .any(|h| h.pid == pid && h.slot == slot);
+        if locked {
+            UNDER_LOCK
+        } else {
+            0
+        }
+    }
+
     /// A put of an epoch: sent now, in pieces.
     ///
     /// # Safety
@@ -1112,10 +1078,11 @@ impl Process {
     ) -> Result<(), Error> {
         // SAFETY: the caller's contract.
         let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
+        let tagged = slot | self.under_lock(pid, slot);
         for (k, piece) in data.chunks(CHUNK).enumerate() {
             let at = (offset + k * CHUNK) as u64;
             let line = loc.map_or(0, |l| u64::from(l.line()));
-            let words = [slot, at, piece.len() as u64, line];
+            let words = [tagged, at, piece.len() as u64, line];
             self.rma_send(pid, PUT, &words, piece, call, loc)?;
         }
         Ok(())
@@ -1139,6 +1106,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        let flag = self.under_lock(pid, slot);
         let mut done = 0;
         while done < nbytes {
             let n = CHUNK.min(nbytes - done);
@@ -1154,7 +1122,7 @@ impl Process {
                     _keep: keep.clone(),
                 },
             );
-            let words = [slot, (offset + done) as u64, n as u64, id];
+            let words = [slot | flag, (offset + done) as u64, n as u64, id];
             self.rma_send(pid, GET, &words, &[], call, loc)?;
             done += n;
         }
@@ -1214,9 +1182,10 @@ impl Process {
         // SAFETY: the caller's contract.
         let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
         let piece = (CHUNK / ty.size()).max(1) * ty.size();
+        let tagged = slot | self.under_lock(pid, slot);
         for (k, part) in data.chunks(piece).enumerate() {
             let words = [
-                slot,
+                tagged,
                 (offset + k * piece) as u64,
                 part.len() as u64,
                 u64::from(desc) | line << 32,
@@ -1329,7 +1298,11 @@ impl Bsp {
         #[cfg(feature = "mpi")]
         if let Some(mpi) = world.rendezvous() {
             let now = (self.superstep_now() << 2) as u32;
-            return mpi.ensure_board(now).map_err(|detail| {
+            let nprocs = self.nprocs();
+            let made = mpi
+                .ensure_board(now)
+                .and_then(|()| mpi.ensure_control(nprocs));
+            return made.map_err(|detail| {
                 self.process()
                     .fail(ErrorKind::Transport { detail }, call, loc)
             });
@@ -1736,7 +1709,7 @@ impl<'a, T: Pod> Lock<'a, T> {
             Awaited::Answer,
             CALL,
             loc,
-            |ep| !ep.gets.values().any(|g| g.pid == pid && g.slot == slot),
+            |ep| Ok(!ep.gets.values().any(|g| g.pid == pid && g.slot == slot)),
         )?;
         Ok(out)
     }

@@ -149,6 +149,14 @@ pub(crate) struct Registry {
     /// The largest size ever in `areas`: no area starting before
     /// `addr - widest` reaches `addr`.
     widest: usize,
+    /// Each live slot's control line (its lock word and post counters in
+    /// one-sided use, `epoch.rs`): the lowest line free when it was
+    /// pushed. Every process applies the same pushes and pops in the same
+    /// order, so a slot has the same line everywhere, with no exchange.
+    lines: HashMap<u64, u64>,
+    /// Lines given back by pops, below `next_line`.
+    free_lines: std::collections::BTreeSet<u64>,
+    next_line: u64,
 }
 
 impl Registry {
@@ -164,7 +172,16 @@ impl Registry {
             last_own: Cell::new(None),
             areas: BTreeMap::new(),
             widest: 0,
+            lines: HashMap::new(),
+            free_lines: std::collections::BTreeSet::new(),
+            next_line: 0,
         }
+    }
+
+    /// Slot `seq`'s control line, if the slot is live: the same on every
+    /// process ([`lines`](Registry::lines)).
+    pub(crate) fn line(&self, seq: u64) -> Option<u64> {
+        self.lines.get(&seq).copied()
     }
 
     /// Whether any byte of `addr..addr + len` lies in one of our
@@ -297,6 +314,11 @@ impl Registry {
                     }
                     let seq = self.next_seq;
                     self.next_seq += 1;
+                    let line = self.free_lines.pop_first().unwrap_or_else(|| {
+                        self.next_line += 1;
+                        self.next_line - 1
+                    });
+                    self.lines.insert(seq, line);
                     let my_addr = entries[self.me].addr;
                     if my_addr != 0 {
                         self.mine.entry(my_addr).or_default().push(seq);
@@ -404,6 +426,9 @@ impl Registry {
 
     fn remove(&mut self, seq: u64) {
         let slot = self.slots.remove(&seq).expect("a resolved slot is live");
+        if let Some(line) = self.lines.remove(&seq) {
+            self.free_lines.insert(line);
+        }
         let my_addr = slot.entries[self.me].addr;
         if my_addr != 0 {
             if let Some(v) = self.mine.get_mut(&my_addr) {

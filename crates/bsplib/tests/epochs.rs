@@ -228,6 +228,72 @@ fn histogram_with_lock_accumulates_is_exact() {
 }
 
 #[test]
+fn areas_popped_and_pushed_in_one_sided_mode_reuse_control_lines_soundly() {
+    // Each round pops the area of the last round and pushes a new one: the
+    // new slot takes the control line (lock word, post counters) the old
+    // one gave back, while a long-lived area keeps its own. Every process
+    // increments a counter on process 0 under an exclusive lock (a lost
+    // update would show a broken exclusion) and runs a ring epoch on the
+    // new area (a stale post would let a start run ahead of its target's
+    // exposure: the owner refuses such a record).
+    const ROUNDS: u64 = 4;
+    for_each_engine(
+        |bsp| {
+            let (me, p) = (bsp.pid(), bsp.nprocs());
+            let (l, r) = ((me + p - 1) % p, (me + 1) % p);
+            let keep = Area::<u64>::new(bsp, 1);
+            bsp.push_reg(&keep)?;
+            bsp.rma_init()?;
+            let mut old: Option<Area<u64>> = None;
+            let mut seen = Vec::new();
+            for round in 0..ROUNDS {
+                let x = Area::<u64>::new(bsp, 2);
+                if let Some(o) = old.take() {
+                    bsp.pop_reg(&o)?;
+                }
+                bsp.push_reg(&x)?;
+                bsp.sync()?;
+                for area in [&keep, &x] {
+                    let mut g = bsp.lock(0, area, LockKind::Exclusive)?;
+                    let v = g.read(0, 1)?[0];
+                    g.put(0, &[v + 1])?;
+                    g.unlock()?;
+                }
+                let e = bsp.epoch(&x, &[l], &[r])?;
+                e.put(r, 1, &[round * 100 + me as u64])?;
+                e.wait()?;
+                seen.push(x.as_slice(bsp)[1]);
+                bsp.sync()?;
+                if me == 0 {
+                    seen.push(x.as_slice(bsp)[0]);
+                }
+                old = Some(x);
+            }
+            bsp.sync()?;
+            let total = keep.as_slice(bsp)[0];
+            bsp.rma_term()?;
+            Ok((total, seen))
+        },
+        |p, results| {
+            for (q, (total, seen)) in results.iter().enumerate() {
+                let l = (q + p - 1) % p;
+                let mut want = Vec::new();
+                for round in 0..ROUNDS {
+                    want.push(round * 100 + l as u64);
+                    if q == 0 {
+                        want.push(p as u64);
+                    }
+                }
+                assert_eq!(seen, &want, "p={p}: process {q}");
+                if q == 0 {
+                    assert_eq!(*total, ROUNDS * p as u64, "p={p}: the long-lived counter");
+                }
+            }
+        },
+    );
+}
+
+#[test]
 fn lock_guard_dropped_releases_and_gets_land_by_unlock() {
     scenario(|bsp| {
         let (me, p) = (bsp.pid(), bsp.nprocs());

@@ -277,6 +277,9 @@ pub(crate) struct Mpi {
     /// The status board of windows' waits, made by the run's first window
     /// (`win.rs`).
     board: OnceLock<win::BoardWin>,
+    /// The control lines of registered areas in one-sided use, made with
+    /// the board by `rma_init` / `am_init` (`win.rs`).
+    control: OnceLock<win::ControlWin>,
 }
 
 impl Drop for Mpi {
@@ -303,6 +306,7 @@ impl Mpi {
             check_set: AtomicBool::new(false),
             check_failed: AtomicBool::new(false),
             board: OnceLock::new(),
+            control: OnceLock::new(),
         }
     }
 

@@ -45,6 +45,12 @@ pub(crate) struct MpiWin {
     base: *mut u8,
     /// Bytes of every rank's header: data displacements start here.
     head: usize,
+    /// Where the header starts in every rank's memory: 0, or a control
+    /// line's displacement in the run's control window ([`ControlWin`]).
+    at: usize,
+    /// Whether this handle owns the MPI window (a control line does not:
+    /// [`ControlWin`] does).
+    owned: bool,
     /// The sources of the puts not yet complete locally: allocated once
     /// with [`STAGE`] bytes and never grown, so that the addresses MPI
     /// holds stay valid until a flush completes them.
@@ -174,8 +180,9 @@ impl MpiWin {
     /// 64-bit atomics wrongly (a segmentation fault, open-mpi/ompi#7967).
     fn fetch_add(&self, rank: usize, word: usize, v: u32) -> Result<u32, Failed> {
         // SAFETY: the window is live and in the lock-all epoch; `word` is
-        // within every rank's header (the caller's index).
-        unsafe { fetch_add(self.win, rank, word, v) }
+        // within every rank's header (the caller's index), which starts at
+        // `at` (a multiple of 64).
+        unsafe { fetch_add(self.win, rank, self.at / 4 + word, v) }
     }
 
     /// One attempt at `rank`'s lock word: true if taken (`exclusive`: the
@@ -192,7 +199,7 @@ impl MpiWin {
                         (&mut old as *mut u32).cast(),
                         ffi::RSMPI_UINT32_T,
                         rank as i32,
-                        0,
+                        self.at as ffi::MPI_Aint,
                         self.win,
                     ),
                     "MPI_Compare_and_swap",
@@ -405,8 +412,10 @@ impl Drop for MpiWin {
     /// epochs end here, a local call, so that `MPI_Finalize` does not
     /// find them open.
     fn drop(&mut self) {
-        // SAFETY: a live window in its lock-all epoch, ended once.
-        unsafe { ffi::MPI_Win_unlock_all(self.win) };
+        if self.owned {
+            // SAFETY: a live window in its lock-all epoch, ended once.
+            unsafe { ffi::MPI_Win_unlock_all(self.win) };
+        }
     }
 }
 
@@ -429,6 +438,8 @@ impl Mpi {
             // SAFETY: within the allocation of `head + bytes` bytes.
             base: unsafe { at.add(head) },
             head,
+            at: 0,
+            owned: true,
             staging: std::cell::RefCell::new(Vec::with_capacity(STAGE)),
             staged_to: std::cell::Cell::new(None),
             mixed: std::cell::Cell::new(false),
@@ -525,5 +536,73 @@ impl Mpi {
     /// Rank `q`'s status word, if the run has a board.
     pub(crate) fn peer_state(&self, q: usize) -> Option<u32> {
         self.board.get().and_then(|b| b.read(q).ok())
+    }
+}
+
+/// The run's control window: per rank, [`ControlWin::lines`] control
+/// lines of registered areas in one-sided use (`../../epoch.rs`), each a
+/// window's header (a lock word and post counters, no data). Made with the
+/// status board by `rma_init` and `am_init` (collective); lives as long as
+/// the run.
+pub(crate) struct ControlWin {
+    win: ffi::MPI_Win,
+    /// Lines per rank.
+    lines: usize,
+    /// Bytes per line.
+    line: usize,
+}
+
+// SAFETY: as for `BoardWin`: used only by the rank's one thread that makes
+// MPI calls; the handle is an opaque MPI object.
+unsafe impl Send for ControlWin {}
+// SAFETY: as above.
+unsafe impl Sync for ControlWin {}
+
+impl ControlWin {
+    /// Control line `line` of every rank, as a window of no data (`None`
+    /// past the last line).
+    pub(crate) fn line(&self, line: usize) -> Option<MpiWin> {
+        (line < self.lines).then(|| MpiWin {
+            win: self.win,
+            base: std::ptr::null_mut(),
+            head: self.line,
+            at: line * self.line,
+            owned: false,
+            staging: std::cell::RefCell::new(Vec::new()),
+            staged_to: std::cell::Cell::new(None),
+            mixed: std::cell::Cell::new(false),
+        })
+    }
+}
+
+impl Drop for ControlWin {
+    /// As for [`BoardWin`]: the lock-all epoch ends here; the memory is
+    /// MPI's until the program ends.
+    fn drop(&mut self) {
+        // SAFETY: a live window in its lock-all epoch, ended once.
+        unsafe { ffi::MPI_Win_unlock_all(self.win) };
+    }
+}
+
+impl Mpi {
+    /// Makes the run's control window if it has none (collective: every
+    /// rank makes it in the same `rma_init` or `am_init`): up to 1024
+    /// lines of `(4 · (1 + 2 · nprocs))` bytes rounded to 64, at most
+    /// 4 MiB per rank (at least 16 lines).
+    pub(crate) fn ensure_control(&self, nprocs: usize) -> Result<(), Failed> {
+        if self.control.get().is_some() {
+            return Ok(());
+        }
+        let line = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
+        let lines = ((4 << 20) / line).clamp(16, 1024);
+        let (win, _) = allocate(self.comm.as_raw(), lines * line)?;
+        self.comm.barrier();
+        let _ = self.control.set(ControlWin { win, lines, line });
+        Ok(())
+    }
+
+    /// The run's control window, if made.
+    pub(crate) fn control(&self) -> Option<&ControlWin> {
+        self.control.get()
     }
 }

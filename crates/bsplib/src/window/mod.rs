@@ -4,7 +4,9 @@
 //! `processes`, and in an MPI window through MPI's atomics on `mpi`).
 //! Every lock, view and epoch is counted in the process (`holds.rs`), so
 //! soundness does not rest on the guards' borrows. The design, and why it
-//! is sound, is in sections 9 and 10 of `ONE_SIDED.md` beside this file.
+//! is sound, is in sections 9 and 10 of `../ONE_SIDED.md`. The control
+//! lines of registered areas in one-sided use are windows with no data
+//! (`control.rs`).
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -21,6 +23,9 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::holds::Held;
 use crate::process::{Loc, Process};
 use crate::rma::{Element, Op};
+
+mod control;
+pub(crate) use control::reserve;
 
 /// The lock word's cache line at the head of a window's block; also the
 /// largest element alignment a window takes. The epochs' counters follow
@@ -302,7 +307,10 @@ impl<T: Pod> Window<T> {
         let head = header(nprocs);
         let n = (head + bytes).next_multiple_of(HEADER);
         let mine = match &arena {
-            Ok(a) => bsp.process().windows.alloc(a.per(), n),
+            Ok(a) => bsp
+                .process()
+                .windows
+                .alloc(a.per() - reserve(nprocs, a.per()), n),
             Err(_) => None,
         };
         if let (Ok(a), Some((off, used))) = (&arena, mine) {
@@ -1082,7 +1090,7 @@ impl<T: Pod> Window<T> {
         }
     }
 
-    /// Adds one to counter `which` of process `from` in `pid`'s block and
+    /// Adds one to counter `which` of this process in `pid`'s block and
     /// wakes `pid` if it sleeps on its bell.
     fn count(
         &self,
@@ -1092,7 +1100,12 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let _ = (p, call, loc);
+        self.count_raw(pid, which)
+            .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))
+    }
+
+    /// [`count`](Window::count), MPI's failure as its words.
+    fn count_raw(&self, pid: usize, which: usize) -> Result<(), String> {
         let from = self.owner.1;
         match &self.mem {
             Mem::Shared { .. } => {
@@ -1106,9 +1119,7 @@ impl<T: Pod> Window<T> {
                 Ok(())
             }
             #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => win
-                .count(pid, which, from, self.lens.len())
-                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc)),
+            Mem::Mpi(win) => win.count(pid, which, from, self.lens.len()),
         }
     }
 
@@ -1121,7 +1132,12 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Loc,
     ) -> Result<u64, Error> {
-        let _ = (p, call, loc);
+        self.read_count_raw(which, from)
+            .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))
+    }
+
+    /// [`read_count`](Window::read_count), MPI's failure as its words.
+    fn read_count_raw(&self, which: usize, from: usize) -> Result<u64, String> {
         match &self.mem {
             Mem::Shared { .. } => Ok(self
                 .counter(self.owner.1, which, from)
@@ -1131,9 +1147,7 @@ impl<T: Pod> Window<T> {
             // counter, so the high bits are theirs).
             #[cfg(feature = "mpi")]
             Mem::Mpi(win) => {
-                let low = win
-                    .counter(self.owner.1, which, from, self.lens.len())
-                    .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?;
+                let low = win.counter(self.owner.1, which, from, self.lens.len())?;
                 let seen = if which == 0 {
                     self.started.borrow()[from]
                 } else {
@@ -1716,13 +1730,9 @@ impl<T: Pod> Window<T> {
         let mut tries = 0u32;
         let mut since: Option<std::time::Instant> = None;
         loop {
-            let taken = match &self.mem {
-                Mem::Shared { .. } => lockword::try_lock(self.word(pid), exclusive),
-                #[cfg(feature = "mpi")]
-                Mem::Mpi(win) => win
-                    .try_lock(pid, exclusive)
-                    .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?,
-            };
+            let taken = self
+                .try_take(pid, exclusive)
+                .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?;
             if taken {
                 return Ok(());
             }
@@ -1745,23 +1755,37 @@ impl<T: Pod> Window<T> {
         }
     }
 
+    /// One attempt at `pid`'s lock: true if taken.
+    pub(crate) fn try_take(&self, pid: usize, exclusive: bool) -> Result<bool, String> {
+        match &self.mem {
+            Mem::Shared { .. } => Ok(lockword::try_lock(self.word(pid), exclusive)),
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => win.try_lock(pid, exclusive),
+        }
+    }
+
     /// Releases `pid`'s lock (on `mpi` once the puts under it are
     /// complete at `pid`). An MPI failure fails the run (`p.fail`): the
     /// release is made by drops too, which cannot return it.
     fn release(&self, p: &Process, pid: usize, exclusive: bool) {
-        let _ = p;
+        if let Err(detail) = self.give_back(pid, exclusive) {
+            p.fail(
+                ErrorKind::Transport { detail },
+                "a window lock's release",
+                None,
+            );
+        }
+    }
+
+    /// Releases `pid`'s lock, MPI's failure as its words.
+    pub(crate) fn give_back(&self, pid: usize, exclusive: bool) -> Result<(), String> {
         match &self.mem {
-            Mem::Shared { .. } => lockword::unlock(self.word(pid), exclusive),
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => {
-                if let Err(detail) = win.unlock(pid, exclusive) {
-                    p.fail(
-                        ErrorKind::Transport { detail },
-                        "a window lock's release",
-                        None,
-                    );
-                }
+            Mem::Shared { .. } => {
+                lockword::unlock(self.word(pid), exclusive);
+                Ok(())
             }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => win.unlock(pid, exclusive),
         }
     }
 }
