@@ -1637,6 +1637,20 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        self.am_pause_or_yield(mark, started, true, call, loc)
+    }
+
+    /// [`am_pause`](Process::am_pause), with a yield instead of the wait
+    /// for a record unless `sleep`: for a wait on a word of shared or MPI
+    /// memory (a lock word, a post counter) whose change rings no bell.
+    pub(crate) fn am_pause_or_yield(
+        &self,
+        mark: u64,
+        started: &mut Option<std::time::Instant>,
+        sleep: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
         let Some(ctx) = self.am.as_ref() else {
             return Ok(());
         };
@@ -1682,13 +1696,18 @@ impl Process {
         if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
             return Err(self.interrupted(Interrupt::Deadline, call, loc));
         }
-        if !ctx.backlogged() {
+        if sleep && !ctx.backlogged() {
             return self
                 .world
                 .am_wait(self.pid, mark)
                 .map_err(|why| self.interrupted(why, call, loc));
         }
         std::thread::yield_now();
+        // The wait for a record takes a failed process's stop message on
+        // `mpi`; without it, look for one here.
+        if !sleep && self.world.poll_stopped() {
+            return Err(self.stopped(call, loc));
+        }
         Ok(())
     }
 

@@ -501,6 +501,8 @@ enum Awaited {
     Post,
     Complete,
     Answer,
+    /// A lock word (held by any process; the owner watched).
+    Lock,
 }
 
 impl Process {
@@ -635,7 +637,7 @@ impl Process {
                     if state == State::Ended {
                         return Err(self.unmatched(q, awaited, "ended", call, loc));
                     }
-                    if awaited != Awaited::Answer
+                    if matches!(awaited, Awaited::Post | Awaited::Complete)
                         && state == State::Syncing
                         && step == self.superstep & ((1 << 30) - 1)
                     {
@@ -656,7 +658,14 @@ impl Process {
                     (None, _) => None,
                 };
             }
-            self.am_pause(mark, &mut started, call, loc)?;
+            // A lock word's release rings no bell; a post rings the
+            // origin's bell on shared memory, not on `mpi`.
+            let sleep = match awaited {
+                Awaited::Lock => false,
+                Awaited::Post => self.world.rendezvous().is_none(),
+                Awaited::Complete | Awaited::Answer => true,
+            };
+            self.am_pause_or_yield(mark, &mut started, sleep, call, loc)?;
         }
     }
 
@@ -675,7 +684,8 @@ impl Process {
             Awaited::Complete => {
                 "completing the access epoch this process's exposure epoch admits it to"
             }
-            Awaited::Answer => "answering this process's lock, unlock or get",
+            Awaited::Answer => "answering this process's unlock or get",
+            Awaited::Lock => "taking part in the lock epoch this process waits to open on it",
         };
         self.fail(
             ErrorKind::EpochUnmatched {
@@ -732,9 +742,14 @@ impl Process {
         });
         // Exposed before any origin can know it (it starts on the count).
         let line = self.rma_line(slot, call, loc)?;
+        let shared = self.world.rendezvous().is_none();
         for q in origins {
             let posted = self.epochs.lines[&line].post_to(q);
             posted.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))?;
+            if shared && q != self.pid {
+                // Wakes its start if it sleeps waiting for records.
+                self.world.notify(q, crate::engine::AM_BELL);
+            }
         }
         self.rma_flush(call, loc)
     }
@@ -955,7 +970,7 @@ impl Process {
         let line = self.rma_line(slot, call, loc)?;
         let exclusive = kind == LockKind::Exclusive;
         let taken = |ep: &Epochs| ep.lines[&line].try_take(pid, exclusive);
-        self.rma_progress(|_| vec![pid], Awaited::Answer, call, loc, taken)?;
+        self.rma_progress(|_| vec![pid], Awaited::Lock, call, loc, taken)?;
         self.epochs.locks.push(Held {
             pid,
             slot,
