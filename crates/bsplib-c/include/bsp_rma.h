@@ -74,7 +74,9 @@
 
 /**
  * `bsp_sync_hint` flag (`MPI_MODE_NOSTORE`): local code did not write
- * the registered areas since the last sync. Accepted, not used.
+ * the registered areas since the last sync (checking mode: compared
+ * with the bytes the last sync left, except areas the library wrote
+ * since).
  */
 #define BSP_MODE_NOSTORE 4
 

@@ -186,7 +186,9 @@ pub const BSP_MODE_NOPRECEDE: c_int = 1;
 /// the run, always.
 pub const BSP_MODE_NOSUCCEED: c_int = 2;
 /// `bsp_sync_hint` flag (`MPI_MODE_NOSTORE`): local code did not write
-/// the registered areas since the last sync. Accepted, not used.
+/// the registered areas since the last sync (checking mode: compared
+/// with the bytes the last sync left, except areas the library wrote
+/// since).
 pub const BSP_MODE_NOSTORE: c_int = 4;
 /// `bsp_sync_hint` flag (`MPI_MODE_NOPUT`): no process puts or
 /// accumulates into this process's memory in the superstep the sync ends.

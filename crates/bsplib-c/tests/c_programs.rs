@@ -391,6 +391,7 @@ const RMA: &[Prog] = &[
     err("err_sync_hint_unknown.c", "bsp_sync_hint", 0, 1, 1),
     checked(err("err_sync_hint_noprecede.c", "bsp_sync_hint", 0, 1, 1)),
     checked(err("err_sync_hint_noput.c", "bsp_sync_hint", 0, 1, 1)),
+    checked(err("err_sync_hint_nostore.c", "bsp_sync_hint", 0, 2, 1)),
     ok("epochs.c"),
     err("err_rma_sync_in_epoch.c", "bsp_sync", 0, 1, 1),
     err("err_rma_unlock_without_lock.c", "bsp_unlock", 0, 1, 1),

@@ -726,6 +726,9 @@ pub(crate) struct Context {
     /// Records of the one-sided epochs (`epoch.rs`) taken from the inbox,
     /// whole and in arrival order, for [`crate::epoch::serve`].
     pub(crate) rma_in: Vec<u8>,
+    /// Checking mode: a message's data landed in an area since the last
+    /// sync (the `NO_STORE` check cannot tell it from local stores).
+    pub(crate) landed: bool,
     /// The largest record the engine carries.
     largest: usize,
     /// The C side (`lapi.h`): handler table, counter registry; `None` for
@@ -773,6 +776,7 @@ impl Context {
             deferred: Vec::new(),
             buf: Vec::new(),
             rma_in: Vec::new(),
+            landed: false,
             largest: p.world.am_max_record(),
             c: None,
             superstep: p.superstep,
@@ -1177,6 +1181,7 @@ impl Context {
                             from,
                         ));
                     }
+                    self.landed |= matches!(pending.sink, Sink::Blocks { .. });
                     pending.sink.deliver(offset, &bytes[..n]);
                     pending.received += n;
                     if pending.received == pending.total {
@@ -1369,6 +1374,7 @@ impl Context {
             tgt,
         };
         if !chunked {
+            self.landed |= matches!(pending.sink, Sink::Blocks { .. });
             pending.sink.deliver(0, &rec[data_at..data_at + total]);
             pending.received = total;
         }

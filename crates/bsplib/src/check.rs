@@ -262,6 +262,14 @@ pub(crate) struct Checker {
     pub(crate) sync_hash: u64,
     /// The next sync is the library's own (a collective's inner sync).
     pub(crate) internal: bool,
+    /// This process's live areas as the last sync left them: `(seq,
+    /// address, size, hash)`, for the `NO_STORE` hint
+    /// ([`Process::check_no_store`]).
+    stored: Vec<(u64, usize, usize, u64)>,
+    /// The library wrote areas of this process after the last sync
+    /// (a collective's result): the `NO_STORE` check has nothing to
+    /// compare with.
+    pub(crate) unknown: bool,
 }
 
 impl Checker {
@@ -469,7 +477,72 @@ impl Process {
         if let Some(kind) = self.overlapping_puts() {
             return Err(self.check_failed(kind, ended, loc));
         }
+        self.check_snapshot();
         Ok(())
+    }
+
+    /// Hashes this process's live areas as the sync that just ended left
+    /// them (every write of the library into them for that superstep is
+    /// done), for a later `NO_STORE` hint.
+    fn check_snapshot(&mut self) {
+        let Some(c) = self.check.as_mut() else {
+            return;
+        };
+        c.stored.clear();
+        c.unknown = false;
+        for (seq, addr, size) in self.reg.mine() {
+            // SAFETY: a live registration of this process: `size` bytes at
+            // `addr` that the program keeps readable while registered (the
+            // contract of `bsp_push_reg`; a Rust `Area` held by the
+            // registration's keepalive); read inside a library call.
+            let hash = unsafe { hash_bytes(std::ptr::with_exposed_provenance(addr), size) };
+            c.stored.push((seq, addr, size, hash));
+        }
+        self.epochs.wrote.clear();
+        if let Some(ctx) = self.am.as_mut() {
+            ctx.landed = false;
+        }
+    }
+
+    /// Checking mode: the library writes this process's memory after a
+    /// sync (a collective's result): the next `NO_STORE` hint has nothing
+    /// to compare with.
+    #[inline]
+    pub(crate) fn check_library_wrote(&mut self) {
+        if let Some(c) = self.check.as_mut() {
+            c.unknown = true;
+        }
+    }
+
+    /// The `NO_STORE` hint (checking mode, before the hinted sync): the
+    /// first of this process's areas whose bytes changed since the last
+    /// sync although no record, message or collective of the library
+    /// wrote it (those areas are not compared: the check cannot tell
+    /// their writes from local stores), described.
+    pub(crate) fn check_no_store(&self) -> Option<String> {
+        let c = self.check.as_ref()?;
+        if c.unknown || self.am.as_ref().is_some_and(|ctx| ctx.landed) {
+            return None;
+        }
+        for &(seq, addr, size, hash) in &c.stored {
+            if self.epochs.wrote.contains(&seq)
+                || self
+                    .reg
+                    .mine()
+                    .all(|(s, a, n)| (s, a, n) != (seq, addr, size))
+            {
+                continue;
+            }
+            // SAFETY: still registered (checked just above), as in
+            // `check_snapshot`.
+            if unsafe { hash_bytes(std::ptr::with_exposed_provenance(addr), size) } != hash {
+                return Some(format!(
+                    "is false: local code wrote this process's registered area of registration \
+                     slot {seq} ({size} bytes) after the last sync"
+                ));
+            }
+        }
+        None
     }
 
     /// Fails the run with a finding of the sync that ended superstep

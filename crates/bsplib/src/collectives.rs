@@ -643,6 +643,7 @@ impl Bsp {
         }
         self.sync_at(loc)?;
         let p = &mut *self.process();
+        p.check_library_wrote();
         read(p)
     }
 
@@ -865,6 +866,7 @@ impl Bsp {
         };
         self.sync_at(loc)?;
         let p = &mut *self.process();
+        p.check_library_wrote();
         if root.is_none_or(|r| r == p.pid) {
             for q in (0..p.nprocs).filter(|&q| q != p.pid) {
                 let (a, b) = (bounds(q), bounds(q + 1));

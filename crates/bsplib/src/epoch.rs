@@ -165,6 +165,10 @@ pub(crate) struct Epochs {
     outbox: Vec<Vec<u8>>,
     /// The targets whose outbox holds records, in first-use order.
     dirty: Vec<usize>,
+    /// Checking mode: the slots of this process that records wrote since
+    /// the last sync (the `NO_STORE` check cannot tell their bytes from
+    /// local stores).
+    pub(crate) wrote: Vec<u64>,
 }
 
 impl Epochs {
@@ -349,6 +353,7 @@ fn serve_all(
                         }
                         let dst = own_range(reg, "put", from, slot, offset, n)
                             .map_err(Dispatch::Target)?;
+                        note_wrote(ep, slot);
                         // SAFETY: `dst` is `n` bytes this process registered,
                         // checked against its own table; this process is in
                         // a progress point (a `&mut Bsp` call), so no view
@@ -360,6 +365,7 @@ fn serve_all(
                         rec.get(48..).and_then(|r| r.get(..n)).ok_or_else(short)?;
                         let (ty, op) = check_acc(from, d, n)?;
                         if locked {
+                            note_wrote(ep, slot);
                             apply_acc(reg, from, slot, offset, n, ty, op, &rec[48..48 + n])?;
                         } else if let Some(e) = ep.exposures.iter_mut().find(|e| e.slot == slot) {
                             let desc = d as u16;
@@ -421,6 +427,14 @@ fn serve_all(
         }
     }
     Ok(())
+}
+
+/// Notes that records wrote into `slot` (once: at most one entry per
+/// slot until the checking mode's next snapshot clears them).
+fn note_wrote(ep: &mut Epochs, slot: u64) {
+    if !ep.wrote.contains(&slot) {
+        ep.wrote.push(slot);
+    }
 }
 
 /// Checking mode: notes bytes written into `slot` in its exposure epoch.
@@ -796,7 +810,8 @@ impl Process {
             .find(|h| h.slot == slot && targets.contains(&h.pid))
         {
             let detail = format!(
-                "a start on registration slot {slot} to process {}, whose lock of it taken{} is                  held (unlock it first: access epochs to one process are disjoint)",
+                "a start on registration slot {slot} to process {}, whose lock of it taken{} is \
+                 held (unlock it first: access epochs to one process are disjoint)",
                 h.pid,
                 h.loc.map_or(String::new(), |l| format!(" at {l}"))
             );
@@ -902,6 +917,9 @@ impl Process {
             }
         }
         e.accs.sort_by_key(|(from, _)| *from);
+        if !e.accs.is_empty() {
+            note_wrote(&mut self.epochs, slot);
+        }
         for (from, rec) in &e.accs {
             let w = |i: usize| {
                 u64::from_ne_bytes(rec[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
@@ -958,7 +976,8 @@ impl Process {
             .find(|a| a.slot == slot && a.targets.contains(&pid))
         {
             let detail = format!(
-                "a lock of registration slot {slot} on process {pid} inside the access epoch                  to it started{} (complete it first: access epochs to one process are disjoint)",
+                "a lock of registration slot {slot} on process {pid} inside the access epoch \
+                 to it started{} (complete it first: access epochs to one process are disjoint)",
                 a.loc.map_or(String::new(), |l| format!(" at {l}"))
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));

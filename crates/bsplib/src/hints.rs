@@ -90,8 +90,11 @@ impl Hints {
     /// the call, always).
     pub const NO_SUCCEED: Hints = Hints(2);
     /// `MPI_MODE_NOSTORE`: local code did not write this process's
-    /// registered areas since the last sync. Accepted and not used (no
-    /// engine has an MPI window to synchronise).
+    /// registered areas since the last sync. Nothing for the library to
+    /// skip (no engine keeps a copy of an area to synchronise); checked in
+    /// the checking mode, which compares each area's bytes with the last
+    /// sync's (areas the library itself wrote since, by one-sided records,
+    /// active messages or a collective, are not compared).
     pub const NO_STORE: Hints = Hints(4);
     /// `MPI_MODE_NOPUT`: no process (this one included) puts or
     /// accumulates into this process's memory in the superstep this sync
@@ -249,6 +252,22 @@ impl Process {
 
     /// A sync with `hints` (see [`Hints`]).
     pub(crate) fn sync_hinted(&mut self, hints: Hints, loc: Loc) -> Result<(), Error> {
+        if self.hint.check && hints.contains(Hints::NO_STORE) {
+            if let Some(detail) = self.check_no_store() {
+                self.check_running(CALL, loc)?;
+                let err = self.fail(
+                    ErrorKind::HintViolated {
+                        hint: "NO_STORE",
+                        detail,
+                    },
+                    CALL,
+                    loc,
+                );
+                self.poisoned = true;
+                self.inbox.clear();
+                return Err(err);
+            }
+        }
         if self.hint.check && hints.contains(Hints::NO_PRECEDE) {
             if let Some((call, at)) = self.hint.first {
                 self.check_running(CALL, loc)?;

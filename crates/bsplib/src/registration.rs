@@ -178,6 +178,14 @@ impl Registry {
         }
     }
 
+    /// This process's live non-empty areas: `(seq, address, size)`.
+    pub(crate) fn mine(&self) -> impl Iterator<Item = (u64, usize, usize)> + '_ {
+        self.slots.values().filter_map(|s| {
+            let e = &s.entries[self.me];
+            (e.addr != 0 && e.size > 0).then_some((s.seq, e.addr, e.size))
+        })
+    }
+
     /// Slot `seq`'s control line, if the slot is live: the same on every
     /// process ([`lines`](Registry::lines)).
     pub(crate) fn line(&self, seq: u64) -> Option<u64> {

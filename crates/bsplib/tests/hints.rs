@@ -308,6 +308,46 @@ fn a_false_no_put_is_found_in_the_checking_mode_naming_the_origin() {
 }
 
 #[test]
+fn a_false_no_store_is_found_in_the_checking_mode_naming_the_area() {
+    // Remote puts and a one-sided lock epoch's put into an area are not
+    // local stores: the first hinted sync is true. Then process 0 stores
+    // into its second area with its own code, and says it did not.
+    expect_error(
+        1,
+        true,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 2);
+            let mut y = Area::<u32>::new(bsp, 2);
+            bsp.push_reg(&x)?;
+            bsp.push_reg(&y)?;
+            bsp.rma_init()?;
+            let last = bsp.nprocs() - 1;
+            if bsp.pid() == last {
+                bsp.put(0, &[7], &x, 1)?;
+                let l = bsp.lock(0, &y, bsplib::LockKind::Exclusive)?;
+                l.put(0, &[3])?;
+                l.unlock()?;
+            }
+            bsp.sync_with(Hints::NO_STORE)?;
+            let (a, b) = (x.to_vec(bsp), y.to_vec(bsp));
+            assert!(bsp.pid() != 0 || (a[1] == 7 && b[0] == 3), "{a:?} {b:?}");
+            if bsp.pid() == 0 {
+                y.as_mut_slice(bsp)[1] = 5;
+            }
+            bsp.sync_with(Hints::NO_STORE) // HERE store-sync
+        },
+        violated(
+            "NO_STORE",
+            "bsp_sync_hint",
+            first,
+            2,
+            "store-sync",
+            &["registration slot 1", "8 bytes"],
+        ),
+    );
+}
+
+#[test]
 fn false_hints_outside_the_checking_mode_give_the_results_of_plain_syncs() {
     // "Undefined" by the interface; today the library skips nothing a
     // hint says, so the put lands (the scenario checks it on process 0).
