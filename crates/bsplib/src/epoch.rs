@@ -1335,7 +1335,7 @@ impl Bsp {
             let nprocs = self.nprocs();
             let made = mpi
                 .ensure_board(now)
-                .and_then(|()| mpi.ensure_control(nprocs));
+                .and_then(|()| mpi.ensure_control(nprocs, crate::window::header(nprocs)));
             return made.map_err(|detail| {
                 self.process()
                     .fail(ErrorKind::Transport { detail }, call, loc)

@@ -67,6 +67,18 @@ impl Window<u8> {
                          control window)"
                     .into(),
             })?;
+            if ctl.in_node() {
+                let heads = ctl
+                    .node_line(line as usize)
+                    .ok_or(ErrorKind::OutOfMemory { bytes })?;
+                let mem = Mem::Shared {
+                    heads,
+                    offset: 0,
+                    bytes: 0,
+                    node: None,
+                };
+                return Ok(Self::over(p, world, mem, header(nprocs)));
+            }
             let win = ctl
                 .line(line as usize)
                 .ok_or(ErrorKind::OutOfMemory { bytes })?;
@@ -87,6 +99,8 @@ impl Window<u8> {
             heads,
             offset: at,
             bytes: header(nprocs),
+            #[cfg(feature = "mpi")]
+            node: None,
         };
         let head = header(nprocs);
         Ok(Self::over(p, world.clone(), mem, head))

@@ -35,7 +35,7 @@ const HEADER: usize = 64;
 /// Bytes before a window's data in its block, for `nprocs` processes: the
 /// lock word's line, then `posts[q]` (posts of process `q` to this one)
 /// and `dones[q]` (completions of process `q` here), rounded to a line.
-fn header(nprocs: usize) -> usize {
+pub(crate) fn header(nprocs: usize) -> usize {
     HEADER + (16 * nprocs).next_multiple_of(HEADER)
 }
 
@@ -103,6 +103,10 @@ enum Mem {
         heads: Vec<usize>,
         offset: usize,
         bytes: usize,
+        /// `mpi` with every rank on one node: the MPI-3 shared window
+        /// that holds the blocks (else the run's window memory does).
+        #[cfg(feature = "mpi")]
+        node: Option<crate::engine::mpi::win::NodeWin>,
     },
     #[cfg(feature = "mpi")]
     Mpi(crate::engine::mpi::win::MpiWin),
@@ -285,6 +289,39 @@ impl<T: Pod> Window<T> {
                 bsp.process()
                     .fail(ErrorKind::Transport { detail }, call, loc)
             })?;
+            // Every rank on one node: the shared-memory protocol, in an
+            // MPI-3 shared window.
+            let head = header(all.len());
+            let node = mpi
+                .node_allocate((head + bytes).next_multiple_of(HEADER))
+                .map_err(|detail| {
+                    bsp.process()
+                        .fail(ErrorKind::Transport { detail }, call, loc)
+                })?;
+            if let Some(node) = node {
+                let nprocs = all.len();
+                return Ok(Window {
+                    owner: bsp.owner(),
+                    id: bsp.process().holds.new_window(),
+                    world,
+                    mem: Mem::Shared {
+                        heads: node.heads().to_vec(),
+                        offset: 0,
+                        bytes: 0,
+                        node: Some(node),
+                    },
+                    lens,
+                    header: head,
+                    spins: if nprocs <= crate::collectives::cores() {
+                        64
+                    } else {
+                        0
+                    },
+                    started: std::cell::RefCell::new(vec![0; nprocs]),
+                    waited: std::cell::RefCell::new(vec![0; nprocs]),
+                    _t: PhantomData,
+                });
+            }
             let win = mpi.win_allocate(bytes, all.len()).map_err(|detail| {
                 bsp.process()
                     .fail(ErrorKind::Transport { detail }, call, loc)
@@ -366,6 +403,8 @@ impl<T: Pod> Window<T> {
                 heads,
                 offset,
                 bytes: n,
+                #[cfg(feature = "mpi")]
+                node: None,
             },
             lens,
             header: head,
@@ -442,6 +481,14 @@ impl<T: Pod> Window<T> {
         }
         bsp.gather_to_as(None, &[0u64], kind, 0, loc)?;
         match self.mem {
+            #[cfg(feature = "mpi")]
+            Mem::Shared { node: Some(w), .. } => {
+                if let Err(detail) = w.free() {
+                    return Err(bsp
+                        .process()
+                        .fail(ErrorKind::Transport { detail }, call, loc));
+                }
+            }
             Mem::Shared { offset, bytes, .. } => {
                 let me = self.owner.1;
                 if let Ok(a) = self.world.window_arena() {

@@ -280,6 +280,9 @@ pub(crate) struct Mpi {
     /// The control lines of registered areas in one-sided use, made with
     /// the board by `rma_init` / `am_init` (`win.rs`).
     control: OnceLock<win::ControlWin>,
+    /// Whether windows live in node shared memory (`win.rs`), decided by
+    /// the run's first window or `rma_init`.
+    node: OnceLock<bool>,
 }
 
 impl Drop for Mpi {
@@ -307,6 +310,7 @@ impl Mpi {
             check_failed: AtomicBool::new(false),
             board: OnceLock::new(),
             control: OnceLock::new(),
+            node: OnceLock::new(),
         }
     }
 

@@ -539,17 +539,23 @@ impl Mpi {
     }
 }
 
-/// The run's control window: per rank, [`ControlWin::lines`] control
-/// lines of registered areas in one-sided use (`../../epoch.rs`), each a
-/// window's header (a lock word and post counters, no data). Made with the
-/// status board by `rma_init` and `am_init` (collective); lives as long as
-/// the run.
+/// The run's control window: per rank, `lines` control lines of
+/// registered areas in one-sided use (`../../epoch.rs`), each a window's
+/// header (a lock word and post counters, no data), in MPI memory reached
+/// by MPI's atomics or, when windows live in node shared memory, in that.
+/// Made with the status board by `rma_init` (collective); lives as long
+/// as the run.
 pub(crate) struct ControlWin {
-    win: ffi::MPI_Win,
+    mem: ControlMem,
     /// Lines per rank.
     lines: usize,
     /// Bytes per line.
     line: usize,
+}
+
+enum ControlMem {
+    Mpi(ffi::MPI_Win),
+    Node(NodeWin),
 }
 
 // SAFETY: as for `BoardWin`: used only by the rank's one thread that makes
@@ -559,11 +565,14 @@ unsafe impl Send for ControlWin {}
 unsafe impl Sync for ControlWin {}
 
 impl ControlWin {
-    /// Control line `line` of every rank, as a window of no data (`None`
-    /// past the last line).
+    /// Control line `line` of every rank, as a window of no data reached
+    /// through MPI (`None` past the last line, or in node shared memory).
     pub(crate) fn line(&self, line: usize) -> Option<MpiWin> {
+        let ControlMem::Mpi(win) = self.mem else {
+            return None;
+        };
         (line < self.lines).then(|| MpiWin {
-            win: self.win,
+            win,
             base: std::ptr::null_mut(),
             head: self.line,
             at: line * self.line,
@@ -573,36 +582,211 @@ impl ControlWin {
             mixed: std::cell::Cell::new(false),
         })
     }
+
+    /// In node shared memory: control line `line` of every rank, at this
+    /// rank's addresses (`None` past the last line, or in MPI memory).
+    pub(crate) fn node_line(&self, line: usize) -> Option<Vec<usize>> {
+        let ControlMem::Node(w) = &self.mem else {
+            return None;
+        };
+        (line < self.lines).then(|| w.heads().iter().map(|h| h + line * self.line).collect())
+    }
+
+    /// Whether the lines are in node shared memory.
+    pub(crate) fn in_node(&self) -> bool {
+        matches!(self.mem, ControlMem::Node(_))
+    }
 }
 
 impl Drop for ControlWin {
     /// As for [`BoardWin`]: the lock-all epoch ends here; the memory is
     /// MPI's until the program ends.
     fn drop(&mut self) {
-        // SAFETY: a live window in its lock-all epoch, ended once.
-        unsafe { ffi::MPI_Win_unlock_all(self.win) };
+        if let ControlMem::Mpi(win) = self.mem {
+            // SAFETY: a live window in its lock-all epoch, ended once.
+            unsafe { ffi::MPI_Win_unlock_all(win) };
+        }
     }
 }
 
 impl Mpi {
     /// Makes the run's control window if it has none (collective: every
-    /// rank makes it in the same `rma_init` or `am_init`): up to 1024
-    /// lines of `(4 · (1 + 2 · nprocs))` bytes rounded to 64, at most
-    /// 4 MiB per rank (at least 16 lines).
-    pub(crate) fn ensure_control(&self, nprocs: usize) -> Result<(), Failed> {
+    /// rank makes it in the same `rma_init`): up to 1024 lines, at most
+    /// 4 MiB per rank (at least 16 lines), of `node_line` bytes each in
+    /// node shared memory ([`node_allocate`](Mpi::node_allocate)), else of
+    /// `(4 · (1 + 2 · nprocs))` bytes rounded to 64 in MPI memory.
+    pub(crate) fn ensure_control(&self, nprocs: usize, node_line: usize) -> Result<(), Failed> {
         if self.control.get().is_some() {
             return Ok(());
         }
-        let line = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
-        let lines = ((4 << 20) / line).clamp(16, 1024);
-        let (win, _) = allocate(self.comm.as_raw(), lines * line)?;
-        self.comm.barrier();
-        let _ = self.control.set(ControlWin { win, lines, line });
+        let mpi_line = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
+        let lines_of = |line: usize| ((4 << 20) / line).clamp(16, 1024);
+        let ctl = if self.node_shared()? {
+            let lines = lines_of(node_line);
+            let w = self.node_allocate(lines * node_line)?;
+            let w = w.ok_or("node shared memory went away")?;
+            ControlWin {
+                mem: ControlMem::Node(w),
+                lines,
+                line: node_line,
+            }
+        } else {
+            let lines = lines_of(mpi_line);
+            let (win, _) = allocate(self.comm.as_raw(), lines * mpi_line)?;
+            self.comm.barrier();
+            ControlWin {
+                mem: ControlMem::Mpi(win),
+                lines,
+                line: mpi_line,
+            }
+        };
+        let _ = self.control.set(ctl);
         Ok(())
     }
 
     /// The run's control window, if made.
     pub(crate) fn control(&self) -> Option<&ControlWin> {
         self.control.get()
+    }
+}
+
+/// A window in the node's shared memory (MPI-3 `MPI_Win_allocate_shared`),
+/// when every rank of the run is on one node: the shared-memory protocol
+/// of the other engines then runs on it unchanged (the lock words and
+/// counters are CPU atomics, a transfer is a copy, a wait sleeps on a
+/// futex bell), instead of MPI's one-sided operations.
+pub(crate) struct NodeWin {
+    win: ffi::MPI_Win,
+    /// Every rank's memory, at this rank's addresses.
+    heads: Vec<usize>,
+}
+
+// SAFETY: as for `BoardWin`: used only by the rank's one thread that makes
+// MPI calls; the handle is an opaque MPI object, the memory is the run's.
+unsafe impl Send for NodeWin {}
+// SAFETY: as above.
+unsafe impl Sync for NodeWin {}
+
+impl NodeWin {
+    /// The first byte of every rank's memory, at this rank's addresses.
+    pub(crate) fn heads(&self) -> &[usize] {
+        &self.heads
+    }
+
+    /// Frees the window: collective over the run's communicator.
+    pub(crate) fn free(self) -> Result<(), Failed> {
+        let mut win = self.win;
+        // SAFETY: a live window, freed once, by every rank (the caller's
+        // collective checked it).
+        ok(unsafe { ffi::MPI_Win_free(&mut win) }, "MPI_Win_free")
+    }
+}
+
+impl Mpi {
+    /// Whether windows live in node shared memory: every rank is on one
+    /// node (`MPI_Comm_split_type` with `MPI_COMM_TYPE_SHARED`) and no
+    /// rank set `BSPLIB_MPI_SHARED_WINDOWS=0`. Decided once, by every
+    /// rank together (collective: the run's first window or `rma_init`),
+    /// so that all make the same kind of window.
+    fn node_shared(&self) -> Result<bool, Failed> {
+        if let Some(&b) = self.node.get() {
+            return Ok(b);
+        }
+        let mut node = std::mem::MaybeUninit::<ffi::MPI_Comm>::uninit();
+        // SAFETY: MPI is initialised; the communicator and the null info
+        // are valid; `node` is an out-parameter, freed below.
+        let one_node = unsafe {
+            ok(
+                ffi::MPI_Comm_split_type(
+                    self.comm.as_raw(),
+                    ffi::RSMPI_COMM_TYPE_SHARED,
+                    0,
+                    ffi::RSMPI_INFO_NULL,
+                    node.as_mut_ptr(),
+                ),
+                "MPI_Comm_split_type",
+            )?;
+            let mut node = node.assume_init();
+            let mut size = 0;
+            ok(ffi::MPI_Comm_size(node, &mut size), "MPI_Comm_size")?;
+            ok(ffi::MPI_Comm_free(&mut node), "MPI_Comm_free")?;
+            size as usize == self.nprocs
+        };
+        let wanted = std::env::var("BSPLIB_MPI_SHARED_WINDOWS").map_or(true, |v| v != "0");
+        let mine = i32::from(one_node && wanted);
+        let mut all = 0i32;
+        // SAFETY: one int in, one out, over the run's communicator, which
+        // every rank reaches here (the caller's collective).
+        unsafe {
+            ok(
+                ffi::MPI_Allreduce(
+                    (&mine as *const i32).cast(),
+                    (&mut all as *mut i32).cast(),
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    ffi::RSMPI_MIN,
+                    self.comm.as_raw(),
+                ),
+                "MPI_Allreduce",
+            )?;
+        }
+        let _ = self.node.set(all == 1);
+        Ok(all == 1)
+    }
+
+    /// A window of `bytes` (a multiple of 64) on this rank in node shared
+    /// memory, zeroed, if windows live there ([`node_shared`](Mpi::node_shared));
+    /// `None` otherwise. Collective.
+    pub(crate) fn node_allocate(&self, bytes: usize) -> Result<Option<NodeWin>, Failed> {
+        if !self.node_shared()? {
+            return Ok(None);
+        }
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<ffi::MPI_Win>::uninit();
+        // SAFETY: MPI is initialised; the out-parameters are live; every
+        // rank calls this (collective); the memory written is this rank's
+        // own segment.
+        let win = unsafe {
+            ok(
+                ffi::MPI_Win_allocate_shared(
+                    bytes.max(64) as ffi::MPI_Aint,
+                    1,
+                    ffi::RSMPI_INFO_NULL,
+                    self.comm.as_raw(),
+                    (&mut base as *mut *mut u8).cast(),
+                    win.as_mut_ptr(),
+                ),
+                "MPI_Win_allocate_shared",
+            )?;
+            let win = win.assume_init();
+            ok(
+                ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+                "MPI_Win_set_errhandler",
+            )?;
+            std::ptr::write_bytes(base, 0, bytes.max(64));
+            win
+        };
+        let mut heads = Vec::with_capacity(self.nprocs);
+        for q in 0..self.nprocs {
+            let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
+            let mut at: *mut u8 = std::ptr::null_mut();
+            // SAFETY: a live shared window; out-parameters.
+            ok(
+                unsafe {
+                    ffi::MPI_Win_shared_query(
+                        win,
+                        q as i32,
+                        &mut size,
+                        &mut unit,
+                        (&mut at as *mut *mut u8).cast(),
+                    )
+                },
+                "MPI_Win_shared_query",
+            )?;
+            heads.push(at.expose_provenance());
+        }
+        // Every rank's memory is zeroed before anyone uses it.
+        self.comm.barrier();
+        Ok(Some(NodeWin { win, heads }))
     }
 }
