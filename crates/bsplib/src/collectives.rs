@@ -72,7 +72,7 @@ pub(crate) const NAMES: [&str; 45] = [
     "bsp_maxR_prefix",
     "bsp_maxD",
     "bsp_maxD_prefix",
-    // `window.rs`: KIND_NEW, KIND_FREE, KIND_NEW_C, KIND_FREE_C.
+    // `window/mod.rs`: KIND_NEW, KIND_FREE, KIND_NEW_C, KIND_FREE_C.
     "Window::new",
     "Window::free",
     "bsp_window_create",

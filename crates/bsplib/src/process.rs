@@ -145,7 +145,7 @@ pub(crate) struct Process {
     /// descriptor; and the OR of the flags of the last sync's barrier A.
     pub(crate) coll: Option<(&'static str, [u64; 4])>,
     /// What is free in this process's region of window memory
-    /// (`window.rs`).
+    /// (`window/mod.rs`).
     pub(crate) windows: crate::window::Regions,
     /// The window locks, views and epochs this process holds, whether a
     /// guard or the C interface opened them (`holds.rs`): a sync with

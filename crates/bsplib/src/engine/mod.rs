@@ -311,7 +311,7 @@ pub(crate) struct World {
     /// The progress view (`progress.rs`): `Some(force)` when on.
     progress: std::sync::OnceLock<bool>,
     /// `serial`, `threads`: the memory of the run's windows, made on the
-    /// first window (`window.rs`).
+    /// first window (`window/mod.rs`).
     windows: std::sync::OnceLock<Result<window::Arena, String>>,
 }
 
@@ -623,7 +623,7 @@ impl World {
     }
 
     /// The memory of the run's windows, on the engines whose processes
-    /// share memory (`window.rs`); `mpi` allocates its windows itself.
+    /// share memory (`window/mod.rs`); `mpi` allocates its windows itself.
     pub(crate) fn window_arena(&self) -> Result<&window::Arena, String> {
         match &self.sync {
             Sync::Processes(s) => s.windows(),

@@ -1,4 +1,4 @@
-//! Windows (`../../window.rs`) on `mpi`: the same protocol as on shared
+//! Windows (`../../window/mod.rs`) on `mpi`: the same protocol as on shared
 //! memory (`../../ONE_SIDED.md`, section 10), with MPI's one-sided
 //! operations as the memory:
 //!
@@ -165,7 +165,7 @@ fn allocate(comm: ffi::MPI_Comm, bytes: usize) -> Result<(ffi::MPI_Win, *mut u8)
 }
 
 /// The lock word's writer bit; the bits below count the readers (as on
-/// shared memory, `../../window.rs`, in a 32-bit word).
+/// shared memory, `../../window/mod.rs`, in a 32-bit word).
 const WRITER: u32 = 1 << 31;
 
 impl MpiWin {

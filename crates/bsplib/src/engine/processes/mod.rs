@@ -262,7 +262,7 @@ pub(crate) struct Shared {
     /// the fork without reserving memory: pages are touched only where
     /// messages are written.
     am: Mapping,
-    /// The memory of the run's windows (`../window.rs`), mapped before the
+    /// The memory of the run's windows (`../window/mod.rs`), mapped before the
     /// fork without reserving memory; an error (kept for the first window
     /// to report) if it could not be mapped.
     windows: Result<super::window::Arena, String>,
