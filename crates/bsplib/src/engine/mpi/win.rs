@@ -771,18 +771,16 @@ impl Mpi {
             let (mut size, mut unit) = (0 as ffi::MPI_Aint, 0i32);
             let mut at: *mut u8 = std::ptr::null_mut();
             // SAFETY: a live shared window; out-parameters.
-            ok(
-                unsafe {
-                    ffi::MPI_Win_shared_query(
-                        win,
-                        q as i32,
-                        &mut size,
-                        &mut unit,
-                        (&mut at as *mut *mut u8).cast(),
-                    )
-                },
-                "MPI_Win_shared_query",
-            )?;
+            let rc = unsafe {
+                ffi::MPI_Win_shared_query(
+                    win,
+                    q as i32,
+                    &mut size,
+                    &mut unit,
+                    (&mut at as *mut *mut u8).cast(),
+                )
+            };
+            ok(rc, "MPI_Win_shared_query")?;
             heads.push(at.expose_provenance());
         }
         // Every rank's memory is zeroed before anyone uses it.
