@@ -990,7 +990,8 @@ fn window_wait(
         if block {
             no_lock_held(bsp, call, loc)?;
         }
-        let done = win.win.wait_raw(bsp, block, call, loc)?;
+        // SAFETY: C holds no view of a Rust `Area`.
+        let done = unsafe { win.win.wait_raw(bsp, block, call, loc)? };
         if done {
             win.origins = None;
         }

@@ -44,6 +44,7 @@ use crate::bsp::{pid_arg, Bsp};
 use crate::engine::board::State;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::holds::{area_key, Held as Counted};
 use crate::process::{Keepalive, Loc, Process};
 use crate::registration::Registry;
 use crate::rma::{ElemType, Element, Op};
@@ -177,35 +178,6 @@ impl Epochs {
     #[inline]
     pub(crate) fn routing(&self) -> bool {
         !self.access.is_empty() || !self.locks.is_empty()
-    }
-
-    /// The first open epoch, described, if any.
-    fn open(&self) -> Option<String> {
-        let at = |l: Loc| l.map_or(String::new(), |l| format!(" (at {l})"));
-        if let Some(a) = self.access.first() {
-            return Some(format!(
-                "the access epoch of registration slot {} to processes {:?}, started{}",
-                a.slot,
-                a.targets,
-                at(a.loc)
-            ));
-        }
-        if let Some(e) = self.exposures.first() {
-            return Some(format!(
-                "the exposure epoch of registration slot {} to processes {:?}, posted{}",
-                e.slot,
-                e.origins,
-                at(e.loc)
-            ));
-        }
-        self.locks.first().map(|h| {
-            format!(
-                "the lock of registration slot {} on process {}, taken{}",
-                h.slot,
-                h.pid,
-                at(h.loc)
-            )
-        })
     }
 }
 
@@ -712,17 +684,7 @@ impl Process {
 
     /// A sync (or a collective) must find no epoch open.
     pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        self.held_refuses(self.holds.check_none(), call, loc)?;
-        match self.epochs.open() {
-            None => Ok(()),
-            Some(detail) => Err(self.fail(
-                ErrorKind::EpochOpen {
-                    detail: format!("{detail}; close it (complete, wait, unlock) before the sync"),
-                },
-                call,
-                loc,
-            )),
-        }
+        self.held_refuses(self.holds.check_none(), call, loc)
     }
 
     /// `bsp_win_post`: exposes the area registered at `addr` to `origins`.
@@ -754,6 +716,11 @@ impl Process {
             loc,
             writes: self.check.is_some().then(Vec::new),
         });
+        let counted = Counted::Exposure {
+            win: area_key(slot),
+            origins: origins.clone(),
+        };
+        self.holds.open(counted, call, loc);
         // Exposed before any origin can know it (it starts on the count).
         let line = self.rma_line(slot, call, loc)?;
         let shared = self.world.rendezvous().is_none();
@@ -817,6 +784,7 @@ impl Process {
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
+        self.held_refuses(self.holds.check_wait(None), call, loc)?;
         let line = self.rma_line(slot, call, loc)?;
         let posted = |ep: &Epochs| -> Result<bool, String> {
             let w = &ep.lines[&line];
@@ -831,6 +799,11 @@ impl Process {
         for &t in &targets {
             self.epochs.lines[&line].start_on(t);
         }
+        let counted = Counted::Access {
+            win: area_key(slot),
+            targets: targets.clone(),
+        };
+        self.holds.open(counted, call, loc);
         self.epochs.access.push(Access {
             slot,
             targets,
@@ -855,7 +828,9 @@ impl Process {
             let detail = format!("complete of registration slot {slot} without a start");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         };
+        self.held_refuses(self.holds.check_wait(None), call, loc)?;
         let access = self.epochs.access.swap_remove(i);
+        self.holds.close_epoch(area_key(slot), false);
         let targets = &access.targets;
         let delivered = |ep: &Epochs| {
             Ok(!ep
@@ -901,6 +876,7 @@ impl Process {
                 .is_some_and(|e| e.done.iter().all(|&d| d))
         };
         if block {
+            self.held_refuses(self.holds.check_wait(None), call, loc)?;
             self.rma_progress(origins, Awaited::Complete, call, loc, |ep| Ok(over(ep)))?;
         } else {
             self.rma_flush(call, loc)?;
@@ -911,6 +887,7 @@ impl Process {
         }
         let i = self.epochs.exposures.iter().position(|e| e.slot == slot);
         let mut e = self.epochs.exposures.swap_remove(i.unwrap_or_default());
+        self.holds.close_epoch(area_key(slot), true);
         if let Some(writes) = e.writes.take() {
             if let Some(kind) = conflict(self.pid, slot, writes) {
                 return Err(self.fail(kind, call, loc));
@@ -986,10 +963,21 @@ impl Process {
         // (the owner takes no part); records the owner applies carry the
         // epoch's transfers. Served meanwhile: the holder may wait for
         // this process's answer.
+        // One lock at a time, none with a view held (for windows and
+        // areas together): nothing another process waits for is held
+        // while this one waits.
+        let free = self.holds.check_lock(self.pid, area_key(slot), pid);
+        self.held_refuses(free, call, loc)?;
         let line = self.rma_line(slot, call, loc)?;
         let exclusive = kind == LockKind::Exclusive;
         let taken = |ep: &Epochs| ep.lines[&line].try_take(pid, exclusive);
         self.rma_progress(|_| vec![pid], Awaited::Lock, call, loc, taken)?;
+        let counted = Counted::Lock {
+            win: area_key(slot),
+            pid,
+            exclusive,
+        };
+        self.holds.open(counted, call, loc);
         self.epochs.locks.push(Held {
             pid,
             slot,
@@ -1024,7 +1012,21 @@ impl Process {
                 format!("unlock of registration slot {slot} on process {pid} without a lock");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         };
-        h.unlocking = true;
+        let counted = Counted::Lock {
+            win: area_key(slot),
+            pid,
+            exclusive: h.exclusive,
+        };
+        let free = self.holds.check_wait(Some(&counted));
+        self.held_refuses(free, call, loc)?;
+        if let Some(h) = self
+            .epochs
+            .locks
+            .iter_mut()
+            .find(|h| h.pid == pid && h.slot == slot && !h.unlocking)
+        {
+            h.unlocking = true;
+        }
         self.rma_send(pid, UNLOCK, &[slot], &[], call, loc)?;
         let done = |ep: &Epochs| {
             Ok(ep
@@ -1041,6 +1043,7 @@ impl Process {
             .iter()
             .position(|h| h.pid == pid && h.slot == slot);
         let h = self.epochs.locks.swap_remove(i.unwrap_or_default());
+        self.holds.close(&counted);
         let line = self.rma_line(slot, call, loc)?;
         let released = self.epochs.lines[&line].give_back(pid, h.exclusive);
         released.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))

@@ -1,5 +1,7 @@
-//! What a process holds of the one-sided layer's window state: locks of
-//! window memory, views of its own, open exposure and access epochs.
+//! What a process holds of the one-sided layer: locks of window memory
+//! and of registered areas, views of its own window memory, open exposure
+//! and access epochs of either. A registered area's entries carry
+//! [`area_key`]`(slot)` where a window's carry its identity.
 //!
 //! Soundness by state, not by a guard's borrow (`ONE_SIDED.md`, section
 //! 10): every lock, view and epoch is counted here when it opens and
@@ -13,6 +15,23 @@
 use crate::error::SourceLocation;
 
 type Loc = Option<SourceLocation>;
+
+/// The bit that marks a registered area's key among window identities.
+const AREA: u64 = 1 << 63;
+
+/// The key of registration slot `slot`'s area in [`Held`] entries.
+pub(crate) fn area_key(slot: u64) -> u64 {
+    AREA | slot
+}
+
+/// What memory `win` names, for an error message.
+fn memory(win: u64) -> String {
+    if win & AREA != 0 {
+        format!("area of registration slot {}", win & !AREA)
+    } else {
+        "window memory".into()
+    }
+}
 
 /// A refusal: what is held, by whom, and why the call may not be made (the
 /// detail of the caller's `ErrorKind::EpochOpen`, which the process turns
@@ -59,10 +78,13 @@ impl Held {
     fn describe(&self) -> String {
         match self {
             Held::Lock {
-                pid, exclusive: x, ..
+                win,
+                pid,
+                exclusive: x,
             } => format!(
-                "{} lock of process {pid}'s window memory",
-                if *x { "an exclusive" } else { "a shared" }
+                "{} lock of process {pid}'s {}",
+                if *x { "an exclusive" } else { "a shared" },
+                memory(*win)
             ),
             Held::View {
                 exclusive, count, ..
@@ -73,6 +95,14 @@ impl Held {
                     format!("{count} read view(s) of this process's window memory")
                 }
             }
+            Held::Exposure { win, origins } if win & AREA != 0 => format!(
+                "an exposure epoch of registration slot {} to processes {origins:?}",
+                win & !AREA
+            ),
+            Held::Access { win, targets } if win & AREA != 0 => format!(
+                "an access epoch of registration slot {} to processes {targets:?}",
+                win & !AREA
+            ),
             Held::Exposure { origins, .. } => {
                 format!("an exposure epoch of a window to processes {origins:?}")
             }
@@ -285,6 +315,25 @@ impl Holds {
                 }
             },
             || "a view now would race with it or wait for it for ever".into(),
+        )
+    }
+
+    /// A call that waits for other processes (a start, a blocking wait,
+    /// an area's lock, unlock or complete): refused while a lock (other
+    /// than `own`, the lock the call itself ends) or a view is held, which
+    /// another process could be waiting for while this one waits.
+    pub(crate) fn check_wait(&self, own: Option<&Held>) -> Result<(), Refused> {
+        self.refuse(
+            None,
+            |h, _| match h {
+                Held::Lock { .. } => own != Some(h),
+                Held::View { .. } => true,
+                Held::Exposure { .. } | Held::Access { .. } => false,
+            },
+            || {
+                "this call waits for other processes, which may wait for what is held:                  release it first (a process holds nothing another could wait for while it                  waits)"
+                    .into()
+            },
         )
     }
 

@@ -294,6 +294,67 @@ fn areas_popped_and_pushed_in_one_sided_mode_reuse_control_lines_soundly() {
 }
 
 #[test]
+fn an_area_unlock_is_answered_by_a_target_waiting_in_a_window_epoch() {
+    // Process 1 waits in a window's exposure epoch for process 0, which
+    // first ends a lock epoch on process 1's area: its unlock waits for
+    // process 1's answer, which process 1 gives from inside the window
+    // wait (the window's waits serve in one-sided mode). Without that,
+    // both would wait for ever.
+    for_each_engine(
+        |bsp| {
+            let me = bsp.pid();
+            let x = Area::<u64>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let mut w = bsplib::Window::<u64>::new(bsp, 1)?;
+            let mut got = (0, 0);
+            if me == 1 {
+                let e = w.epoch(bsp, &[0], &[])?;
+                e.wait()?;
+                got = (x.as_slice(bsp)[0], w.local(bsp)?[0]);
+            } else if me == 0 && bsp.nprocs() > 1 {
+                let l = bsp.lock(1, &x, LockKind::Exclusive)?;
+                l.put(0, &[5])?;
+                l.unlock()?;
+                let mut e = w.epoch(bsp, &[], &[1])?;
+                e.put(1, 0, &[6])?;
+                e.wait()?;
+            }
+            bsp.sync()?;
+            w.free(bsp)?;
+            bsp.rma_term()?;
+            Ok(got)
+        },
+        |p, results| {
+            if p > 1 {
+                assert_eq!(results[1], (5, 6), "p={p}");
+            }
+        },
+    );
+}
+
+#[test]
+fn one_lock_at_a_time_across_windows_and_areas() {
+    expect_error(
+        1,
+        |bsp| {
+            let x = Area::<u32>::new(bsp, 1);
+            bsp.push_reg(&x)?;
+            bsp.rma_init()?;
+            let w = bsplib::Window::<u32>::new(bsp, 1)?;
+            std::mem::forget(bsp.lock(0, &x, LockKind::Shared)?);
+            let _second = w.lock(bsp, 0, LockKind::Shared)?;
+            Ok(())
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::EpochOpen { .. }), "{e}");
+            assert_eq!(e.call(), "Window::lock");
+            assert!(e.to_string().contains("area of registration slot 0"), "{e}");
+        },
+    );
+}
+
+#[test]
 fn lock_guard_dropped_releases_and_gets_land_by_unlock() {
     scenario(|bsp| {
         let (me, p) = (bsp.pid(), bsp.nprocs());
@@ -329,7 +390,8 @@ fn sync_with_a_lock_held_is_an_error() {
             assert!(matches!(e.kind(), ErrorKind::EpochOpen { .. }), "{e}");
             assert_eq!(e.call(), "bsp_sync");
             assert!(
-                e.to_string().contains("the lock of registration slot"),
+                e.to_string()
+                    .contains("lock of process 0's area of registration slot"),
                 "{e}"
             );
         },

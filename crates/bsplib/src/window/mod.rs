@@ -1229,15 +1229,21 @@ impl<T: Pod> Window<T> {
     /// waits in the sync of this superstep (it can then never count: seen
     /// on the status board of `threads` and `processes`), naming `what`
     /// it did not do.
+    ///
+    /// In active-message or one-sided mode it also serves what arrives
+    /// (instead of sleeping on the bell): a process that waits here may be
+    /// the target of an area's lock epoch whose holder waits for its
+    /// answer before it can count (every caller holds the handle
+    /// mutably, or is the C interface: no view of an area is alive).
     fn await_counts(
         &self,
-        p: &Process,
+        p: &mut Process,
         awaited: &[(usize, usize, u64)],
         what: &str,
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let done = || -> Result<bool, Error> {
+        let done = |p: &Process| -> Result<bool, Error> {
             for &(q, which, want) in awaited {
                 if self.read_count(p, which, q, call, loc)? < want {
                     return Ok(false);
@@ -1248,7 +1254,7 @@ impl<T: Pod> Window<T> {
         let mut tries = 0u32;
         let mut since: Option<std::time::Instant> = None;
         let mut suspect: Option<(usize, std::time::Instant)> = None;
-        while !done()? {
+        while !done(p)? {
             tries += 1;
             if tries < self.spins {
                 std::hint::spin_loop();
@@ -1259,6 +1265,10 @@ impl<T: Pod> Window<T> {
                 continue;
             }
             match &self.mem {
+                _ if p.am.is_some() => {
+                    p.am_dispatch(call, loc)?;
+                    std::thread::yield_now();
+                }
                 Mem::Shared { .. } => {
                     // Sleep until a count rings the bell (the counters
                     // awaited are in this process's own block, whose bell
@@ -1268,7 +1278,7 @@ impl<T: Pod> Window<T> {
                     let (bell, sleepers) = self.bell(p.pid);
                     let seen = bell.load(Ordering::SeqCst);
                     sleepers.fetch_add(1, Ordering::SeqCst);
-                    if !done()? {
+                    if !done(p)? {
                         futex_wait(bell, seen, std::time::Duration::from_millis(50));
                     }
                     sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -1307,7 +1317,7 @@ impl<T: Pod> Window<T> {
             // period before the verdict.
             suspect = match (now, suspect) {
                 (Some((q, did)), Some((s, t))) if q == s => {
-                    if t.elapsed() > std::time::Duration::from_millis(100) && !done()? {
+                    if t.elapsed() > std::time::Duration::from_millis(100) && !done(p)? {
                         return Err(p.fail(
                             ErrorKind::EpochUnmatched {
                                 detail: format!("process {q} {did} without {what}"),
@@ -1523,7 +1533,7 @@ impl<T: Pod> Window<T> {
     /// until each posted to this process.
     fn ep_start(
         &self,
-        p: &Process,
+        p: &mut Process,
         targets: &[usize],
         call: &'static str,
         loc: Loc,
@@ -1566,7 +1576,7 @@ impl<T: Pod> Window<T> {
     /// the exposure epoch; true (and the epoch closed) when they did.
     fn ep_wait(
         &self,
-        p: &Process,
+        p: &mut Process,
         origins: &[usize],
         block: bool,
         call: &'static str,
@@ -1580,6 +1590,8 @@ impl<T: Pod> Window<T> {
             origins.iter().map(|&o| (o, 1, waited[o] + 1)).collect()
         };
         if block {
+            // Nothing another process could wait for is held meanwhile.
+            p.held_refuses(p.holds.check_wait(None), call, loc)?;
             self.await_counts(
                 p,
                 &awaited,
@@ -1661,7 +1673,10 @@ impl<T: Pod> Window<T> {
     /// Each epoch opened is closed once by
     /// [`complete_raw`](Window::complete_raw) (an access epoch) or
     /// [`wait_raw`](Window::wait_raw) (an exposure epoch); no guard of
-    /// this window alive in this process meanwhile.
+    /// this window alive in this process meanwhile; no view of a
+    /// registered [`Area`](crate::Area) of this process alive during the
+    /// call (a start may serve one-sided records, which write areas: the
+    /// C interface has no such views).
     #[doc(hidden)]
     pub unsafe fn open_raw(
         &self,
@@ -1700,8 +1715,15 @@ impl<T: Pod> Window<T> {
     /// # Errors
     ///
     /// As for [`WinEpoch::wait`].
+    ///
+    /// # Safety
+    ///
+    /// No view of a registered [`Area`](crate::Area) of this process is
+    /// alive during the call: a blocking wait serves one-sided records
+    /// (in active-message mode), which write areas. The C interface has
+    /// no such views.
     #[doc(hidden)]
-    pub fn wait_raw(
+    pub unsafe fn wait_raw(
         &self,
         bsp: &Bsp,
         block: bool,
