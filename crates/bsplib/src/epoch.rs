@@ -78,6 +78,15 @@ const GET: u64 = 9;
 const UNDER_LOCK: u64 = 1 << 63;
 /// Target to origin: `[id][len][payload]`.
 const REPLY: u64 = 10;
+/// Origin to target: `[window][offset][len][type | op << 8 | line << 32]
+/// [payload]`, an accumulate of a window's access epoch (bytes at
+/// `offset` of the target's memory of window `window`, by the window's
+/// identity, the same on every process), kept and combined at the
+/// target's `wait` in pid order, as an area's.
+const WACC: u64 = 12;
+/// Origin to target: `[window]`, this origin completed its access epoch
+/// of the window (after its accumulates), in one-sided mode.
+const WDONE: u64 = 13;
 /// Records gathered for one target: the payload is whole records, served
 /// in order (an origin sends an epoch's records together: one inbox
 /// append and one wake-up, not one per record).
@@ -140,6 +149,16 @@ struct Exposure {
     writes: Option<Vec<Write>>,
 }
 
+/// What arrived for a window's exposure epoch: the accumulates (origin,
+/// record), the first one's `(origin, desc, line)`, and the origins whose
+/// completion record came.
+#[derive(Default)]
+struct WinArrivals {
+    accs: Vec<(usize, Vec<u8>)>,
+    first: Option<(usize, u16, u32)>,
+    done: Vec<usize>,
+}
+
 /// A get of an epoch, waiting for its reply.
 struct PendingGet {
     dst: usize,
@@ -166,6 +185,9 @@ pub(crate) struct Epochs {
     outbox: Vec<Vec<u8>>,
     /// The targets whose outbox holds records, in first-use order.
     dirty: Vec<usize>,
+    /// What arrived for this process's window exposure epochs in
+    /// one-sided mode, by window identity.
+    wins: HashMap<u64, WinArrivals>,
     /// Checking mode: the slots of this process that records wrote since
     /// the last sync (the `NO_STORE` check cannot tell their bytes from
     /// local stores).
@@ -374,6 +396,31 @@ fn serve_all(
                     }
                 }
             }
+            WACC => {
+                let n = w(2).ok_or_else(short)? as usize;
+                let d = w(3).ok_or_else(short)?;
+                rec.get(48..).and_then(|r| r.get(..n)).ok_or_else(short)?;
+                check_acc(from, d, n)?;
+                let a = ep.wins.entry(slot).or_default();
+                let (desc, line) = (d as u16, (d >> 32) as u32);
+                match a.first {
+                    None => a.first = Some((from, desc, line)),
+                    Some((q, first, at)) if first != desc => {
+                        return Err(Dispatch::Target(ErrorKind::AccumulateMismatch {
+                            detail: format!(
+                                "process {from} (line {line}) accumulates with {} into this \
+                                 process's memory of a window, into which process {q} (line \
+                                 {at}) accumulates with {} in the same exposure epoch",
+                                crate::rma::describe(desc),
+                                crate::rma::describe(first),
+                            ),
+                        }))
+                    }
+                    Some(_) => {}
+                }
+                a.accs.push((from, rec.to_vec()));
+            }
+            WDONE => ep.wins.entry(slot).or_default().done.push(from),
             REPLY => {
                 let id = w(1).ok_or_else(short)?;
                 let n = w(2).ok_or_else(short)? as usize;
@@ -478,6 +525,14 @@ fn apply_acc(
     // record of the library's, not overlapping it.
     unsafe { crate::rma::combine(ty, op, dst, src.as_ptr(), n / ty.size()) };
     Ok(())
+}
+
+/// One accumulate of a window's exposure epoch, to combine at `wait`.
+pub(crate) struct WinAcc {
+    pub(crate) off: usize,
+    pub(crate) data: Vec<u8>,
+    pub(crate) ty: ElemType,
+    pub(crate) op: Op,
 }
 
 /// What a wait loop waits for from the processes it watches (for the
@@ -685,6 +740,134 @@ impl Process {
     /// A sync (or a collective) must find no epoch open.
     pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
         self.held_refuses(self.holds.check_none(), call, loc)
+    }
+
+    /// An accumulate of a window's access epoch (window `win`, `data`
+    /// whole elements of `ty` for byte `off` of `pid`'s memory, checked by
+    /// the caller): records to `pid`, which combines them at its `wait`
+    /// in pid order. Needs one-sided mode (the records' path).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn win_accumulate(
+        &mut self,
+        win: u64,
+        pid: usize,
+        off: usize,
+        data: &[u8],
+        ty: ElemType,
+        op: Op,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if self.am.is_none() {
+            let detail = "an accumulate in a window's epoch needs one-sided mode (rma_init / \
+                          bsp_rma_init): its contributions travel as records, which the \
+                          target combines at its wait in pid order (or use a lock)"
+                .into();
+            return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        }
+        if !op.is_defined_on(ty) {
+            return Err(self.fail(
+                ErrorKind::AccumulateOperator {
+                    op: op.name(),
+                    ty: ty.name(),
+                },
+                call,
+                loc,
+            ));
+        }
+        let desc = ty as u16 | (op as u16) << 8;
+        let line = loc.map_or(0, |l| u64::from(l.line()));
+        let piece = (CHUNK / ty.size()).max(1) * ty.size();
+        for (k, part) in data.chunks(piece).enumerate() {
+            let words = [
+                win,
+                (off + k * piece) as u64,
+                part.len() as u64,
+                u64::from(desc) | line << 32,
+            ];
+            self.rma_send(pid, WACC, &words, part, call, loc)?;
+        }
+        Ok(())
+    }
+
+    /// In one-sided mode, tells each of `targets` that this process's
+    /// access epoch of window `win` is complete (after its accumulates),
+    /// before the window's own count.
+    pub(crate) fn win_done(
+        &mut self,
+        win: u64,
+        targets: &[usize],
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if self.am.is_none() {
+            return Ok(());
+        }
+        for &t in targets {
+            self.rma_send(t, WDONE, &[win], &[], call, loc)?;
+        }
+        self.rma_flush(call, loc)
+    }
+
+    /// In one-sided mode, whether every one of `origins` told this
+    /// process that its access epoch of window `win` is complete; waits
+    /// for it if `block` (each origin sent it before counting its
+    /// completion, which the caller saw: it is on its way). True outside
+    /// one-sided mode.
+    pub(crate) fn win_arrived(
+        &mut self,
+        win: u64,
+        origins: &[usize],
+        block: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<bool, Error> {
+        if self.am.is_none() {
+            return Ok(true);
+        }
+        let all = |ep: &Epochs| {
+            ep.wins
+                .get(&win)
+                .is_some_and(|a| origins.iter().all(|o| a.done.contains(o)))
+        };
+        self.rma_flush(call, loc)?;
+        let mut started = None;
+        loop {
+            let mark = self.world.am_mark(self.pid);
+            self.am_dispatch(call, loc)?;
+            if all(&self.epochs) {
+                return Ok(true);
+            }
+            if !block {
+                return Ok(false);
+            }
+            self.am_pause_or_yield(mark, &mut started, true, call, loc)?;
+        }
+    }
+
+    /// The accumulates of window `win`'s exposure epoch, origins in pid
+    /// order and each origin's in issue order, as `(origin, offset, data,
+    /// type, operator)`; forgets what arrived for the epoch.
+    pub(crate) fn win_take(&mut self, win: u64) -> Result<Vec<WinAcc>, Dispatch> {
+        let Some(mut a) = self.epochs.wins.remove(&win) else {
+            return Ok(Vec::new());
+        };
+        a.accs.sort_by_key(|(from, _)| *from);
+        let mut out = Vec::with_capacity(a.accs.len());
+        for (from, rec) in a.accs {
+            let w = |i: usize| {
+                u64::from_ne_bytes(rec[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
+            };
+            let (off, n, d) = (w(1) as usize, w(2) as usize, w(3));
+            let (ty, op) = check_acc(from, d, n)?;
+            out.push(WinAcc {
+                off,
+                data: rec[48..48 + n].to_vec(),
+                ty,
+                op,
+            });
+        }
+        Ok(out)
     }
 
     /// `bsp_win_post`: exposes the area registered at `addr` to `origins`.

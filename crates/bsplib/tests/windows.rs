@@ -603,3 +603,99 @@ fn an_exclusive_lock_excludes_the_puts_of_another_origins_epoch() {
         w.free(bsp)
     });
 }
+
+#[test]
+fn window_epoch_accumulates_are_combined_in_pid_order_bit_for_bit() {
+    // Every process adds 50 values of very different magnitudes into one
+    // element of process 0's window, and puts a word into its own slot
+    // there, in one epoch; the sum is the left fold in (pid, issue)
+    // order on every engine and run, as an area's epoch gives. Twice, so
+    // that the second epoch's records meet a clean state.
+    common::for_each_engine(
+        |bsp| {
+            let (p, s) = (bsp.nprocs(), bsp.pid());
+            bsp.rma_init()?;
+            let mut w = Window::<f64>::new(bsp, 1 + p)?;
+            let origins: Vec<usize> = if s == 0 { (0..p).collect() } else { vec![] };
+            let mut out = Vec::new();
+            for round in 0..2u64 {
+                let mut e = w.epoch(bsp, &origins, &[0])?;
+                let mut r = lcg(s as u64 + 5 + round);
+                for _ in 0..50 {
+                    let v = (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
+                    e.accumulate(0, 0, &[v], Op::Sum)?;
+                }
+                e.put(0, 1 + s, &[s as f64 + 0.5])?;
+                e.wait()?;
+                if s == 0 {
+                    let v = w.local(bsp)?.to_vec();
+                    out.push(v[0].to_bits());
+                    out.extend(v[1..].iter().map(|x| x.to_bits()));
+                    w.local_mut(bsp)?[0] = 0.0;
+                }
+            }
+            w.free(bsp)?;
+            bsp.rma_term()?;
+            Ok(out)
+        },
+        |p, results| {
+            let mut want = Vec::new();
+            for round in 0..2u64 {
+                let mut sum = 0.0f64;
+                for s in 0..p {
+                    let mut r = lcg(s as u64 + 5 + round);
+                    for _ in 0..50 {
+                        sum += (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
+                    }
+                }
+                want.push(sum.to_bits());
+                want.extend((0..p).map(|s| (s as f64 + 0.5).to_bits()));
+            }
+            assert_eq!(results[0], want, "p={p}");
+        },
+    );
+}
+
+#[test]
+fn window_epoch_accumulate_outside_one_sided_mode_is_an_error() {
+    expect_error(
+        1,
+        |bsp| {
+            let mut w = Window::<u32>::new(bsp, 1)?;
+            let me = bsp.pid();
+            let mut e = w.epoch(bsp, &[me], &[me])?;
+            e.accumulate(me, 0, &[1], Op::Sum)?;
+            e.wait()
+        },
+        |_, e| {
+            assert!(matches!(e.kind(), ErrorKind::NoEpoch { .. }), "{e}");
+            assert_eq!(e.call(), "WinEpoch::accumulate");
+            assert!(e.to_string().contains("one-sided mode"), "{e}");
+        },
+    );
+}
+
+#[test]
+fn two_operators_into_one_window_in_one_epoch_are_an_error() {
+    expect_error(
+        2,
+        |bsp| {
+            bsp.rma_init()?;
+            let mut w = Window::<u32>::new(bsp, 1)?;
+            let (me, p) = (bsp.pid(), bsp.nprocs());
+            let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
+            let mut e = w.epoch(bsp, &origins, &[0])?;
+            let op = if me == 1 { Op::Max } else { Op::Sum };
+            e.accumulate(0, 0, &[1], op)?;
+            e.wait()?;
+            w.free(bsp)
+        },
+        |_, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::AccumulateMismatch { .. }),
+                "{e}"
+            );
+            assert_eq!((e.call(), e.pid()), ("WinEpoch::wait", 0), "{e}");
+        },
+    );
+}

@@ -1489,7 +1489,12 @@ impl<T: Pod> Window<T> {
     /// it.
     fn close_access(&self, p: &mut Process, call: &'static str, loc: Loc) -> Result<(), Error> {
         match p.holds.close_epoch(self.id, false) {
-            Some(targets) => self.ep_complete(p, &targets, call, loc),
+            Some(targets) => {
+                // In one-sided mode a record first, behind the epoch's
+                // accumulates (`win_done`), then the count.
+                p.win_done(self.id, &targets, call, loc)?;
+                self.ep_complete(p, &targets, call, loc)
+            }
             None => Ok(()),
         }
     }
@@ -1507,11 +1512,59 @@ impl<T: Pod> Window<T> {
         let Some(origins) = p.holds.exposure(self.id).map(<[usize]>::to_vec) else {
             return Ok(true);
         };
-        let done = self.ep_wait(p, &origins, block, call, loc)?;
-        if done {
-            p.holds.close_epoch(self.id, true);
+        if !block && !p.win_arrived(self.id, &origins, false, call, loc)? {
+            return Ok(false);
         }
-        Ok(done)
+        if !self.ep_wait(p, &origins, block, call, loc)? {
+            return Ok(false);
+        }
+        // Every origin counted its completion after its records: they
+        // are here or on their way (one-sided mode).
+        p.win_arrived(self.id, &origins, true, call, loc)?;
+        self.combine_arrived(p, call, loc)?;
+        p.holds.close_epoch(self.id, true);
+        Ok(true)
+    }
+
+    /// Combines the accumulates of the exposure epoch that just ended
+    /// into this process's memory, origins in pid order and each origin's
+    /// in issue order (bit-identical results on every engine and run),
+    /// under its own exclusive lock (no lock holder reads meanwhile).
+    fn combine_arrived(&self, p: &mut Process, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let accs = p.win_take(self.id).map_err(|d| match d {
+            crate::am::Dispatch::Target(kind) => p.fail(kind, call, loc),
+            crate::am::Dispatch::Interrupted(why) => p.interrupted(why, call, loc),
+        })?;
+        if accs.is_empty() {
+            return Ok(());
+        }
+        let me = self.owner.1;
+        let extent = self.lens[me] * std::mem::size_of::<T>();
+        if let Some(a) = accs.iter().find(|a| a.off + a.data.len() > extent) {
+            return Err(p.fail(
+                ErrorKind::OutOfBounds {
+                    remote: me,
+                    offset: a.off,
+                    nbytes: a.data.len(),
+                    extent,
+                },
+                call,
+                loc,
+            ));
+        }
+        self.acquire(p, me, true, call, loc)?;
+        let mut done = Ok(());
+        for a in &accs {
+            // SAFETY: in bounds (checked above); this process holds its
+            // own memory's lock exclusively; `a.data` holds whole
+            // elements of `a.ty` (checked when it arrived).
+            done = unsafe { self.combine_in(p, me, a.off, &a.data, a.ty, a.op, call, loc) };
+            if done.is_err() {
+                break;
+            }
+        }
+        self.release(p, me, true);
+        done
     }
 
     /// Posts an exposure epoch to `origins` (sorted, distinct): one
@@ -2437,6 +2490,77 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
             self.exposure = !done;
         }
         Ok(!self.exposure)
+    }
+}
+
+impl<T: Element> WinEpoch<'_, T> {
+    /// Combines `src` into target `pid`'s memory from element `offset`
+    /// with `op` (`dst[offset + i] = dst[offset + i] op src[i]`), at
+    /// `pid`'s `wait`: the accumulates of all origins of its exposure
+    /// epoch are combined then, origins in pid order and each origin's in
+    /// issue order, so floating-point results are bit-identical on every
+    /// engine and run (as an [`Area`](crate::Area)'s epoch does). One
+    /// operator and type per target and epoch, across origins. `src` may
+    /// be reused at once.
+    ///
+    /// Needs one-sided mode ([`Bsp::rma_init`]): the contributions travel
+    /// as records the target combines (a window's puts and gets do not
+    /// need it).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] outside one-sided mode, or as for
+    /// [`put`](WinEpoch::put); [`ErrorKind::AccumulateOperator`] if `op`
+    /// is not defined on `T`; [`ErrorKind::AccumulateMismatch`] (at the
+    /// target's `wait`) when two origins, or one, use two operators or
+    /// types in one epoch. Any error stops the run.
+    ///
+    /// # BSP cost
+    ///
+    /// `size_of_val(src)` bytes to `pid` and `src.len()` operations there
+    /// at its `wait`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{rma::Op, Window};
+    /// let r = bsplib::run(3, |bsp| {
+    ///     bsp.rma_init()?;
+    ///     let mut w = Window::<f64>::new(bsp, 1)?;
+    ///     let me = bsp.pid();
+    ///     let all: Vec<usize> = (0..bsp.nprocs()).collect();
+    ///     let mut e = w.epoch(bsp, if me == 0 { &all } else { &[] }, &[0])?;
+    ///     e.accumulate(0, 0, &[0.1 * (me + 1) as f64], Op::Sum)?;
+    ///     e.wait()?;
+    ///     let v = w.local(bsp)?[0];
+    ///     w.free(bsp)?;
+    ///     bsp.rma_term()?;
+    ///     Ok(v)
+    /// })?;
+    /// assert_eq!(r[0].to_bits(), ((0.0 + 0.1) + 0.2 + 0.30000000000000004f64).to_bits());
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn accumulate(
+        &mut self,
+        pid: usize,
+        offset: usize,
+        src: &[T],
+        op: Op,
+    ) -> Result<(), Error> {
+        const CALL: &str = "WinEpoch::accumulate";
+        let loc = Some(SourceLocation::caller());
+        let (off, _) = self.check(pid, offset, src.len(), CALL, loc)?;
+        self.bsp.process().win_accumulate(
+            self.win.id,
+            pid,
+            off,
+            bytemuck::cast_slice(src),
+            T::TYPE,
+            op,
+            CALL,
+            loc,
+        )
     }
 }
 
