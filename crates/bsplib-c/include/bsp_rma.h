@@ -37,13 +37,16 @@
  * Windows (bsp_window_create(nbytes, &base), collective) are memory every
  * process locks and accesses directly, with no call of its owner:
  * bsp_window_lock(w, pid, kind), bsp_window_put / bsp_window_get (byte
- * offsets), bsp_window_accumulate (under an exclusive lock: the
- * bsp_accumulate types and operators), bsp_window_unlock(w, pid); shared
- * memory on threads and
- * processes, MPI's one-sided operations on mpi (the same lock words and
- * counters, taken with MPI's atomics). A process holds one window lock at
- * a time and none across a bsp_sync; it loads and stores its own memory
- * (base) under a lock of it. bsp_window_post / bsp_window_start /
+ * offsets), bsp_window_accumulate (under an exclusive lock, or in an
+ * access epoch in one-sided mode, combined in pid order at the target's
+ * wait: the bsp_accumulate types and operators), bsp_window_unlock(w,
+ * pid); shared memory on threads and processes, and on mpi when every
+ * rank is on one node (MPI-3 shared memory); across nodes MPI's
+ * one-sided operations (the same lock words and counters, taken with
+ * MPI's atomics). A process holds one lock at a time (of a window or an
+ * area: bsp_lock), none across a bsp_sync and none while it waits for
+ * other processes; it loads and stores its own memory (base) under a
+ * lock of it. bsp_window_post / bsp_window_start /
  * bsp_window_complete / bsp_window_wait / bsp_window_test are
  * post/start/complete/wait on a window; bsp_window_put and
  * bsp_window_get to a started target belong to the access epoch, each
@@ -702,9 +705,14 @@ void bsplib_window_get_at(bsp_window *w, int pid, size_t offset, void *dst, size
  * `count` elements of `type` at `src` with `op` into `pid`'s memory from
  * byte `offset` (`dst[i] = dst[i] op src[i]`, the same kernels as
  * `bsp_accumulate`), under an exclusive lock of it (which makes it
- * atomic); complete when it returns. Errors: no lock, a shared lock, out
- * of bounds, an unknown type or operator, an operator not defined on the
- * type, `count` negative, `src` NULL.
+ * atomic; complete when it returns) or to a started target of an access
+ * epoch in one-sided mode (`bsp_rma_init`: combined at the target's
+ * `bsp_window_wait`, origins in pid order and each origin's in call
+ * order, bit-identical on every engine). Errors: no lock or epoch, a
+ * shared lock, an epoch outside one-sided mode, out of bounds, an
+ * unknown type or operator, an operator not defined on the type, two
+ * operators or types into one target in one epoch, `count` negative,
+ * `src` NULL.
  *
  * # Safety
  *

@@ -1185,9 +1185,14 @@ pub unsafe extern "C" fn bsplib_window_get_at(
 /// `count` elements of `type` at `src` with `op` into `pid`'s memory from
 /// byte `offset` (`dst[i] = dst[i] op src[i]`, the same kernels as
 /// `bsp_accumulate`), under an exclusive lock of it (which makes it
-/// atomic); complete when it returns. Errors: no lock, a shared lock, out
-/// of bounds, an unknown type or operator, an operator not defined on the
-/// type, `count` negative, `src` NULL.
+/// atomic; complete when it returns) or to a started target of an access
+/// epoch in one-sided mode (`bsp_rma_init`: combined at the target's
+/// `bsp_window_wait`, origins in pid order and each origin's in call
+/// order, bit-identical on every engine). Errors: no lock or epoch, a
+/// shared lock, an epoch outside one-sided mode, out of bounds, an
+/// unknown type or operator, an operator not defined on the type, two
+/// operators or types into one target in one epoch, `count` negative,
+/// `src` NULL.
 ///
 /// # Safety
 ///
@@ -1229,7 +1234,10 @@ pub unsafe extern "C" fn bsplib_window_accumulate_at(
         const CALL: &str = "bsp_window_accumulate";
         let win = window(bsp, w, CALL, loc)?;
         let q = window_pid(bsp, pid, CALL, loc)?;
-        held_lock(bsp, win, q, CALL, loc)?;
+        let in_epoch = started(win, q);
+        if !in_epoch {
+            held_lock(bsp, win, q, CALL, loc)?;
+        }
         let fail = |kind| Err(bsp.raw().at(loc).fail(kind, CALL));
         let Some(ty) = bsplib::rma::ElemType::from_id(ty.into()) else {
             return fail(bsplib::ErrorKind::AccumulateUnknown {
@@ -1259,6 +1267,12 @@ pub unsafe extern "C" fn bsplib_window_accumulate_at(
             // SAFETY: the caller gives `count` elements of `ty` at `src`.
             unsafe { std::slice::from_raw_parts(src.cast(), nbytes) }
         };
+        if in_epoch {
+            // Combined at `q`'s wait, in pid order (one-sided mode).
+            return win
+                .win
+                .epoch_accumulate_raw(bsp, q, offset, src, ty, op, CALL, loc);
+        }
         let exclusive = win.held[q] == BSP_LOCK_EXCLUSIVE;
         // SAFETY: this process holds `q`'s lock of that kind; whole
         // elements of `ty`.

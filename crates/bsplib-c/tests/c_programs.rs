@@ -400,6 +400,7 @@ const RMA: &[Prog] = &[
     // Every engine: on mpi from the status board of one-sided mode.
     err("err_rma_never_posted.c", "bsp_win_start", 0, 1, 2),
     ok("windows.c"),
+    ok("window_epoch_accumulate.c"),
     err("err_window_put_without_lock.c", "bsp_window_put", 0, 1, 1),
     err("err_window_write_under_shared_lock.c", "bsp_window_put", 0, 1, 1),
     err("err_window_unlock_without_lock.c", "bsp_window_unlock", 0, 1, 1),

@@ -1813,6 +1813,39 @@ impl<T: Pod> Window<T> {
         unsafe { self.ep_put(&p, pid, off, src, call, loc) }
     }
 
+    /// An access epoch's accumulate (the C interface's
+    /// `bsp_window_accumulate` to a started target): `src`, whole
+    /// elements of `ty` (the target refuses a record of part of one),
+    /// combined with `op` into byte `off` of `pid`'s
+    /// memory at `pid`'s `wait` ([`WinEpoch::accumulate`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoEpoch`] without an access epoch of this window to
+    /// `pid`, or outside one-sided mode; [`ErrorKind::OutOfBounds`];
+    /// [`ErrorKind::AccumulateOperator`].
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn epoch_accumulate_raw(
+        &self,
+        bsp: &Bsp,
+        pid: usize,
+        off: usize,
+        src: &[u8],
+        ty: crate::rma::ElemType,
+        op: Op,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        let mut p = bsp.process();
+        if p.holds.access(self.id).is_none_or(|t| !t.contains(&pid)) {
+            let detail = format!("no access epoch of this window to process {pid} is open");
+            return Err(p.fail(ErrorKind::NoEpoch { detail }, call, loc));
+        }
+        let off = self.check_raw(&p, pid, off, src.len(), false, call, loc)?;
+        p.win_accumulate(self.id, pid, off, src, ty, op, call, loc)
+    }
+
     /// An access epoch's get (the C interface's `bsp_window_get` from a
     /// started target): `dst.len()` bytes at byte `off` of `pid`'s
     /// memory, in `dst` when this returns.
