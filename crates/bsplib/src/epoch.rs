@@ -87,6 +87,10 @@ const WACC: u64 = 12;
 /// Origin to target: `[window]`, this origin completed its access epoch
 /// of the window (after its accumulates), in one-sided mode.
 const WDONE: u64 = 13;
+/// Origin to target, checking mode: `[window][offset][len][line]`, a put
+/// of a window's access epoch (done already, straight into memory), for
+/// the target's overlap check at `wait`.
+const WNOTE: u64 = 14;
 /// Records gathered for one target: the payload is whole records, served
 /// in order (an origin sends an epoch's records together: one inbox
 /// append and one wake-up, not one per record).
@@ -157,6 +161,9 @@ struct WinArrivals {
     accs: Vec<(usize, Vec<u8>)>,
     first: Option<(usize, u16, u32)>,
     done: Vec<usize>,
+    /// Checking mode: the epoch's puts, `(offset, len, origin, false,
+    /// line)`.
+    puts: Vec<Write>,
 }
 
 /// A get of an epoch, waiting for its reply.
@@ -421,6 +428,12 @@ fn serve_all(
                 a.accs.push((from, rec.to_vec()));
             }
             WDONE => ep.wins.entry(slot).or_default().done.push(from),
+            WNOTE => {
+                let (off, n) = (w(1).ok_or_else(short)?, w(2).ok_or_else(short)?);
+                let line = w(3).ok_or_else(short)? as u32;
+                let a = ep.wins.entry(slot).or_default();
+                a.puts.push((off as usize, n as usize, from, false, line));
+            }
             REPLY => {
                 let id = w(1).ok_or_else(short)?;
                 let n = w(2).ok_or_else(short)? as usize;
@@ -476,7 +489,12 @@ fn conflict(owner: usize, slot: u64, mut writes: Vec<Write>) -> Option<ErrorKind
         let clash = active.iter().find(|a| a.3 != w.3 || (!a.3 && a.2 != w.2));
         if let Some(a) = clash {
             let name = |x: &Write| {
-                let call = if x.3 { "bsp_accumulate" } else { "bsp_put" };
+                let call = match (x.3, slot == u64::MAX) {
+                    (true, false) => "bsp_accumulate",
+                    (false, false) => "bsp_put",
+                    (true, true) => "window accumulate",
+                    (false, true) => "window put",
+                };
                 (x.2, format!("{call} (line {}) in an epoch", x.4))
             };
             return Some(ErrorKind::OverlappingPuts {
@@ -790,6 +808,26 @@ impl Process {
         Ok(())
     }
 
+    /// Checking mode, in one-sided mode: tells `pid` of a put of window
+    /// `win`'s access epoch (`n` bytes at byte `off`), for its overlap
+    /// check at `wait`.
+    pub(crate) fn win_note_put(
+        &mut self,
+        win: u64,
+        pid: usize,
+        off: usize,
+        n: usize,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        if self.check.is_none() || self.am.is_none() {
+            return Ok(());
+        }
+        let line = loc.map_or(0, |l| u64::from(l.line()));
+        let words = [win, off as u64, n as u64, line];
+        self.rma_send(pid, WNOTE, &words, &[], call, loc)
+    }
+
     /// In one-sided mode, tells each of `targets` that this process's
     /// access epoch of window `win` is complete (after its accumulates),
     /// before the window's own count.
@@ -848,11 +886,32 @@ impl Process {
     /// The accumulates of window `win`'s exposure epoch, origins in pid
     /// order and each origin's in issue order, as `(origin, offset, data,
     /// type, operator)`; forgets what arrived for the epoch.
+    /// In checking mode, a put and an accumulate of one byte, or puts of
+    /// one byte from two origins, are `OverlappingPuts` (as in an area's
+    /// exposure epoch).
     pub(crate) fn win_take(&mut self, win: u64) -> Result<Vec<WinAcc>, Dispatch> {
         let Some(mut a) = self.epochs.wins.remove(&win) else {
             return Ok(Vec::new());
         };
         a.accs.sort_by_key(|(from, _)| *from);
+        if self.check.is_some() {
+            let mut writes = std::mem::take(&mut a.puts);
+            for (from, rec) in &a.accs {
+                let w = |i: usize| {
+                    u64::from_ne_bytes(rec[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
+                };
+                writes.push((
+                    w(1) as usize,
+                    w(2) as usize,
+                    *from,
+                    true,
+                    (w(3) >> 32) as u32,
+                ));
+            }
+            if let Some(kind) = conflict(self.pid, u64::MAX, writes) {
+                return Err(Dispatch::Target(kind));
+            }
+        }
         let mut out = Vec::with_capacity(a.accs.len());
         for (from, rec) in a.accs {
             let w = |i: usize| {

@@ -479,17 +479,20 @@ pub enum ErrorKind {
     },
     /// Checking mode: puts (or hpputs) from two processes wrote overlapping
     /// bytes of one area in one superstep, where BSPlib leaves their order
-    /// undefined. Found by the owner of the area; the error's superstep is
-    /// the puts'.
+    /// undefined (or, in one exposure epoch of an area or a window, puts
+    /// from two origins, or a put and an accumulate). Found by the owner
+    /// of the memory; the error's superstep is the puts'.
     #[error(
         "overlapping puts (their order is undefined): process {}'s {} and process {}'s {} \
-         both write bytes {}..{} of the area in registration slot {} on process {}",
-        .puts[0].0, .puts[0].1, .puts[1].0, .puts[1].1, .bytes.start, .bytes.end, .slot, .owner
+         both write bytes {}..{} of {} on process {}",
+        .puts[0].0, .puts[0].1, .puts[1].0, .puts[1].1, .bytes.start, .bytes.end,
+        overlap_memory(*.slot), .owner
     )]
     OverlappingPuts {
-        /// The process that owns the area.
+        /// The process that owns the memory.
         owner: usize,
-        /// The area's registration slot (push order, from 0).
+        /// The area's registration slot (push order, from 0), or
+        /// `u64::MAX` for the owner's memory of a window.
         slot: u64,
         /// The bytes of the area both write (an overlap found: there may
         /// be more).
@@ -653,3 +656,12 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The memory an [`ErrorKind::OverlappingPuts`] names.
+fn overlap_memory(slot: u64) -> String {
+    if slot == u64::MAX {
+        "its memory of a window".into()
+    } else {
+        format!("the area in registration slot {slot}")
+    }
+}

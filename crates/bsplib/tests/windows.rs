@@ -699,3 +699,51 @@ fn two_operators_into_one_window_in_one_epoch_are_an_error() {
         },
     );
 }
+
+#[test]
+fn checking_mode_finds_overlapping_writes_in_a_window_epoch() {
+    // Processes 1 and 2 put into element 0 of process 0's window in one
+    // exposure epoch (their order is undefined): the checking mode
+    // reports the overlap at process 0's wait; without it the run is
+    // silent.
+    let spmd = |bsp: &mut bsplib::Bsp| -> Result<u64, bsplib::Error> {
+        bsp.rma_init()?;
+        let mut w = Window::<u64>::new(bsp, 4)?;
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
+        let mut e = w.epoch(bsp, &origins, &[0])?;
+        if me == 1 || me == 2 {
+            e.put(0, 0, &[5])?;
+        }
+        if me == 1 {
+            e.put(0, 3, &[7])?; // no conflict: nobody else writes element 3
+        }
+        e.wait()?;
+        bsp.sync()?;
+        let v = if me == 0 { w.local(bsp)?[3] } else { 0 };
+        w.free(bsp)?;
+        bsp.rma_term()?;
+        Ok(v)
+    };
+    if common::mpi_mode() {
+        return;
+    }
+    for (engine, p, _) in common::configurations_with(3) {
+        let got = common::run_checking(engine, p, false, spmd).expect("silent without checking");
+        assert_eq!(got[0], 7, "{} p={p}", engine.name());
+        let err =
+            common::run_checking(engine, p, true, spmd).expect_err("the checking mode finds it");
+        assert!(
+            matches!(err.kind(), ErrorKind::OverlappingPuts { .. }),
+            "{err}"
+        );
+        assert_eq!((err.call(), err.pid()), ("WinEpoch::wait", 0), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains("process 1's window put (line")
+                && text.contains("process 2's window put (line")
+                && text.contains("bytes 0..8 of its memory of a window"),
+            "{text}"
+        );
+    }
+}

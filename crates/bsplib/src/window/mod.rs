@@ -1807,10 +1807,11 @@ impl<T: Pod> Window<T> {
         call: &'static str,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
-        let p = bsp.process();
+        let mut p = bsp.process();
         let off = self.check_raw(&p, pid, off, src.len(), false, call, loc)?;
         // SAFETY: in bounds; the caller's epoch.
-        unsafe { self.ep_put(&p, pid, off, src, call, loc) }
+        unsafe { self.ep_put(&p, pid, off, src, call, loc)? };
+        p.win_note_put(self.id, pid, off, src.len(), call, loc)
     }
 
     /// An access epoch's accumulate (the C interface's
@@ -2369,13 +2370,14 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
     pub fn put(&mut self, pid: usize, offset: usize, src: &[T]) -> Result<(), Error> {
         const CALL: &str = "WinEpoch::put";
         let loc = Some(SourceLocation::caller());
-        let (off, _) = self.check(pid, offset, src.len(), CALL, loc)?;
-        let p = self.bsp.process();
+        let (off, n) = self.check(pid, offset, src.len(), CALL, loc)?;
+        let mut p = self.bsp.process();
         // SAFETY: in bounds (checked); the access epoch on `pid` is open.
         unsafe {
             self.win
-                .ep_put(&p, pid, off, bytemuck::cast_slice(src), CALL, loc)
+                .ep_put(&p, pid, off, bytemuck::cast_slice(src), CALL, loc)?;
         }
+        p.win_note_put(self.win.id, pid, off, n, CALL, loc)
     }
 
     /// Reads target `pid`'s memory from element `offset` into `dst`,
