@@ -343,6 +343,38 @@ fn serve_all(
                         ),
                     ));
                 }
+                // MPI: an area locked and exposed at once is erroneous (a
+                // lock holder's reads would see an epoch's writes). Every
+                // lock attempt during an exposure succeeds at once in a
+                // program without that error, so any held lock word here
+                // is one.
+                let clash = if locked {
+                    ep.exposures.iter().any(|e| e.slot == slot)
+                } else {
+                    let line = reg.line(slot).and_then(|l| ep.lines.get(&l));
+                    match line.map(|w| w.lock_held(me)) {
+                        Some(Err(detail)) => {
+                            return Err(Dispatch::Target(ErrorKind::Transport { detail }))
+                        }
+                        Some(Ok(held)) => held,
+                        None => false,
+                    }
+                };
+                if clash {
+                    return Err(Dispatch::Target(ErrorKind::EpochOpen {
+                        detail: format!(
+                            "process {from}'s {} of registration slot {slot} of this process \
+                             arrived while the area is both locked and exposed (an exposure \
+                             epoch of it is open and a lock of it is held): MPI calls that \
+                             erroneous",
+                            if locked {
+                                "lock epoch transfer"
+                            } else {
+                                "epoch transfer"
+                            }
+                        ),
+                    }));
+                }
                 let offset = w(1).ok_or_else(short)? as usize;
                 let n = w(2).ok_or_else(short)? as usize;
                 match what {

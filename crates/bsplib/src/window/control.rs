@@ -127,6 +127,17 @@ impl Window<u8> {
         }
     }
 
+    /// Whether any lock of `pid`'s line is held (a writer, or readers).
+    pub(crate) fn lock_held(&self, pid: usize) -> Result<bool, String> {
+        match &self.mem {
+            Mem::Shared { .. } => {
+                Ok(self.word(pid).load(std::sync::atomic::Ordering::Acquire) != 0)
+            }
+            #[cfg(feature = "mpi")]
+            Mem::Mpi(win) => Ok(win.peek_lock(pid)? != 0),
+        }
+    }
+
     /// Posts to `origin`: one count in its line.
     pub(crate) fn post_to(&self, origin: usize) -> Result<(), String> {
         self.count_raw(origin, 0)

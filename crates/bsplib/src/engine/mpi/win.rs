@@ -215,6 +215,11 @@ impl MpiWin {
         Ok(false)
     }
 
+    /// `rank`'s lock word as it is now.
+    pub(crate) fn peek_lock(&self, rank: usize) -> Result<u32, Failed> {
+        self.fetch_add(rank, 0, 0)
+    }
+
     /// Releases what [`try_lock`](MpiWin::try_lock) took, once every put
     /// to `rank` is complete there (so the next holder sees them).
     pub(crate) fn unlock(&self, rank: usize, exclusive: bool) -> Result<(), Failed> {
