@@ -499,6 +499,8 @@ impl Process {
             c.stored.push((seq, addr, size, hash));
         }
         self.epochs.wrote.clear();
+        self.epochs.replied = false;
+        self.epochs.track = true;
         if let Some(ctx) = self.am.as_mut() {
             ctx.landed = false;
         }
@@ -521,11 +523,19 @@ impl Process {
     /// their writes from local stores), described.
     pub(crate) fn check_no_store(&self) -> Option<String> {
         let c = self.check.as_ref()?;
-        if c.unknown || self.am.as_ref().is_some_and(|ctx| ctx.landed) {
+        if c.unknown || self.epochs.replied || self.am.as_ref().is_some_and(|ctx| ctx.landed) {
             return None;
         }
+        // The bytes records wrote: every area that overlaps them is left
+        // alone (one array may be registered twice, or inside another).
+        let written: Vec<(usize, usize)> = c
+            .stored
+            .iter()
+            .filter(|s| self.epochs.wrote.contains(&s.0))
+            .map(|s| (s.1, s.1 + s.2))
+            .collect();
         for &(seq, addr, size, hash) in &c.stored {
-            if self.epochs.wrote.contains(&seq)
+            if written.iter().any(|&(a, b)| addr < b && a < addr + size)
                 || self
                     .reg
                     .mine()

@@ -197,8 +197,12 @@ pub(crate) struct Epochs {
     wins: HashMap<u64, WinArrivals>,
     /// Checking mode: the slots of this process that records wrote since
     /// the last sync (the `NO_STORE` check cannot tell their bytes from
-    /// local stores).
+    /// local stores), and whether a get's reply wrote this process's
+    /// memory (anywhere); kept only once `track` is set (the checking
+    /// mode's first snapshot).
     pub(crate) wrote: Vec<u64>,
+    pub(crate) replied: bool,
+    pub(crate) track: bool,
 }
 
 impl Epochs {
@@ -239,10 +243,11 @@ fn invalid(sender: usize, detail: String) -> Dispatch {
 
 /// Serves the epoch records the last dispatch took from the inbox (a
 /// progress point of this process): writes puts and lock-epoch
-/// accumulates, answers gets, keeps exposure-epoch accumulates for
-/// `wait`, grants and releases locks, and notes posts, grants, releases
-/// and replies for this process's own epochs. Every range is resolved and
-/// checked in this process's own table.
+/// accumulates, answers gets and unlocks, keeps exposure-epoch
+/// accumulates (of areas and windows) for `wait`, and notes completions
+/// and replies for this process's own epochs. Every range is resolved
+/// and checked in this process's own table. (Locks and posts are no
+/// records: the control lines' words, `window/control.rs`.)
 pub(crate) fn serve(
     ctx: &mut Context,
     ep: &mut Epochs,
@@ -343,38 +348,6 @@ fn serve_all(
                         ),
                     ));
                 }
-                // MPI: an area locked and exposed at once is erroneous (a
-                // lock holder's reads would see an epoch's writes). Every
-                // lock attempt during an exposure succeeds at once in a
-                // program without that error, so any held lock word here
-                // is one.
-                let clash = if locked {
-                    ep.exposures.iter().any(|e| e.slot == slot)
-                } else {
-                    let line = reg.line(slot).and_then(|l| ep.lines.get(&l));
-                    match line.map(|w| w.lock_held(me)) {
-                        Some(Err(detail)) => {
-                            return Err(Dispatch::Target(ErrorKind::Transport { detail }))
-                        }
-                        Some(Ok(held)) => held,
-                        None => false,
-                    }
-                };
-                if clash {
-                    return Err(Dispatch::Target(ErrorKind::EpochOpen {
-                        detail: format!(
-                            "process {from}'s {} of registration slot {slot} of this process \
-                             arrived while the area is both locked and exposed (an exposure \
-                             epoch of it is open and a lock of it is held): MPI calls that \
-                             erroneous",
-                            if locked {
-                                "lock epoch transfer"
-                            } else {
-                                "epoch transfer"
-                            }
-                        ),
-                    }));
-                }
                 let offset = w(1).ok_or_else(short)? as usize;
                 let n = w(2).ok_or_else(short)? as usize;
                 match what {
@@ -472,6 +445,7 @@ fn serve_all(
                 let data = rec.get(40..).and_then(|r| r.get(..n)).ok_or_else(short)?;
                 match ep.gets.remove(&id) {
                     Some(g) if g.len == n && g.pid == from => {
+                        ep.replied = true;
                         // SAFETY: the destination of a get of ours, `n`
                         // bytes the caller of the get vouched for (or a
                         // Rust area kept alive by `_keep`), written only
@@ -496,7 +470,7 @@ fn serve_all(
 /// Notes that records wrote into `slot` (once: at most one entry per
 /// slot until the checking mode's next snapshot clears them).
 fn note_wrote(ep: &mut Epochs, slot: u64) {
-    if !ep.wrote.contains(&slot) {
+    if ep.track && !ep.wrote.contains(&slot) {
         ep.wrote.push(slot);
     }
 }
@@ -981,6 +955,20 @@ impl Process {
             );
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
+        if let Some(h) = self
+            .epochs
+            .locks
+            .iter()
+            .find(|h| h.slot == slot && h.pid == self.pid)
+        {
+            let detail = format!(
+                "a post of registration slot {slot}, whose lock this process took{} is held \
+                 (MPI: an area locked and exposed at once is erroneous; unlock it first)",
+                h.loc.map_or(String::new(), |l| format!(" at {l}"))
+            );
+            return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
+        }
+        let line = self.rma_line(slot, call, loc)?;
         self.epochs.exposures.push(Exposure {
             slot,
             done: vec![false; origins.len()],
@@ -996,7 +984,6 @@ impl Process {
         };
         self.holds.open(counted, call, loc);
         // Exposed before any origin can know it (it starts on the count).
-        let line = self.rma_line(slot, call, loc)?;
         let shared = self.world.rendezvous().is_none();
         for q in origins {
             let posted = self.epochs.lines[&line].post_to(q);
@@ -1189,9 +1176,9 @@ impl Process {
         Ok(true)
     }
 
-    /// `bsp_lock`: requests the lock of the area at `addr` on `pid`; the
-    /// request goes with the epoch's first batch, and the target serves
-    /// the epoch's transfers once it granted it.
+    /// `bsp_lock`: takes the lock word of the area at `addr` on `pid`
+    /// (its control line), serving what arrives while it waits; the
+    /// target applies the epoch's transfers as they arrive.
     pub(crate) fn rma_lock(
         &mut self,
         pid: i64,
@@ -1691,13 +1678,16 @@ impl Bsp {
     }
 
     /// Locks `area` on process `pid` (MPI's `MPI_Win_lock`), exclusively
-    /// or shared with other shared holders. Like MPI's, it may return
-    /// before the lock is held: the request travels with the epoch's first
-    /// batch of transfers, and `pid` serves them only once it granted the
-    /// lock; [`unlock`](Lock::unlock) returns when it has. `pid` makes no
-    /// call: it serves the lock at its next progress point (any `&mut
-    /// Bsp` call: a sync's barrier, an epoch call, [`probe`](Bsp::probe)),
-    /// as MPI implementations without a progress thread do.
+    /// or shared with other shared holders: takes the lock word of the
+    /// area's control line (the same word and code as a
+    /// [`Window`](crate::Window)'s lock), with no call of `pid`, waiting
+    /// (and serving what arrives for this process) while another process
+    /// holds it. The epoch's transfers travel as records that `pid`
+    /// applies at its next progress point (any `&mut Bsp` call: a sync's
+    /// barrier, an epoch call, [`probe`](Bsp::probe)), as MPI
+    /// implementations without a progress thread do;
+    /// [`unlock`](Lock::unlock) returns once `pid` applied them all. A
+    /// process holds one lock at a time (of an area or a window).
     ///
     /// # Examples
     ///
@@ -1725,12 +1715,17 @@ impl Bsp {
     ///
     /// [`ErrorKind::NoEpoch`] outside one-sided mode;
     /// [`ErrorKind::NotRegistered`], [`ErrorKind::PidOutOfRange`];
-    /// [`ErrorKind::EpochUnmatched`] if `pid` ended.
+    /// [`ErrorKind::EpochUnmatched`] if `pid` ended;
+    /// [`ErrorKind::EpochOpen`] while this process holds another lock or
+    /// a window view (of a forgotten guard, or from C);
+    /// [`ErrorKind::OutOfMemory`] when the slot has no control line (more
+    /// live registrations than lines: `window/control.rs`).
     ///
     /// # BSP cost
     ///
-    /// With [`unlock`](Lock::unlock): one round trip to `pid` (`2c`) and
-    /// the bytes, plus the wait for earlier holders.
+    /// With [`unlock`](Lock::unlock): one atomic on the lock word, one
+    /// round trip to `pid` (`2c`) and the bytes, plus the wait for earlier
+    /// holders.
     #[track_caller]
     pub fn lock<'a, T: Pod>(
         &'a mut self,

@@ -331,7 +331,9 @@ impl Holds {
                 Held::Exposure { .. } | Held::Access { .. } => false,
             },
             || {
-                "this call waits for other processes, which may wait for what is held:                  release it first (a process holds nothing another could wait for while it                  waits)"
+                "this call waits for other processes, which may wait for what is held: \
+                 release it first (a process holds nothing another could wait for while it \
+                 waits)"
                     .into()
             },
         )

@@ -13,8 +13,16 @@
 //! - shared memory (`threads`, `serial`, `processes`): the top of `q`'s
 //!   region of window memory, line `i` at `per - (i + 1) · header(p)`;
 //!   [`reserve`] bytes there are not given to windows;
-//! - `mpi`: line `i` of the run's control window, made by `rma_init` and
-//!   `am_init` (`engine/mpi/win.rs`).
+//! - `mpi`: line `i` of the run's control window, made by `rma_init`
+//!   (`engine/mpi/win.rs`), in node shared memory when every rank is on
+//!   one node.
+//!
+//! Every pushed slot takes a line (the line must be known everywhere
+//! before anyone uses the slot one-sidedly), so the limit is on live
+//! registrations: [`lines`] per process on shared memory (a sixteenth of
+//! the window region, at most 1024: 1024 up to p = 63 with the default
+//! region, 63 at p = 1024), up to 1024 on `mpi` (at most 4 MiB per rank).
+//! Locking or posting a slot past the last line is `OutOfMemory`.
 //!
 //! A line's counters are never reset: a line given back by a pop and
 //! taken by a later push starts where the earlier slot left it, which is
@@ -49,8 +57,8 @@ impl Window<u8> {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::OutOfMemory`] past the last line (more registered
-    /// areas in one-sided use than lines); [`ErrorKind::Startup`] when the
+    /// [`ErrorKind::OutOfMemory`] past the last line (more live
+    /// registrations than lines: see the module); [`ErrorKind::Startup`] when the
     /// run has no window memory (or, on `mpi`, no control window: not in
     /// one-sided mode).
     pub(crate) fn control_line(p: &Process, line: u64) -> Result<Window<u8>, ErrorKind> {
@@ -124,17 +132,6 @@ impl Window<u8> {
             started: std::cell::RefCell::new(vec![0; nprocs]),
             waited: std::cell::RefCell::new(vec![0; nprocs]),
             _t: std::marker::PhantomData,
-        }
-    }
-
-    /// Whether any lock of `pid`'s line is held (a writer, or readers).
-    pub(crate) fn lock_held(&self, pid: usize) -> Result<bool, String> {
-        match &self.mem {
-            Mem::Shared { .. } => {
-                Ok(self.word(pid).load(std::sync::atomic::Ordering::Acquire) != 0)
-            }
-            #[cfg(feature = "mpi")]
-            Mem::Mpi(win) => Ok(win.peek_lock(pid)? != 0),
         }
     }
 

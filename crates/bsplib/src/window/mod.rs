@@ -1148,7 +1148,13 @@ impl<T: Pod> Window<T> {
         loc: Loc,
     ) -> Result<(), Error> {
         self.count_raw(pid, which)
-            .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))
+            .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?;
+        // In active-message mode `pid` may wait on its inbox's bell
+        // (`await_counts`): ring that too (shared memory).
+        if p.am.is_some() && pid != p.pid && self.world.rendezvous().is_none() {
+            self.world.notify(pid, crate::engine::AM_BELL);
+        }
+        Ok(())
     }
 
     /// [`count`](Window::count), MPI's failure as its words.
@@ -1266,8 +1272,20 @@ impl<T: Pod> Window<T> {
             }
             match &self.mem {
                 _ if p.am.is_some() => {
+                    // Serve, then sleep on the inbox's bell, which a
+                    // record and (on shared memory) a count ring; on
+                    // `mpi` counts ring nothing: a yield.
+                    let mark = self.world.am_mark(p.pid);
                     p.am_dispatch(call, loc)?;
-                    std::thread::yield_now();
+                    if !done(p)? {
+                        if self.world.rendezvous().is_none() {
+                            self.world
+                                .am_wait(p.pid, mark)
+                                .map_err(|why| p.interrupted(why, call, loc))?;
+                        } else {
+                            std::thread::yield_now();
+                        }
+                    }
                 }
                 Mem::Shared { .. } => {
                     // Sleep until a count rings the bell (the counters
@@ -1540,7 +1558,11 @@ impl<T: Pod> Window<T> {
         }
         let me = self.owner.1;
         let extent = self.lens[me] * std::mem::size_of::<T>();
-        if let Some(a) = accs.iter().find(|a| a.off + a.data.len() > extent) {
+        if let Some(a) = accs.iter().find(|a| {
+            a.off
+                .checked_add(a.data.len())
+                .is_none_or(|end| end > extent)
+        }) {
             return Err(p.fail(
                 ErrorKind::OutOfBounds {
                     remote: me,

@@ -215,11 +215,6 @@ impl MpiWin {
         Ok(false)
     }
 
-    /// `rank`'s lock word as it is now.
-    pub(crate) fn peek_lock(&self, rank: usize) -> Result<u32, Failed> {
-        self.fetch_add(rank, 0, 0)
-    }
-
     /// Releases what [`try_lock`](MpiWin::try_lock) took, once every put
     /// to `rank` is complete there (so the next holder sees them).
     pub(crate) fn unlock(&self, rank: usize, exclusive: bool) -> Result<(), Failed> {
@@ -626,13 +621,15 @@ impl Mpi {
         }
         let mpi_line = (4 * (1 + 2 * nprocs)).next_multiple_of(64);
         let lines_of = |line: usize| ((4 << 20) / line).clamp(16, 1024);
-        let ctl = if self.node_shared()? {
-            let lines = lines_of(node_line);
-            let w = self.node_allocate(lines * node_line)?;
-            let w = w.ok_or("node shared memory went away")?;
+        let node = if self.node_shared()? {
+            self.node_allocate(lines_of(node_line) * node_line)?
+        } else {
+            None
+        };
+        let ctl = if let Some(w) = node {
             ControlWin {
                 mem: ControlMem::Node(w),
-                lines,
+                lines: lines_of(node_line),
                 line: node_line,
             }
         } else {
@@ -790,6 +787,14 @@ impl Mpi {
         }
         // Every rank's memory is zeroed before anyone uses it.
         self.comm.barrier();
+        // The lock words and the data need 64-byte alignment, which MPI
+        // does not promise. Every rank sees the same segments at the same
+        // offsets of page-aligned mappings, so all reach the same verdict
+        // and fall back to MPI memory together.
+        if heads.iter().any(|h| h % 64 != 0) {
+            NodeWin { win, heads }.free()?;
+            return Ok(None);
+        }
         Ok(Some(NodeWin { win, heads }))
     }
 }
