@@ -408,7 +408,7 @@ impl Process {
             && !std::mem::take(&mut c.internal);
         let place = checked.then(|| Place::of(loc));
         c.sync_hash = place.as_ref().map_or(0, |p| p.hash);
-        if let Some(table) = self.world.check().and_then(|s| s.table.as_ref()) {
+        if let Some(table) = self.world.ext::<Setup>().and_then(|s| s.table.as_ref()) {
             table.write(self.pid, (self.superstep & 1) as usize, place.as_ref());
         }
         // The side records: to each destination, the puts we addressed to
@@ -451,7 +451,7 @@ impl Process {
     /// sync (shared memory), and the puts addressed to us.
     fn check_after_sync(&mut self, loc: Loc) -> Result<(), Error> {
         let ended = self.superstep.saturating_sub(1);
-        if let Some(table) = self.world.check().and_then(|s| s.table.as_ref()) {
+        if let Some(table) = self.world.ext::<Setup>().and_then(|s| s.table.as_ref()) {
             let parity = (ended & 1) as usize;
             let mut first: Option<(usize, u64)> = None;
             for q in 0..self.nprocs {

@@ -128,13 +128,6 @@ const GATHER_MAX: usize = 32 << 10;
 // defaults, 0.15 ns and 2 µs, which `examples/bench.rs` measured on a
 // two-core machine.
 
-/// The machine's hardware threads, asked once (the standard library
-/// reads the cgroup files at every call: tens of microseconds).
-pub(crate) fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
 impl Process {
     /// The form of a collective moving `n` bytes per process: a broadcast
     /// or a reduction to one root (`everyone` false), or an all-reduce
@@ -170,7 +163,7 @@ impl Process {
                         (2.0 * m / pf + n / pf, 2.0 * m * (1.0 + 1.0 / pf)),
                     )
                 };
-                let c = cores().min(p) as f64;
+                let c = crate::engine::cores().min(p) as f64;
                 let m = self.machine();
                 let one = h1.max(v1 / c) * m.g + m.l;
                 let two = h2.max(v2 / c) * m.g + 2.0 * m.l;

@@ -214,8 +214,16 @@ impl Bsp {
 impl crate::process::Process {
     /// [`Bsp::machine`].
     pub(crate) fn machine(&self) -> Machine {
-        self.world.machine()
+        machine_of(&self.world)
     }
+}
+
+/// The machine parameters of `world`'s run ([`Machine::for_run`]), read
+/// once for all its processes (on `processes` before the fork), so that
+/// all choose the same collective forms even if the store changes
+/// meanwhile.
+pub(crate) fn machine_of(world: &crate::engine::World) -> Machine {
+    *world.ext_or_init(|| Machine::for_run(world.engine(), world.nprocs()))
 }
 
 /// How long and how often the probe measures.

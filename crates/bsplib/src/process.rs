@@ -184,7 +184,7 @@ fn world_profile(
     nprocs: usize,
     start: Instant,
 ) -> Option<Box<crate::profile::Recorder>> {
-    let setup = world.profile()?;
+    let setup = world.ext::<crate::profile::Setup>()?;
     Some(Box::new(crate::profile::Recorder::new(
         setup, pid, nprocs, start,
     )))
@@ -203,7 +203,7 @@ impl Process {
         }
         let profile = world_profile(&world, pid, nprocs, start);
         let check = world
-            .check()
+            .ext::<crate::check::Setup>()
             .map(|_| Box::new(crate::check::Checker::new()));
         let hooks = profile.is_some() || check.is_some();
         if pid == 0 && world.progress().is_some() {

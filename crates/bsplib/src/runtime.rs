@@ -12,88 +12,7 @@ use crate::engine::{processes, World};
 use crate::error::{Error, ErrorKind};
 use crate::process::Process;
 
-/// Which engine runs the processes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Engine {
-    /// One process on the calling thread (any request gives `p = 1`): the
-    /// reference engine.
-    Serial,
-    /// Every process is a thread of this OS process; process 0 runs on the
-    /// calling thread. The default.
-    #[default]
-    Threads,
-    /// Every process is a forked OS process with its own address space,
-    /// communicating through shared memory; process 0 runs in the calling
-    /// process. Results come back through [`Runtime::run_portable`].
-    ///
-    /// # Errors
-    ///
-    /// A run of more than one process forks, and forking a program that has
-    /// other threads can leave a lock held forever in the forked processes:
-    /// such a run is refused with [`ErrorKind::ThreadsAtFork`] unless the
-    /// caller vouches for the threads ([`Runtime::fork_with_threads`]).
-    /// The library's own threads do not count: those of a `threads` run
-    /// and the monitor of a `processes` run are joined before the run
-    /// returns.
-    ///
-    /// # Examples
-    ///
-    /// Runs one after the other, from a program with no other thread:
-    ///
-    /// ```
-    /// use bsplib::{Engine, Runtime};
-    /// for engine in [Engine::Threads, Engine::Processes].repeat(3) {
-    ///     let pids = Runtime::new(2).engine(engine).run_portable(|bsp| Ok(bsp.pid() as u32))?;
-    ///     assert_eq!(pids, vec![0, 1]);
-    /// }
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    Processes,
-    /// Every process is an MPI rank (Open MPI; cargo feature `mpi`): the
-    /// program is started on every rank by `mpirun`, and each rank runs
-    /// one process. Results come back through [`Runtime::run_portable`].
-    Mpi,
-}
-
-impl Engine {
-    /// Every engine, for tests that run a scenario on each.
-    pub const ALL: [Engine; 4] = [
-        Engine::Serial,
-        Engine::Threads,
-        Engine::Processes,
-        Engine::Mpi,
-    ];
-
-    /// The engine's name as used on command lines and in `BSPLIB_ENGINE`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Serial => "serial",
-            Engine::Threads => "threads",
-            Engine::Processes => "processes",
-            Engine::Mpi => "mpi",
-        }
-    }
-
-    /// The engine named `name` (`serial`, `threads`, `processes`, `mpi`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Engine::ALL.into_iter().find(|e| e.name() == name)
-    }
-
-    /// The engine named by the environment variable `BSPLIB_ENGINE`, if it
-    /// is set (`Err` with the value if it names no engine). This is how the
-    /// same binary runs on threads by default and on MPI under
-    /// `mpirun -x BSPLIB_ENGINE=mpi` (or `bsprun --engine mpi`).
-    pub fn from_env() -> Option<Result<Self, String>> {
-        let name = std::env::var("BSPLIB_ENGINE").ok()?;
-        Some(Engine::from_name(name.trim()).ok_or(name))
-    }
-
-    /// Whether this build has the engine (`mpi` needs the cargo feature).
-    pub fn is_available(self) -> bool {
-        self != Engine::Mpi || cfg!(feature = "mpi")
-    }
-}
+pub use crate::engine::Engine;
 
 /// `bsp_nprocs()` before `bsp_begin`: the number of processes that can run
 /// at once on this machine (its hardware threads). More can be requested;
@@ -565,16 +484,22 @@ impl Runtime {
         if let Some(dir) = &self.profile {
             let setup = crate::profile::Setup::prepare(dir, self.engine.name())
                 .map_err(|detail| Error::startup(detail, loc))?;
-            world.set_profile(setup);
+            world.set_ext(setup);
         }
         if self.check {
             let shared = world.rendezvous().is_none();
             let setup = crate::check::Setup::new(world.nprocs(), shared)
                 .map_err(|detail| Error::startup(detail, loc))?;
-            world.set_check(setup);
+            world.set_ext(setup);
         }
         if let Some(force) = self.progress {
             world.set_progress(force);
+        }
+        // The run's error, once, as the front doors write it.
+        world.set_reporter(crate::launch::report);
+        if world.engine() == Engine::Processes {
+            // Read before the fork: every process then has the same.
+            crate::probe::machine_of(&world);
         }
         Ok(world)
     }

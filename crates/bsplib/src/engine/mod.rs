@@ -28,12 +28,25 @@ pub(crate) mod am_ring;
 pub(crate) mod barrier;
 pub(crate) mod board;
 pub(crate) mod cma;
+mod kind;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 pub(crate) mod processes;
 pub(crate) mod serial;
 pub(crate) mod threads;
 pub(crate) mod window;
+
+pub use kind::Engine;
+
+/// Slots of [`World::ext`]: one per type of set-up kept for a run.
+const EXT_SLOTS: usize = 4;
+
+/// The machine's hardware threads, asked once (the standard library
+/// reads the cgroup files at every call: tens of microseconds).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -300,14 +313,16 @@ pub(crate) struct World {
     /// Where every process is, and whether the run's error was reported.
     board: board::Board,
     sync: Sync,
-    /// The profiler's set-up, when the run profiles (`profile.rs`).
-    profile: std::sync::OnceLock<crate::profile::Setup>,
-    /// The machine parameters of the run (`probe.rs`), read once for all
-    /// its processes on shared memory, so that all choose the same
-    /// collective forms even if the store changes meanwhile.
-    machine: std::sync::OnceLock<crate::probe::Machine>,
-    /// The checking mode's set-up, when the run checks (`check.rs`).
-    check: std::sync::OnceLock<crate::check::Setup>,
+    /// The set-ups of the layers above the transport, one of each type
+    /// (the profiler's, the checking mode's, the machine parameters that
+    /// every process of a run must share): kept for the run, and across
+    /// the fork, without the transport knowing them ([`World::ext`]).
+    ext: [std::sync::OnceLock<Box<dyn std::any::Any + Send + std::marker::Sync>>; EXT_SLOTS],
+    /// Serialises [`World::ext_or_init`]'s first set of a type.
+    ext_init: Mutex<()>,
+    /// How the run's error is written once (the front door's, set by
+    /// whoever made the world; a plain line without one).
+    reporter: std::sync::OnceLock<fn(&World) -> bool>,
     /// The progress view (`progress.rs`): `Some(force)` when on.
     progress: std::sync::OnceLock<bool>,
     /// `serial`, `threads`: the memory of the run's windows, made on the
@@ -330,10 +345,9 @@ impl World {
     /// the fork: see `processes::fork`).
     pub(crate) fn processes(nprocs: usize) -> Result<Self, String> {
         check_memory(nprocs)?;
-        let world = Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))?;
-        // Read before the fork: every process then has the same figures.
-        world.machine();
-        Ok(world)
+        // (The machine parameters are read before the fork by the front
+        // door, `Runtime::world`: every process then has the same.)
+        Self::with(nprocs, Sync::Processes(processes::Shared::new(nprocs)?))
     }
 
     /// A world for one rank of an `mpi` run of `nprocs` processes.
@@ -354,27 +368,64 @@ impl World {
         }
     }
 
-    /// Turns the profiler on for this run (before any process starts).
-    pub(crate) fn set_profile(&self, setup: crate::profile::Setup) {
-        let _ = self.profile.set(setup);
+    /// Keeps `value`, the run's one value of its type (a set-up of a
+    /// layer above: the profiler's, the checking mode's), for every
+    /// process; a second value of a type is ignored.
+    pub(crate) fn set_ext<T: std::any::Any + Send + std::marker::Sync>(&self, value: T) {
+        let _ = self.ext_or_init(|| value);
     }
 
-    /// The profiler's set-up, if the run profiles.
+    /// The run's value of type `T`, if one was set.
     #[inline]
-    pub(crate) fn profile(&self) -> Option<&crate::profile::Setup> {
-        self.profile.get()
+    pub(crate) fn ext<T: std::any::Any + Send + std::marker::Sync>(&self) -> Option<&T> {
+        self.ext
+            .iter()
+            .map_while(|s| s.get())
+            .find_map(|b| b.downcast_ref::<T>())
     }
 
-    /// Turns the checking mode on for this run (before any process
-    /// starts).
-    pub(crate) fn set_check(&self, setup: crate::check::Setup) {
-        let _ = self.check.set(setup);
+    /// The run's value of type `T`, made by `init` on first use (once, for
+    /// every process: concurrent first uses wait for one `init`).
+    pub(crate) fn ext_or_init<T: std::any::Any + Send + std::marker::Sync>(
+        &self,
+        init: impl FnOnce() -> T,
+    ) -> &T {
+        if let Some(v) = self.ext::<T>() {
+            return v;
+        }
+        let _one = self.ext_init.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = self.ext::<T>() {
+            return v;
+        }
+        let slot = self
+            .ext
+            .iter()
+            .find(|s| s.get().is_none())
+            .expect("more extension set-ups than World::ext has slots");
+        let _ = slot.set(Box::new(init()));
+        self.ext::<T>().expect("just set")
     }
 
-    /// The checking mode's set-up, if the run checks.
-    #[inline]
-    pub(crate) fn check(&self) -> Option<&crate::check::Setup> {
-        self.check.get()
+    /// How the run's error is reported once ([`World::report`]): set by
+    /// the front door that made the world.
+    pub(crate) fn set_reporter(&self, report: fn(&World) -> bool) {
+        let _ = self.reporter.set(report);
+    }
+
+    /// Writes the run's error once (true if this call wrote it), with the
+    /// reporter the front door set, else as a plain `bsplib:` line.
+    pub(crate) fn report(&self) -> bool {
+        if let Some(report) = self.reporter.get() {
+            return report(self);
+        }
+        match self.failure() {
+            Some(err) if self.reported().claim() => {
+                eprintln!("bsplib: {err}");
+                self.reported().done();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Turns the progress view on for this run (`force`: even when
@@ -405,23 +456,15 @@ impl World {
         &self.board
     }
 
-    /// The machine parameters of this run ([`crate::probe::Machine::for_run`]),
-    /// read on first use.
-    pub(crate) fn machine(&self) -> crate::probe::Machine {
-        *self
-            .machine
-            .get_or_init(|| crate::probe::Machine::for_run(self.engine(), self.nprocs()))
-    }
-
     /// The engine running this world (`probe.rs`: the machine parameters
     /// are kept per engine).
-    pub(crate) fn engine(&self) -> crate::Engine {
+    pub(crate) fn engine(&self) -> Engine {
         match self.sync {
-            Sync::Serial(_) => crate::Engine::Serial,
-            Sync::Threads(_) => crate::Engine::Threads,
-            Sync::Processes(_) => crate::Engine::Processes,
+            Sync::Serial(_) => Engine::Serial,
+            Sync::Threads(_) => Engine::Threads,
+            Sync::Processes(_) => Engine::Processes,
             #[cfg(feature = "mpi")]
-            Sync::Mpi(_) => crate::Engine::Mpi,
+            Sync::Mpi(_) => Engine::Mpi,
         }
     }
 
@@ -612,9 +655,9 @@ impl World {
             senders,
             am,
             failure: Mutex::new(None),
-            profile: std::sync::OnceLock::new(),
-            machine: std::sync::OnceLock::new(),
-            check: std::sync::OnceLock::new(),
+            ext: Default::default(),
+            ext_init: Mutex::new(()),
+            reporter: std::sync::OnceLock::new(),
             progress: std::sync::OnceLock::new(),
             windows: std::sync::OnceLock::new(),
             board,
@@ -908,7 +951,7 @@ impl World {
         if let Sync::Mpi(m) = &self.sync {
             if !m.values() {
                 // This MPI job ends at `stop`: say why first.
-                crate::launch::report(self);
+                self.report();
             }
         }
         self.stop();

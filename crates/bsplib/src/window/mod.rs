@@ -312,7 +312,7 @@ impl<T: Pod> Window<T> {
                     },
                     lens,
                     header: head,
-                    spins: if nprocs <= crate::collectives::cores() {
+                    spins: if nprocs <= crate::engine::cores() {
                         64
                     } else {
                         0
@@ -408,7 +408,7 @@ impl<T: Pod> Window<T> {
             },
             lens,
             header: head,
-            spins: if nprocs <= crate::collectives::cores() {
+            spins: if nprocs <= crate::engine::cores() {
                 64
             } else {
                 0

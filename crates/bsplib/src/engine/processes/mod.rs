@@ -839,7 +839,7 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     // hundreds, in `cma::available`). Settling them here waits for such a
     // thread first.
     let _ = super::cma::available();
-    let _ = crate::collectives::cores();
+    let _ = crate::engine::cores();
     let parent = std::process::id() as libc::pid_t;
     let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
     OWN_FORK.store(true, Ordering::Relaxed);
@@ -968,7 +968,7 @@ fn monitor(world: &World, pids: Vec<libc::pid_t>) {
         nap = (nap * 2).min(Duration::from_millis(5));
     }
     if world.is_stopped() && shared.exit_on_stop.load(Ordering::Relaxed) {
-        crate::launch::report(world);
+        world.report();
         // SAFETY: flushing C stdio has no preconditions; `_exit` ends the
         // process (every other process of the run has exited).
         unsafe {
