@@ -800,16 +800,36 @@ impl Process {
             ));
         }
         let desc = ty as u16 | (op as u16) << 8;
+        self.send_acc(pid, WACC, win, off, data, ty, desc, call, loc)
+    }
+
+    /// Sends the accumulate `data` (whole elements of `ty`, operator and
+    /// type `desc`) for byte `off` of `pid`'s memory named by `first` (a
+    /// slot word or a window), as records `what` of whole elements in
+    /// pieces of at most [`CHUNK`] bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn send_acc(
+        &mut self,
+        pid: usize,
+        what: u64,
+        first: u64,
+        off: usize,
+        data: &[u8],
+        ty: ElemType,
+        desc: u16,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
         let line = loc.map_or(0, |l| u64::from(l.line()));
         let piece = (CHUNK / ty.size()).max(1) * ty.size();
         for (k, part) in data.chunks(piece).enumerate() {
             let words = [
-                win,
+                first,
                 (off + k * piece) as u64,
                 part.len() as u64,
                 u64::from(desc) | line << 32,
             ];
-            self.rma_send(pid, WACC, &words, part, call, loc)?;
+            self.rma_send(pid, what, &words, part, call, loc)?;
         }
         Ok(())
     }
@@ -1476,21 +1496,10 @@ impl Process {
             );
             return Err(self.fail(ErrorKind::AccumulateMismatch { detail }, call, loc));
         }
-        let line = loc.map_or(0, |l| u64::from(l.line()));
         // SAFETY: the caller's contract.
         let data = unsafe { std::slice::from_raw_parts(src, nbytes) };
-        let piece = (CHUNK / ty.size()).max(1) * ty.size();
         let tagged = slot | self.under_lock(pid, slot);
-        for (k, part) in data.chunks(piece).enumerate() {
-            let words = [
-                tagged,
-                (offset + k * piece) as u64,
-                part.len() as u64,
-                u64::from(desc) | line << 32,
-            ];
-            self.rma_send(pid, ACC, &words, part, call, loc)?;
-        }
-        Ok(())
+        self.send_acc(pid, ACC, tagged, offset, data, ty, desc, call, loc)
     }
 }
 

@@ -254,39 +254,17 @@ impl Process {
     pub(crate) fn sync_hinted(&mut self, hints: Hints, loc: Loc) -> Result<(), Error> {
         if self.hint.check && hints.contains(Hints::NO_STORE) {
             if let Some(detail) = self.check_no_store() {
-                self.check_running(CALL, loc)?;
-                let err = self.fail(
-                    ErrorKind::HintViolated {
-                        hint: "NO_STORE",
-                        detail,
-                    },
-                    CALL,
-                    loc,
-                );
-                self.poisoned = true;
-                self.inbox.clear();
-                return Err(err);
+                return self.false_before_sync("NO_STORE", detail, loc);
             }
         }
         if self.hint.check && hints.contains(Hints::NO_PRECEDE) {
             if let Some((call, at)) = self.hint.first {
-                self.check_running(CALL, loc)?;
                 let detail = format!(
                     "is false: this process made a {} at {} in the superstep this sync ends",
                     self.call_name(call),
                     place(at)
                 );
-                let err = self.fail(
-                    ErrorKind::HintViolated {
-                        hint: "NO_PRECEDE",
-                        detail,
-                    },
-                    CALL,
-                    loc,
-                );
-                self.poisoned = true;
-                self.inbox.clear();
-                return Err(err);
+                return self.false_before_sync("NO_PRECEDE", detail, loc);
             }
         }
         self.sync(loc)?;
@@ -313,6 +291,21 @@ impl Process {
             self.hint.watch = true;
         }
         Ok(())
+    }
+
+    /// A hint found false before the hinted sync's barrier: the run fails
+    /// naming `hint`, and this process enters no superstep exchange.
+    fn false_before_sync(
+        &mut self,
+        hint: &'static str,
+        detail: String,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.check_running(CALL, loc)?;
+        let err = self.fail(ErrorKind::HintViolated { hint, detail }, CALL, loc);
+        self.poisoned = true;
+        self.inbox.clear();
+        Err(err)
     }
 
     /// `bsp_sync_hint(flags)` from C: unknown bits stop the run.
