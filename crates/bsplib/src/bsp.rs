@@ -188,7 +188,7 @@ impl Bsp {
     pub(crate) fn sync_at(&mut self, loc: Option<SourceLocation>) -> Result<(), Error> {
         let p = self.process.get_mut();
         p.sync(loc)?;
-        crate::runtime::note_superstep(p.superstep);
+        crate::process::note_superstep(p.superstep);
         Ok(())
     }
 

@@ -36,6 +36,7 @@ use std::ops::{BitOr, BitOrAssign};
 
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::extension::{Extension, NEXT_SUPERSTEP, TRANSFER};
 use crate::process::{Loc, Process};
 
 /// The name errors give to a hinted sync's own findings.
@@ -168,11 +169,13 @@ impl fmt::Debug for Hints {
     }
 }
 
-/// One process's hint state.
+/// One process's hint state: an extension slot of the process
+/// (`extension.rs`), installed at the start in the checking mode and by
+/// the first `NO_SUCCEED` sync otherwise.
 pub(crate) struct HintState {
-    /// Transfer calls go through [`Process::hint_transfer`]: the checking
+    /// Transfer calls go through the [`TRANSFER`] hook: the checking
     /// mode, or this superstep follows a `NO_SUCCEED` sync.
-    pub(crate) watch: bool,
+    watch: bool,
     /// The run checks (`check.rs`).
     check: bool,
     /// `Some(location of the sync)` when the sync that started this
@@ -191,15 +194,66 @@ impl HintState {
             first: None,
         }
     }
+}
+
+/// Installs the hint state of a process of a checking run (which notes
+/// every superstep's first transfer for `NO_PRECEDE`); other runs get
+/// one at their first `NO_SUCCEED` sync.
+pub(crate) fn install(p: &mut Process) {
+    if p.world.ext::<crate::check::Setup>().is_some() {
+        p.install(HintState::new(true));
+    }
+}
+
+impl Extension for HintState {
+    fn wants(&self) -> u32 {
+        if self.watch {
+            TRANSFER | NEXT_SUPERSTEP
+        } else {
+            0
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    /// A transfer call: false after a `NO_SUCCEED` sync; in the checking
+    /// mode, noted if it is the superstep's first.
+    fn transfer(&mut self, p: &mut Process, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if let Some(at) = self.no_succeed {
+            let detail = format!(
+                "is false: the sync at {} that ended superstep {} promised that this process \
+                 would issue no transfer in superstep {}, and this {} is one",
+                place(at),
+                p.superstep.saturating_sub(1),
+                p.superstep,
+                p.call_name(call)
+            );
+            return Err(p.fail(
+                ErrorKind::HintViolated {
+                    hint: "NO_SUCCEED",
+                    detail,
+                },
+                call,
+                loc,
+            ));
+        }
+        if self.first.is_none() {
+            self.first = Some((call, loc));
+        }
+        Ok(())
+    }
 
     /// A superstep starts (every sync that succeeds, hinted or not).
-    #[inline]
-    pub(crate) fn next_superstep(&mut self) {
-        if self.watch {
-            self.no_succeed = None;
-            self.first = None;
-            self.watch = self.check;
-        }
+    fn next_superstep(&mut self, _p: &mut Process) {
+        self.no_succeed = None;
+        self.first = None;
+        self.watch = self.check;
     }
 }
 
@@ -212,53 +266,18 @@ fn place(loc: Loc) -> String {
 }
 
 impl Process {
-    /// Called by every transfer call after `check_running`: one predicted
-    /// branch unless the run checks or a `NO_SUCCEED` sync started this
-    /// superstep.
-    #[inline]
-    pub(crate) fn note_transfer(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.hint.watch {
-            return self.hint_transfer(call, loc);
-        }
-        Ok(())
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn hint_transfer(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if let Some(at) = self.hint.no_succeed {
-            let detail = format!(
-                "is false: the sync at {} that ended superstep {} promised that this process \
-                 would issue no transfer in superstep {}, and this {} is one",
-                place(at),
-                self.superstep.saturating_sub(1),
-                self.superstep,
-                self.call_name(call)
-            );
-            return Err(self.fail(
-                ErrorKind::HintViolated {
-                    hint: "NO_SUCCEED",
-                    detail,
-                },
-                call,
-                loc,
-            ));
-        }
-        if self.hint.first.is_none() {
-            self.hint.first = Some((call, loc));
-        }
-        Ok(())
-    }
-
     /// A sync with `hints` (see [`Hints`]).
     pub(crate) fn sync_hinted(&mut self, hints: Hints, loc: Loc) -> Result<(), Error> {
-        if self.hint.check && hints.contains(Hints::NO_STORE) {
+        let (check, first) = self
+            .ext::<HintState>()
+            .map_or((false, None), |h| (h.check, h.first));
+        if check && hints.contains(Hints::NO_STORE) {
             if let Some(detail) = self.check_no_store() {
                 return self.false_before_sync("NO_STORE", detail, loc);
             }
         }
-        if self.hint.check && hints.contains(Hints::NO_PRECEDE) {
-            if let Some((call, at)) = self.hint.first {
+        if check && hints.contains(Hints::NO_PRECEDE) {
+            if let Some((call, at)) = first {
                 let detail = format!(
                     "is false: this process made a {} at {} in the superstep this sync ends",
                     self.call_name(call),
@@ -268,7 +287,7 @@ impl Process {
             }
         }
         self.sync(loc)?;
-        if self.hint.check && hints.contains(Hints::NO_PUT) {
+        if check && hints.contains(Hints::NO_PUT) {
             if let Some((origin, what)) = self.check_first_put_to_me() {
                 let detail = format!(
                     "is false: process {origin}'s {what} wrote into this process's memory in \
@@ -287,8 +306,13 @@ impl Process {
             }
         }
         if hints.contains(Hints::NO_SUCCEED) {
-            self.hint.no_succeed = Some(loc);
-            self.hint.watch = true;
+            self.with_ext(
+                || HintState::new(false),
+                |h, _| {
+                    h.no_succeed = Some(loc);
+                    h.watch = true;
+                },
+            );
         }
         Ok(())
     }
@@ -418,7 +442,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         let mut p = self.process();
         p.sync_hinted(hints, loc)?;
-        crate::runtime::note_superstep(p.superstep);
+        crate::process::note_superstep(p.superstep);
         Ok(())
     }
 }
@@ -435,7 +459,7 @@ impl crate::raw::Raw<'_> {
     pub fn sync_hint(bsp: &mut Bsp, flags: i64, loc: Option<SourceLocation>) -> Result<(), Error> {
         let mut p = bsp.process();
         p.sync_hint_bits(flags, loc)?;
-        crate::runtime::note_superstep(p.superstep);
+        crate::process::note_superstep(p.superstep);
         Ok(())
     }
 }

@@ -88,7 +88,6 @@ use std::time::Instant;
 use crate::bsp::Bsp;
 use crate::engine::{processes, World};
 use crate::error::{Error, ErrorKind, SourceLocation};
-use crate::process::Process;
 use crate::runtime::{InRun, Runtime};
 use crate::Engine;
 
@@ -301,7 +300,11 @@ impl Launch {
         match taken {
             Some(false) => Ok(Attached {
                 _in_run: InRun::enter(pid, &self.world),
-                bsp: Bsp::new(Process::new(pid, Arc::clone(&self.world), self.start)),
+                bsp: Bsp::new(crate::runtime::new_process(
+                    pid,
+                    Arc::clone(&self.world),
+                    self.start,
+                )),
             }),
             Some(true) => Err(Error::startup(
                 format!("process {pid} has a handle already: a process is attached once per run"),

@@ -83,6 +83,7 @@ mod engine;
 pub mod epoch;
 mod error;
 mod exchange;
+mod extension;
 mod hints;
 mod holds;
 #[doc(hidden)]

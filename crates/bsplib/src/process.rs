@@ -84,6 +84,23 @@ pub(crate) struct TagSizes {
     pub(crate) next: usize,
 }
 
+thread_local! {
+    /// The superstep of the current thread's process, kept by `Bsp::sync`
+    /// for errors raised outside a `Bsp` method (a nested run).
+    static SUPERSTEP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Records that the current thread's process entered superstep `s`.
+#[inline]
+pub(crate) fn note_superstep(s: u64) {
+    SUPERSTEP.with(|c| c.set(s));
+}
+
+/// The superstep the current thread's process last noted.
+pub(crate) fn noted_superstep() -> u64 {
+    SUPERSTEP.with(std::cell::Cell::get)
+}
+
 /// One BSP process's private state.
 pub(crate) struct Process {
     pub(crate) pid: usize,
@@ -173,8 +190,11 @@ pub(crate) struct Process {
     /// The profiler or the checking mode is on: the one branch of
     /// `Process::sync`.
     pub(crate) hooks: bool,
-    /// Fence hints (`hints.rs`).
-    pub(crate) hint: crate::hints::HintState,
+    /// The extensions' slots (`extension.rs`).
+    pub(crate) ext: crate::extension::Slots,
+    /// The hook points some extension wants now (`extension.rs`): one
+    /// bit test on the core's paths while none does.
+    pub(crate) watch: u32,
 }
 
 /// The recorder of process `pid`, if its run profiles.
@@ -249,9 +269,10 @@ impl Process {
             call_names: None,
             sync_name: None,
             profile,
-            hint: crate::hints::HintState::new(check.is_some()),
             check,
             hooks,
+            ext: Default::default(),
+            watch: 0,
         }
     }
 

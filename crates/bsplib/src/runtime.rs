@@ -735,15 +735,6 @@ struct Current {
 
 thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
-    /// The superstep of the current thread's process, kept by `Bsp::sync`
-    /// for errors raised outside a `Bsp` method (a nested run).
-    static SUPERSTEP: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Records that the current thread's process entered superstep `s`.
-#[inline]
-pub(crate) fn note_superstep(s: u64) {
-    SUPERSTEP.with(|c| c.set(s));
 }
 
 /// The error of a run started inside a BSP process: BSPlib has one
@@ -756,7 +747,7 @@ fn nested_error(loc: Option<SourceLocation>) -> Option<Error> {
             ErrorKind::Nested,
             "bsp_begin",
             outer.pid,
-            SUPERSTEP.with(Cell::get),
+            crate::process::noted_superstep(),
             loc,
         );
         outer.world.fail(err.clone());
@@ -776,7 +767,7 @@ impl InRun {
             })
         });
         EXIT_NOTE.with(|n| n.set((pid, Arc::as_ptr(world))));
-        note_superstep(0);
+        crate::process::note_superstep(0);
         InRun
     }
 }
@@ -856,6 +847,14 @@ impl Drop for InRun {
     }
 }
 
+/// Process `pid`'s state, with the slots of the extensions its run uses
+/// installed (`extension.rs`): every front door starts a process here.
+pub(crate) fn new_process(pid: usize, world: Arc<World>, start: Instant) -> Process {
+    let mut p = Process::new(pid, world, start);
+    crate::hints::install(&mut p);
+    p
+}
+
 /// One process from start to end: runs `spmd` and turns its outcome into a
 /// result or the run's failure.
 fn process_main<R, F>(pid: usize, world: &Arc<World>, start: Instant, spmd: &F) -> Option<R>
@@ -863,7 +862,7 @@ where
     F: Fn(&mut Bsp) -> Result<R, Error>,
 {
     let _in_run = InRun::enter(pid, world);
-    let mut bsp = Bsp::new(Process::new(pid, Arc::clone(world), start));
+    let mut bsp = Bsp::new(new_process(pid, Arc::clone(world), start));
     let outcome = catch_unwind(AssertUnwindSafe(|| spmd(&mut bsp)));
     // A process that ends with a lock, a view or an epoch open (a guard
     // forgotten) would leave the others waiting for it for ever.

@@ -593,7 +593,7 @@ impl Process {
         self.parity ^= 1;
         self.bulk[self.parity] = 0;
         self.flags = 0;
-        self.hint.next_superstep();
+        self.hook_next_superstep();
         self.world
             .set_state(self.pid, self.superstep, State::Computing);
     }

@@ -1,0 +1,191 @@
+//! How the layers above the core take part in a process: *slots* and
+//! *hook points* (ARCHITECTURE.md, "The core and its extensions").
+//!
+//! An extension (fence hints, the checking mode, the profiler, ...) keeps
+//! its per-process state in a slot of the [`Process`]: a value of its own
+//! type, which the core stores as a `dyn` [`Extension`] without naming
+//! it. The core calls an extension at named hook points, the bits of
+//! [`Extension::wants`], and only while some extension wants the point:
+//! off, a hook point costs the core one test of a bit of
+//! `Process::watch`, the union of what the slots want.
+//!
+//! An extension reaches its state with [`Process::ext`] (read) and
+//! [`Process::with_ext`] (write): the slot is taken out of the process
+//! for the call, so the extension's code holds its state and the core's
+//! `&mut Process` at once, and the process's `watch` is brought up to
+//! date when it is put back. A closure given to `with_ext` must not
+//! sync: the slot is out while it runs, and the sync's hook points
+//! would miss it (debug builds assert this).
+
+use std::any::Any;
+
+use crate::error::Error;
+use crate::process::{Loc, Process};
+
+/// Hook point: every transfer call (put, get, send, their hp, strided and
+/// accumulate forms), after its `check_running`, before any other check.
+pub(crate) const TRANSFER: u32 = 1 << 0;
+/// Hook point: a superstep starts (each sync that succeeds, at its end).
+pub(crate) const NEXT_SUPERSTEP: u32 = 1 << 1;
+
+/// An extension's per-process state, as the core sees it. Each hook has a
+/// default that does nothing; an extension overrides those it asks for
+/// in [`wants`](Extension::wants).
+pub(crate) trait Extension: Any {
+    /// The hook points this extension needs now (bits of this module).
+    /// Read when the slot is installed and each time it is put back.
+    fn wants(&self) -> u32;
+
+    /// The state as `Any`, for [`Process::ext`].
+    fn as_any(&self) -> &dyn Any;
+
+    /// The state as `Any`, for [`Process::with_ext`].
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    /// [`TRANSFER`]: a transfer call `call` is made at `loc`; an error
+    /// refuses it (the call fails with it).
+    fn transfer(&mut self, _p: &mut Process, _call: &'static str, _loc: Loc) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// [`NEXT_SUPERSTEP`]: the process entered a new superstep.
+    fn next_superstep(&mut self, _p: &mut Process) {}
+}
+
+/// One slot: the state (out while a hook or `with_ext` runs) and what it
+/// wanted when last put back.
+struct Slot {
+    state: Option<Box<dyn Extension>>,
+    wants: u32,
+}
+
+/// The slots of one process, in the order they were installed (hooks run
+/// in that order).
+#[derive(Default)]
+pub(crate) struct Slots {
+    slots: Vec<Slot>,
+}
+
+impl Slots {
+    /// The union of what the slots want.
+    fn watch(&self) -> u32 {
+        self.slots.iter().fold(0, |w, s| w | s.wants)
+    }
+}
+
+impl Process {
+    /// Installs `state` as the slot of its type (replacing an earlier one).
+    pub(crate) fn install<T: Extension>(&mut self, state: T) {
+        let wants = state.wants();
+        let state: Box<dyn Extension> = Box::new(state);
+        match self.slot_of::<T>() {
+            Some(i) => {
+                self.ext.slots[i] = Slot {
+                    state: Some(state),
+                    wants,
+                }
+            }
+            None => self.ext.slots.push(Slot {
+                state: Some(state),
+                wants,
+            }),
+        }
+        self.watch = self.ext.watch();
+    }
+
+    /// The index of the slot holding a `T`.
+    fn slot_of<T: Extension>(&self) -> Option<usize> {
+        self.ext
+            .slots
+            .iter()
+            .position(|s| s.state.as_ref().is_some_and(|e| e.as_any().is::<T>()))
+    }
+
+    /// The extension state of type `T`, if installed.
+    pub(crate) fn ext<T: Extension>(&self) -> Option<&T> {
+        self.ext
+            .slots
+            .iter()
+            .find_map(|s| s.state.as_ref()?.as_any().downcast_ref::<T>())
+    }
+
+    /// Runs `f` with the extension state of type `T` (installed first with
+    /// `init` if there is none) and this process; `watch` follows what
+    /// the state wants afterwards.
+    pub(crate) fn with_ext<T: Extension, R>(
+        &mut self,
+        init: impl FnOnce() -> T,
+        f: impl FnOnce(&mut T, &mut Process) -> R,
+    ) -> R {
+        let i = match self.slot_of::<T>() {
+            Some(i) => i,
+            None => {
+                self.install(init());
+                self.ext.slots.len() - 1
+            }
+        };
+        let mut state = self.ext.slots[i]
+            .state
+            .take()
+            .expect("extension slot in use");
+        let any: &mut dyn Any = state.as_any_mut();
+        let result = f(any.downcast_mut::<T>().expect("slot of its type"), self);
+        self.ext.slots[i].wants = state.wants();
+        self.ext.slots[i].state = Some(state);
+        self.watch = self.ext.watch();
+        result
+    }
+
+    /// Runs hook `point` of every slot that wants it, in installation
+    /// order, stopping at the first error.
+    #[cold]
+    #[inline(never)]
+    fn run_hooks(
+        &mut self,
+        point: u32,
+        mut hook: impl FnMut(&mut dyn Extension, &mut Process) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut result = Ok(());
+        for i in 0..self.ext.slots.len() {
+            if self.ext.slots[i].wants & point == 0 {
+                continue;
+            }
+            let Some(mut state) = self.ext.slots[i].state.take() else {
+                debug_assert!(
+                    false,
+                    "a hook point reached while its extension's slot is out"
+                );
+                continue;
+            };
+            result = hook(&mut *state, self);
+            self.ext.slots[i].wants = state.wants();
+            self.ext.slots[i].state = Some(state);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.watch = self.ext.watch();
+        result
+    }
+
+    /// Hook point [`TRANSFER`]: called by every transfer call after
+    /// `check_running`; one predicted branch unless an extension watches.
+    #[inline]
+    pub(crate) fn note_transfer(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        if self.watch & TRANSFER != 0 {
+            return self.run_hooks(TRANSFER, |e, p| e.transfer(p, call, loc));
+        }
+        Ok(())
+    }
+
+    /// Hook point [`NEXT_SUPERSTEP`].
+    #[inline]
+    pub(crate) fn hook_next_superstep(&mut self) {
+        if self.watch & NEXT_SUPERSTEP != 0 {
+            let _ = self.run_hooks(NEXT_SUPERSTEP, |e, p| {
+                e.next_superstep(p);
+                Ok(())
+            });
+        }
+    }
+}
