@@ -1,0 +1,297 @@
+//! The owner's side of step 5: every record another process sent is
+//! resolved in this process's own slot table and checked against the
+//! registered extent before a byte is written (`own_range`): put records
+//! (`apply_puts`), get requests (`serve_gets`), strided records.
+
+use crate::engine::{cma, Rendezvous, DESCRIPTOR};
+use crate::error::ErrorKind;
+use crate::mem::{self, pad8, Payload, Records, Shape, VECTOR};
+use crate::registration::Registry;
+use crate::rma::{RmaState, ACCUMULATE};
+/// The error of a stream that changed during the sync.
+pub(super) fn changed(sender: usize) -> ErrorKind {
+    ErrorKind::InvalidRecord {
+        what: "stream",
+        sender,
+        detail: "no longer fits its channel (its sender wrote it during the sync)".into(),
+    }
+}
+
+/// Why an owner did not serve a stream.
+pub(crate) enum Refused {
+    /// A record names memory we do not have.
+    Record(ErrorKind),
+    /// The reply channel is full (`Err(bytes needed)` of a stream writer).
+    Full(usize),
+}
+
+/// Resolves a record's `(slot, offset, len)` in the owner's own table:
+/// the address of the first byte, or the error that refuses the record.
+/// This is the check that makes a record from another process harmless:
+/// only memory this process registered, within its extent, is ever named.
+#[inline]
+pub(crate) fn own_range(
+    reg: &Registry,
+    what: &'static str,
+    sender: usize,
+    slot: u64,
+    offset: usize,
+    len: usize,
+) -> Result<*mut u8, ErrorKind> {
+    let invalid = |detail: String| ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail,
+    };
+    let Some(entry) = reg.own(slot) else {
+        return Err(invalid(format!(
+            "names registration slot {slot}, which this process does not have"
+        )));
+    };
+    if entry.addr == 0 {
+        return Err(invalid(format!(
+            "names registration slot {slot}, in which this process registered NULL"
+        )));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= entry.size => {
+            Ok(std::ptr::with_exposed_provenance_mut::<u8>(entry.addr).wrapping_add(offset))
+        }
+        _ => Err(invalid(format!(
+            "names bytes {offset}..{} of registration slot {slot}, whose area on this process has {} bytes",
+            offset.saturating_add(len),
+            entry.size
+        ))),
+    }
+}
+
+/// Writes the put records `[slot][offset][len | pad << 56][pad][payload,
+/// padded to 8]` (`mem::push_put`) that
+/// `sender` addressed to us, each resolved and checked in our own table;
+/// accumulate records (`rma.rs`) are noted in `accumulates`, to be
+/// combined after every sender's puts.
+/// Records before a refused one are written. Payloads may be elsewhere
+/// ([`Elsewhere`]): in the sender's channel, in its memory, or (with a
+/// rendezvous: `mpi`, someone sent large payloads) on their way: a
+/// descriptor `[slot | DESCRIPTOR][offset][len]` receives its payload
+/// into the range resolved and checked here, and a write overlapping a
+/// receive in flight waits for it first (`ErrorKind::Stopped` if the run
+/// failed elsewhere meanwhile).
+pub(crate) fn apply_puts(
+    reg: &Registry,
+    sender: usize,
+    puts: Records<'_>,
+    elsewhere: Elsewhere<'_>,
+    accumulates: &mut RmaState,
+) -> Result<(), ErrorKind> {
+    let Elsewhere {
+        bulk,
+        sender_os,
+        rendezvous,
+    } = elsewhere;
+    let stopped = |_| ErrorKind::Stopped;
+    let mut at = 0;
+    while at < puts.len() {
+        let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
+        if slot & ACCUMULATE != 0 {
+            // Combined after every put (step 5b): noted here.
+            at += accumulates.note_record(puts, at, sender)?;
+            continue;
+        }
+        if slot & VECTOR != 0 {
+            // A strided put: `[..][block][stride]`, then the payload packed.
+            let (dst, to) = strided_range(reg, "put", sender, puts, at, slot, offset, word, true)?;
+            let src = puts
+                .try_ptr(at + 40, word)
+                .ok_or_else(|| cut_short("put", sender))?;
+            if let Some(r) = rendezvous {
+                // `strided_range` checked the span (and `to.count >= 1`:
+                // the block divides a non-empty length, or the span is 0).
+                r.before_write(dst, to.span().unwrap_or(0))
+                    .map_err(stopped)?;
+            }
+            // SAFETY: the blocks of `to` from `dst` are memory we
+            // registered (resolved and checked in our own table), alive
+            // until this sync settles registrations, and written by nobody
+            // else now; `src` is `word` bytes in the view.
+            unsafe { mem::copy_shaped(src, Shape::contiguous(word), dst, to) };
+            at += 40 + pad8(word);
+            continue;
+        }
+        if let Some(r) = rendezvous.filter(|_| slot & DESCRIPTOR != 0) {
+            let dst = own_range(reg, "put", sender, slot & !DESCRIPTOR, offset, word)?;
+            r.receive(sender, dst, word).map_err(stopped)?;
+            at += 24;
+            continue;
+        }
+        let (len, pad, payload) = mem::put_len(word);
+        if payload == Payload::Remote {
+            // An hpput on `processes`: the source is in the sender's memory.
+            let from = puts
+                .try_word(at + 24)
+                .ok_or_else(|| cut_short("put", sender))?;
+            let dst = own_range(reg, "put", sender, slot, offset, len)?;
+            let refused = |why: String| ErrorKind::InvalidRecord {
+                what: "put",
+                sender,
+                detail: format!("names {len} bytes at address {from:#x} of its memory: {why}"),
+            };
+            let os = sender_os.ok_or_else(|| refused("this engine cannot read them".into()))?;
+            // SAFETY: `dst` is `len` bytes of memory we registered
+            // (resolved and checked in our own table), alive until this
+            // sync settles registrations, and written by nobody else now;
+            // the kernel checks the sender's side.
+            unsafe { cma::read(os, from, dst, len) }.map_err(|e| refused(e.to_string()))?;
+            at += 32;
+            continue;
+        }
+        if payload == Payload::Bulk {
+            // The payload is in the sender's channel (`Process::push_bulk`).
+            let from = puts
+                .try_word(at + 24)
+                .ok_or_else(|| cut_short("put", sender))?;
+            let src = bulk.and_then(|b| b.try_ptr(from, len)).ok_or_else(|| {
+                ErrorKind::InvalidRecord {
+                    what: "put",
+                    sender,
+                    detail: format!(
+                        "names {len} bytes at offset {from} of its channel, which are not in it"
+                    ),
+                }
+            })?;
+            let dst = own_range(reg, "put", sender, slot, offset, len)?;
+            // SAFETY: `dst` is `len` bytes of memory we registered
+            // (resolved and checked in our own table), alive until this
+            // sync settles registrations, and written by nobody else now;
+            // `src` is inside the sender's channel (checked), which it
+            // does not write until a later superstep.
+            unsafe { mem::copy(src, dst, len) };
+            at += 32;
+            continue;
+        }
+        let Some(src) = puts.try_ptr(at + 24 + pad, len) else {
+            return Err(cut_short("put", sender));
+        };
+        let dst = own_range(reg, "put", sender, slot, offset, len)?;
+        if let Some(r) = rendezvous {
+            r.before_write(dst, len).map_err(stopped)?;
+        }
+        // SAFETY: `dst` is `len` bytes of memory we registered (resolved
+        // and checked in our own table above), alive until this sync
+        // settles registrations, and written by nobody else now; `src` is
+        // in the view.
+        unsafe { mem::copy(src, dst, len) };
+        at += pad8(24 + pad + len);
+    }
+    Ok(())
+}
+
+/// Where the payloads of a sender's put records may be besides the
+/// records themselves.
+#[derive(Clone, Copy)]
+pub(crate) struct Elsewhere<'a> {
+    /// `processes`: the sender's channel (`PUT_BULK` records).
+    pub(crate) bulk: Option<Records<'a>>,
+    /// `processes` with cross-memory attach: the sender's OS process id
+    /// (`PUT_REMOTE` records).
+    pub(crate) sender_os: Option<libc::pid_t>,
+    /// `mpi` when someone sent large payloads: the rendezvous
+    /// (descriptors).
+    pub(crate) rendezvous: Option<&'a Rendezvous>,
+}
+
+/// The `[slot][offset][len]` that starts the record at byte `at` (a put's
+/// header, a get request), or `None` if the stream ends first.
+#[inline]
+fn range_at(records: Records<'_>, at: usize) -> Option<(u64, usize, usize)> {
+    let slot = records.try_word(at)? as u64;
+    Some((slot, records.try_word(at + 8)?, records.try_word(at + 16)?))
+}
+
+/// The error of a record that does not fit in its stream.
+fn cut_short(what: &'static str, sender: usize) -> ErrorKind {
+    ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail: "is cut short (its length runs past the end of the stream)".into(),
+    }
+}
+
+/// Serves the get requests `[slot][offset][len]` of `requester`, each
+/// resolved and checked in our own table: `emit(source, len)` for each, in
+/// request order.
+pub(crate) fn serve_gets(
+    reg: &Registry,
+    requester: usize,
+    reqs: Records<'_>,
+    mut emit: impl FnMut(*const u8, Shape) -> Result<(), usize>,
+) -> Result<(), Refused> {
+    let mut at = 0;
+    while at < reqs.len() {
+        let (slot, offset, len) =
+            range_at(reqs, at).ok_or_else(|| Refused::Record(cut_short("get", requester)))?;
+        if slot & VECTOR != 0 {
+            let (src, shape) =
+                strided_range(reg, "get", requester, reqs, at, slot, offset, len, false)
+                    .map_err(Refused::Record)?;
+            emit(src, shape).map_err(Refused::Full)?;
+            at += 40;
+            continue;
+        }
+        let src = own_range(reg, "get", requester, slot, offset, len).map_err(Refused::Record)?;
+        emit(src, Shape::contiguous(len)).map_err(Refused::Full)?;
+        at += 24;
+    }
+    Ok(())
+}
+
+/// Resolves the strided record `[slot | VECTOR][offset][len][block]
+/// [stride]` at byte `at` in the owner's own table: the address of the
+/// first block and the shape, or the error that refuses the record. The
+/// blocks must divide `len`, and be disjoint when they are written
+/// (`disjoint`: a put's destination); the span of all blocks must lie in
+/// the area.
+#[allow(clippy::too_many_arguments)]
+fn strided_range(
+    reg: &Registry,
+    what: &'static str,
+    sender: usize,
+    records: Records<'_>,
+    at: usize,
+    slot: u64,
+    offset: usize,
+    len: usize,
+    disjoint: bool,
+) -> Result<(*mut u8, Shape), ErrorKind> {
+    let (Some(block), Some(stride)) = (records.try_word(at + 24), records.try_word(at + 32)) else {
+        return Err(cut_short(what, sender));
+    };
+    let invalid = |detail: String| ErrorKind::InvalidRecord {
+        what,
+        sender,
+        detail,
+    };
+    if block == 0 || len % block != 0 {
+        return Err(invalid(format!(
+            "has {len} bytes in blocks of {block}, which do not divide them"
+        )));
+    }
+    let shape = Shape {
+        block,
+        stride,
+        count: len / block,
+    };
+    if disjoint && !shape.disjoint() {
+        return Err(invalid(format!(
+            "writes blocks of {block} bytes at a stride of {stride}, which overlap"
+        )));
+    }
+    let span = shape.span().ok_or_else(|| {
+        invalid(format!(
+            "spans {} blocks of {block} bytes at a stride of {stride}, which overflows",
+            shape.count
+        ))
+    })?;
+    let first = own_range(reg, what, sender, slot & !VECTOR, offset, span)?;
+    Ok((first, shape))
+}
