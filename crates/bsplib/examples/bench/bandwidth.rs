@@ -1,0 +1,206 @@
+//! Section b: 16 MiB `put`, `hpput`, `get` and `put_owned` between two
+//! processes on threads and processes, against single-thread `memcpy`
+//! (and, for information, two threads copying at once).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use bsplib::{Area, Engine, Error, Runtime};
+
+use super::report::{stats, Row, Stats, Target};
+use super::sync::SpinBarrier;
+use super::timing::first;
+use super::Config;
+
+/// Bytes moved by the bandwidth measurements.
+const BIG: usize = 16 << 20;
+
+// ----- b. bandwidth ------------------------------------------------------------
+
+/// Seconds per copy of `BIG` bytes by thread 0 while `threads` threads
+/// each copy their own `BIG` bytes at the same time; one per repetition.
+/// With one thread this is the `memcpy` baseline; with two it shows what
+/// the memory system gives each of two processes copying at once.
+fn bench_memcpy(threads: usize, reps: usize, cfg: &Config) -> Vec<f64> {
+    let start = SpinBarrier::new(threads);
+    let worker = || -> Vec<f64> {
+        let src = vec![1u8; BIG];
+        let mut dst = vec![0u8; BIG];
+        let mut sense = false;
+        let mut out = Vec::with_capacity(reps);
+        // Round 0 warms up (page faults), with as many copies as `bench_put`.
+        for round in 0..=reps {
+            let copies = cfg.copies_in(round);
+            start.wait(&mut sense);
+            let t0 = Instant::now();
+            for _ in 0..copies {
+                black_box(&mut dst).copy_from_slice(black_box(&src));
+            }
+            let elapsed = t0.elapsed();
+            black_box(&dst);
+            if round > 0 {
+                out.push(elapsed.as_secs_f64() / copies as f64);
+            }
+        }
+        out
+    };
+    std::thread::scope(|s| {
+        let others: Vec<_> = (1..threads).map(|_| s.spawn(worker)).collect();
+        let mine = worker();
+        for h in others {
+            h.join().expect("a memcpy thread panicked");
+        }
+        mine
+    })
+}
+
+/// The transfer of a bandwidth measurement.
+#[derive(Clone, Copy, PartialEq)]
+enum Transfer {
+    Put,
+    HpPut,
+    Get,
+    /// `put_owned` of an `Arc<[u8]>` (a clone each time: no copy).
+    Owned,
+}
+
+impl Transfer {
+    fn name(self) -> &'static str {
+        match self {
+            Transfer::Put => "put",
+            Transfer::HpPut => "hpput",
+            Transfer::Get => "get",
+            Transfer::Owned => "put_owned",
+        }
+    }
+}
+
+/// Seconds per transfer of `BIG` bytes plus the sync, with both processes
+/// of a p = 2 run of `engine` sending to each other (a get: fetching from
+/// each other, into memory that is not registered); one per repetition.
+fn bench_transfer(
+    engine: Engine,
+    kind: Transfer,
+    reps: usize,
+    cfg: &Config,
+) -> Result<Vec<f64>, Error> {
+    let results = Runtime::new(2).engine(engine).run_portable(|bsp| {
+        let pid = bsp.pid();
+        let other = 1 - pid;
+        let src = vec![pid as u8 + 1; BIG];
+        let owned: std::sync::Arc<[u8]> = std::sync::Arc::from(&src[..]);
+        let mut dst = Area::<u8>::new(bsp, BIG);
+        let local = Area::<u8>::new(bsp, BIG);
+        dst.as_mut_slice(bsp).fill(pid as u8 + 1);
+        bsp.push_reg(&dst)?;
+        bsp.sync()?;
+        let mut out = Vec::with_capacity(reps);
+        // Round 0 warms up (page faults, buffer growth; see
+        // `Config::warmup`). It makes at least two transfers: supersteps
+        // alternate between two outgoing buffers.
+        for round in 0..=reps {
+            let copies = cfg.copies_in(round);
+            bsp.sync()?;
+            let t0 = Instant::now();
+            for _ in 0..copies {
+                match kind {
+                    // SAFETY: `src` is neither dropped nor modified before
+                    // the sync below returns, and no process touches `dst`
+                    // during the superstep except through this transfer.
+                    Transfer::HpPut => unsafe { bsp.hpput(other, &src, &dst, 0)? },
+                    Transfer::Put => bsp.put(other, &src, &dst, 0)?,
+                    Transfer::Get => bsp.get(other, &dst, 0, &local, 0, BIG)?,
+                    Transfer::Owned => bsp.put_owned(other, owned.clone(), &dst, 0)?,
+                }
+                bsp.sync()?;
+            }
+            let elapsed = t0.elapsed();
+            if round > 0 {
+                out.push(elapsed.as_secs_f64() / copies as f64);
+            }
+        }
+        let got = if kind == Transfer::Get {
+            local.as_slice(bsp)
+        } else {
+            dst.as_slice(bsp)
+        };
+        let want = other as u8 + 1;
+        if got[0] != want || got[BIG / 2] != want || got[BIG - 1] != want {
+            bsp.abort(format!(
+                "process {pid}: wrong data after the 16 MiB {}",
+                kind.name()
+            ));
+        }
+        bsp.pop_reg(&dst)?;
+        bsp.sync()?;
+        Ok(out)
+    })?;
+    Ok(first(results))
+}
+
+/// Bandwidth in GiB/s from seconds per `BIG` bytes: "min" is the best.
+fn gibs(s: Stats) -> Stats {
+    let bw = |t: f64| BIG as f64 / t / (1u64 << 30) as f64;
+    Stats {
+        min: bw(s.min),
+        median: bw(s.median),
+    }
+}
+
+/// Section b: 16 MiB transfers against `memcpy`, threads and processes.
+pub(super) fn section(cfg: &Config, rows: &mut Vec<Row>) -> Result<(), Box<dyn std::error::Error>> {
+    // b. 16 MiB put / hpput / get vs memcpy, threads and processes.
+    let engines: &[Engine] = &[Engine::Threads, Engine::Processes];
+    let kinds = [
+        Transfer::Put,
+        Transfer::HpPut,
+        Transfer::Get,
+        Transfer::Owned,
+    ];
+    eprintln!("[bench] 16 MiB memcpy; put, hpput and get on threads and processes");
+    let (mut memcpy, mut memcpy2) = (vec![], vec![]);
+    let mut bw: Vec<Vec<f64>> = vec![Vec::new(); engines.len() * kinds.len()];
+    for _ in 0..cfg.reps {
+        memcpy.extend(bench_memcpy(1, 1, cfg));
+        memcpy2.extend(bench_memcpy(2, 1, cfg));
+        for (e, &engine) in engines.iter().enumerate() {
+            for (k, &kind) in kinds.iter().enumerate() {
+                bw[e * kinds.len() + k].extend(bench_transfer(engine, kind, 1, cfg)?);
+            }
+        }
+    }
+    let memcpy = gibs(stats(&memcpy));
+    let memcpy2 = gibs(stats(&memcpy2));
+    rows.push(Row {
+        name: "memcpy 16 MiB, 2 threads at once".into(),
+        unit: "GiB/s",
+        value: memcpy2,
+        baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+        target: Target::Info("(info: each thread's share when both copy)"),
+    });
+    for (e, &engine) in engines.iter().enumerate() {
+        for (k, &kind) in kinds.iter().enumerate() {
+            let threads = engine == Engine::Threads;
+            let target = match kind {
+                Transfer::Put => Target::AtLeast(0.5, "memcpy"),
+                Transfer::HpPut => Target::AtLeast(0.9, "memcpy"),
+                Transfer::Get if threads => Target::AtLeast(0.9, "memcpy (one copy)"),
+                Transfer::Get => Target::Info("(info: two copies between address spaces)"),
+                Transfer::Owned if threads => Target::AtLeast(0.9, "memcpy (one copy)"),
+                Transfer::Owned => Target::Info("(info: a put between address spaces)"),
+            };
+            rows.push(Row {
+                name: format!(
+                    "{}{} 16 MiB, p=2",
+                    if threads { "" } else { "proc " },
+                    kind.name()
+                ),
+                unit: "GiB/s",
+                value: gibs(stats(&bw[e * kinds.len() + k])),
+                baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+                target,
+            });
+        }
+    }
+    Ok(())
+}
