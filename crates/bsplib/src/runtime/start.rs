@@ -1,0 +1,269 @@
+//! Starting the processes of a run: the checks, the world of the engine
+//! chosen, the results gathered (`run_portable`, the `mpi` engine's ranks).
+
+use crate::error::SourceLocation;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::bsp::Bsp;
+use crate::codec::Portable;
+use crate::engine::{processes, World};
+use crate::error::{Error, ErrorKind};
+
+
+use super::process::nested_error;
+use super::*;
+
+impl Runtime {
+    /// The checks every start makes; returns the number of processes.
+    pub(crate) fn check_start(&self, loc: Option<SourceLocation>) -> Result<usize, Error> {
+        if let Some(err) = nested_error(loc) {
+            return Err(err);
+        }
+        let startup = |detail: String| Error::startup(detail, loc);
+        if let Some(bad) = &self.bad_env {
+            return Err(startup(bad.clone()));
+        }
+        let n = self.nprocs();
+        if n == 0 {
+            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
+        }
+        if !self.engine.is_available() {
+            return Err(startup(
+                "this build has no mpi engine: build with the cargo feature mpi".into(),
+            ));
+        }
+        Ok(n)
+    }
+
+    /// A new world, configured (the deadline), or the error of its start.
+    pub(crate) fn world(
+        &self,
+        made: Result<World, String>,
+        loc: Option<SourceLocation>,
+    ) -> Result<World, Error> {
+        let world = made.map_err(|detail| Error::startup(detail, loc))?;
+        world.set_deadline(self.deadline);
+        if let Some(dir) = &self.profile {
+            let setup = crate::profile::Setup::prepare(dir, self.engine.name())
+                .map_err(|detail| Error::startup(detail, loc))?;
+            world.set_ext(setup);
+        }
+        if self.check {
+            let shared = world.rendezvous().is_none();
+            let setup = crate::check::Setup::new(world.nprocs(), shared)
+                .map_err(|detail| Error::startup(detail, loc))?;
+            world.set_ext(setup);
+        }
+        if let Some(force) = self.progress {
+            world.set_progress(force);
+        }
+        // The run's error, once, as the front doors write it.
+        world.set_reporter(crate::launch::report);
+        if world.engine() == Engine::Processes {
+            // Read before the fork: every process then has the same.
+            crate::probe::machine_of(&world);
+        }
+        Ok(world)
+    }
+
+    /// [`run`](Runtime::run) on any engine, the `processes` engine
+    /// included: every process's result is encoded where it was computed
+    /// and decoded here ([`Portable`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Engine, Runtime};
+    /// let pids = Runtime::new(3)
+    ///     .engine(Engine::Processes)
+    ///     .run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// assert_eq!(pids, vec![0, 1, 2]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`run`](Runtime::run), and on the `processes` engine:
+    /// [`ErrorKind::Died`] when a process dies (a signal, or `exit`);
+    /// [`ErrorKind::ThreadsAtFork`] (call `bsp_begin`, process 0, superstep
+    /// 0) when the run has more than one process and the program has other
+    /// threads at the fork, unless the caller vouched for them with
+    /// [`fork_with_threads`](Runtime::fork_with_threads). The threads are
+    /// counted by the kernel's account (`/proc/self/stat`); where that
+    /// cannot be read the count is unknown and the run is not refused.
+    #[track_caller]
+    pub fn run_portable<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    where
+        F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
+        R: Portable + Send,
+    {
+        match self.engine {
+            Engine::Processes => {}
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => return self.run_mpi(spmd),
+            _ => return self.run(spmd),
+        }
+        let loc = Some(SourceLocation::caller());
+        let n = self.check_start(loc)?;
+        watch_exits();
+        let world = Arc::new(self.world(World::processes(n), loc)?);
+        let shared = world.shared().expect("a processes world");
+        if n > 1 && !self.fork_with_threads {
+            // A lock another thread holds now would stay held forever in
+            // the forked processes (see `fork_with_threads`): counted just
+            // before the fork, to judge the threads as they are then.
+            if let Some(threads) = processes::threads().filter(|&t| t > 1) {
+                return Err(Error::new(
+                    ErrorKind::ThreadsAtFork { threads },
+                    "bsp_begin",
+                    0,
+                    0,
+                    loc,
+                ));
+            }
+        }
+        let start = Instant::now();
+        let pid = processes::fork(&world, shared)?;
+        if pid != 0 {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let result = process_main(pid, &world, start, &spmd).map(|r| {
+                    let mut bytes = Vec::new();
+                    r.encode(&mut bytes);
+                    bytes
+                });
+                if let Err(e) = shared.set_done(pid, result.as_deref()) {
+                    world.fail(e);
+                }
+            }));
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            // SAFETY: ends this forked process without running the
+            // caller's destructors or exit handlers, which belong to
+            // process 0.
+            unsafe { libc::_exit(i32::from(outcome.is_err())) };
+        }
+        let first = process_main(0, &world, start, &spmd);
+        processes::join(shared);
+        crate::progress::finish();
+        if let Some(err) = world.failure() {
+            return Err(err);
+        }
+        let mut results = Vec::with_capacity(n);
+        results.push(first.expect("a process without result recorded a failure"));
+        for pid in 1..n {
+            let r = shared
+                .result(pid)
+                .and_then(|mut bytes| R::decode(&mut bytes))
+                .ok_or_else(|| no_result(pid))?;
+            results.push(r);
+        }
+        Ok(results)
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl Runtime {
+    /// [`run_portable`](Runtime::run_portable) on `mpi`: this rank runs its
+    /// process (if the run has one for it); the results are gathered on
+    /// every rank.
+    #[track_caller]
+    fn run_mpi<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    where
+        F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
+        R: Portable + Send,
+    {
+        use crate::engine::mpi;
+        let loc = Some(SourceLocation::caller());
+        self.check_start(loc)?;
+        let (n, member) = mpi::join(self.nprocs, true).map_err(|d| Error::startup(d, loc))?;
+        if n == 0 {
+            return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
+        }
+        // What this rank contributes to the gather: `[0]` and its result,
+        // or `[1]` and the error its process recorded (errors are values
+        // on this engine: a failed process ends, and the others leave
+        // their syncs with an error, see `mpi::Mpi::finish`).
+        let mut mine = Vec::new();
+        if let Some((pid, engine)) = member {
+            let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
+            let result = process_main(pid, &world, Instant::now(), &spmd);
+            world.finish_mpi(pid);
+            crate::progress::finish();
+            match (result, world.failure()) {
+                (Some(r), None) => {
+                    mine.push(0);
+                    r.encode(&mut mine);
+                }
+                (_, failure) => {
+                    mine.push(1);
+                    mine.extend(crate::codec::encode_error(
+                        &failure.unwrap_or_else(|| no_result(pid)),
+                    ));
+                }
+            }
+        }
+        let all = mpi::all_gather_bytes(&mine);
+        let outcome = gathered(&all[..n]);
+        if !self.return_everywhere && mpi::world_rank().unwrap_or(0) != 0 {
+            mpi::finalize_and_exit();
+        }
+        outcome
+    }
+}
+
+/// The outcome of an `mpi` run from what its processes contributed (see
+/// `run_mpi`): the results in pid order, or the run's error, the same on
+/// every rank. Of the errors the processes recorded, the original one of
+/// least pid (a process stopped by another's error records only the
+/// secondary `Stopped`).
+#[cfg(feature = "mpi")]
+pub(super) fn gathered<R: Portable>(all: &[Vec<u8>]) -> Result<Vec<R>, Error> {
+    let errors: Vec<Error> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.first() != Some(&0))
+        .map(|(pid, b)| {
+            b.get(1..)
+                .and_then(crate::codec::decode_error)
+                .unwrap_or_else(|| no_result(pid))
+        })
+        .collect();
+    if let Some(e) = errors.iter().find(|e| !e.is_stopped()).or(errors.first()) {
+        return Err(e.clone());
+    }
+    all.iter()
+        .enumerate()
+        .map(|(pid, b)| R::decode(&mut &b[1..]).ok_or_else(|| no_result(pid)))
+        .collect()
+}
+
+/// `BSPLIB_DEADLINE` (seconds, fractions allowed), if set: the deadline,
+/// or the error naming the bad value.
+pub(super) fn deadline_from_env() -> Option<Result<Duration, String>> {
+    let v = std::env::var("BSPLIB_DEADLINE").ok()?;
+    Some(
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| {
+                format!("BSPLIB_DEADLINE={v} is not a number of seconds greater than 0")
+            }),
+    )
+}
+
+/// The error of a run whose process `pid` (in another address space)
+/// left no result that decodes.
+pub(super) fn no_result(pid: usize) -> Error {
+    Error::new(
+        ErrorKind::Died {
+            detail: format!("process {pid} left no readable result"),
+        },
+        "bsp_end",
+        pid,
+        0,
+        None,
+    )
+}
