@@ -1,0 +1,69 @@
+//! One-sided mode: entering it (active-message mode, and on `mpi` the
+//! run's status board) and leaving it.
+
+use crate::bsp::Bsp;
+#[cfg(feature = "mpi")]
+use crate::error::ErrorKind;
+use crate::error::{Error, SourceLocation};
+use crate::process::Loc;
+
+impl Bsp {
+    /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
+    /// ([`epoch`](Bsp::epoch)) and locks ([`lock`](Bsp::lock)) need it. It
+    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
+    /// enables the epochs too): the epochs travel on that path, and every
+    /// sync serves what arrives while it waits.
+    ///
+    /// # Errors
+    ///
+    /// As for [`am_init`](Bsp::am_init).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn rma_init(&mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.am_init_at(crate::am::Handlers::new(), "am_init", loc)?;
+        self.rma_board("am_init", loc)
+    }
+
+    /// On `mpi`, the run's status board (collective: every process enters
+    /// one-sided mode in the same sync), so that an epoch's waits find a
+    /// process that syncs or ends without posting or completing, as the
+    /// shared board shows it on the other engines.
+    pub(crate) fn rma_board(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let _ = (call, loc);
+        #[cfg(feature = "mpi")]
+        let world = self.process().world.clone();
+        #[cfg(feature = "mpi")]
+        if let Some(mpi) = world.rendezvous() {
+            let now = (self.superstep_now() << 2) as u32;
+            let nprocs = self.nprocs();
+            let made = mpi
+                .ensure_board(now)
+                .and_then(|()| mpi.ensure_control(nprocs, crate::window::header(nprocs)));
+            return made.map_err(|detail| {
+                self.process()
+                    .fail(ErrorKind::Transport { detail }, call, loc)
+            });
+        }
+        Ok(())
+    }
+
+    /// Leaves one-sided mode: collective, a sync (see
+    /// [`am_term`](Bsp::am_term)).
+    ///
+    /// # Errors
+    ///
+    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`] if an
+    /// epoch is open.
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn rma_term(&mut self) -> Result<(), Error> {
+        self.am_term()
+    }
+}
