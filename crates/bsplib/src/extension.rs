@@ -19,7 +19,8 @@
 
 use std::any::Any;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
+use crate::mem::Records;
 use crate::process::{Loc, Process};
 
 /// Hook point: every transfer call (put, get, send, their hp, strided and
@@ -27,6 +28,16 @@ use crate::process::{Loc, Process};
 pub(crate) const TRANSFER: u32 = 1 << 0;
 /// Hook point: a superstep starts (each sync that succeeds, at its end).
 pub(crate) const NEXT_SUPERSTEP: u32 = 1 << 1;
+/// Hook point: step 5b of a sync, after every put was written: the
+/// [`EXTENDED`](crate::mem::EXTENDED) records other processes sent this
+/// one, in the order step 5 met them (senders in pid order, each
+/// sender's in issue order). One extension takes them (today the
+/// accumulate's); a process where none does refuses them.
+pub(crate) const RECORDS: u32 = 1 << 2;
+
+/// What step 5b reads of one sender: its put section, and on `processes`
+/// its channel of the superstep (where large payloads are).
+pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
 
 /// An extension's per-process state, as the core sees it. Each hook has a
 /// default that does nothing; an extension overrides those it asks for
@@ -50,6 +61,18 @@ pub(crate) trait Extension: Any {
 
     /// [`NEXT_SUPERSTEP`]: the process entered a new superstep.
     fn next_superstep(&mut self, _p: &mut Process) {}
+
+    /// [`RECORDS`]: applies `records`, each `(sender, byte offset in its
+    /// put section)`; `section(sender)` views what `sender` sent. An
+    /// error refuses a record (the sync fails with it).
+    fn records<'a>(
+        &mut self,
+        _p: &mut Process,
+        _records: &[(usize, usize)],
+        _section: &mut dyn FnMut(usize) -> Option<Section<'a>>,
+    ) -> Result<(), ErrorKind> {
+        Ok(())
+    }
 }
 
 /// One slot: the state (out while a hook or `with_ext` runs) and what it
@@ -176,6 +199,33 @@ impl Process {
             return self.run_hooks(TRANSFER, |e, p| e.transfer(p, call, loc));
         }
         Ok(())
+    }
+
+    /// Hook point [`RECORDS`]: the extended records noted in step 5 go to
+    /// the first extension that takes them; `Err(kind)` refuses them.
+    pub(crate) fn hook_records<'a>(
+        &mut self,
+        records: &[(usize, usize)],
+        section: &mut dyn FnMut(usize) -> Option<Section<'a>>,
+    ) -> Result<(), ErrorKind> {
+        let taker = (self.watch & RECORDS != 0)
+            .then(|| self.ext.slots.iter().position(|s| s.wants & RECORDS != 0))
+            .flatten();
+        let Some(i) = taker else {
+            let (sender, _) = records[0];
+            return Err(ErrorKind::InvalidRecord {
+                what: crate::mem::EXTENDED_WHAT,
+                sender,
+                detail: "is of a kind this process does not take".into(),
+            });
+        };
+        let mut state = self.ext.slots[i]
+            .state
+            .take()
+            .expect("extension slot in use");
+        let result = state.records(self, records, section);
+        self.ext.slots[i].state = Some(state);
+        result
     }
 
     /// Hook point [`NEXT_SUPERSTEP`].

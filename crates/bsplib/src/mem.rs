@@ -323,6 +323,22 @@ pub(crate) const PUT_REMOTE: usize = 1 << 63;
 
 const _: () = assert!((63 << PUT_PAD_SHIFT) & (PUT_BULK | PUT_REMOTE) == 0);
 
+/// Flag of a put record's slot word: a record an extension owns (today
+/// the superstep's accumulate, `rma/`): `[slot | EXTENDED][offset][len]
+/// [word]` then the payload padded to 8 bytes, or, with `len & PUT_BULK`,
+/// one word: the payload's offset in the sender's channel. Step 5 of the
+/// sync checks only that it fits its section and notes it; after every
+/// put it goes to the extension that takes the `RECORDS` hook point
+/// (`extension.rs`). No registration slot has this bit.
+pub(crate) const EXTENDED: u64 = 1 << 61;
+
+/// Bytes of an [`EXTENDED`] record's header.
+pub(crate) const EXTENDED_HEADER: usize = 32;
+
+/// What errors call an [`EXTENDED`] record the core refuses (the one
+/// kind there is).
+pub(crate) const EXTENDED_WHAT: &str = "accumulate";
+
 /// Flag of a put record's or get request's slot word: a strided transfer
 /// (`[slot | VECTOR][offset][len][block][stride]`, the owner's side of the
 /// shape; a put's payload follows, packed). No registration slot has this

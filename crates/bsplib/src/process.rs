@@ -136,8 +136,10 @@ pub(crate) struct Process {
     /// requests (otherwise we copy them ourselves at the sync).
     pub(crate) gets_sent: bool,
     pub(crate) get_keep: Vec<Keepalive>,
-    /// Accumulates (`rma.rs`): the origin's checks, the owner's order.
-    pub(crate) rma: crate::rma::RmaState,
+    /// The owner, during a sync: the extended records step 5 met
+    /// (`mem::EXTENDED`), `(sender, byte offset in its put section)`, for
+    /// step 5b.
+    pub(crate) extended: Vec<(usize, usize)>,
     /// One-sided epochs and lock tables (`epoch.rs`).
     pub(crate) epochs: crate::epoch::Epochs,
     pub(crate) inbox: Inbox,
@@ -248,7 +250,7 @@ impl Process {
             owned: Vec::new(),
             gets_sent: false,
             get_keep: Vec::new(),
-            rma: Default::default(),
+            extended: Vec::new(),
             epochs: Default::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),

@@ -48,12 +48,13 @@ pub use op::Op;
 
 /// Flag of a put-section record's slot word: an accumulate record
 /// `[slot | ACCUMULATE][offset][len][type | op << 8 | line << 32]
-/// [payload]`. No registration slot has this bit (nor `VECTOR`'s, bit
-/// 62, nor `DESCRIPTOR`'s, bit 63).
-pub(crate) const ACCUMULATE: u64 = 1 << 61;
+/// [payload]`, the core's extended record (`mem::EXTENDED`, bit 61; no
+/// registration slot has it, nor `VECTOR`'s, bit 62, nor
+/// `DESCRIPTOR`'s, bit 63).
+pub(crate) const ACCUMULATE: u64 = crate::mem::EXTENDED;
 
 /// Bytes of an accumulate record's header.
-const HEADER: usize = 32;
+const HEADER: usize = crate::mem::EXTENDED_HEADER;
 
 // ----- the superstep's state and the record's descriptor --------------------
 
@@ -72,10 +73,37 @@ pub(crate) struct RmaState {
     /// The pair of the last call, and its `desc`: runs of calls into one
     /// target skip the map.
     last: Option<(usize, u64, u16)>,
-    /// The owner, during a sync: the accumulate records to combine after
-    /// the puts, `(sender, byte offset in its put section)`, in order.
-    pending: Vec<(usize, usize)>,
     seen: Vec<SeenSlot>,
+}
+
+/// Installs the accumulate's state in a new process: every process may
+/// be the owner of accumulate records.
+pub(crate) fn install(p: &mut crate::process::Process) {
+    p.install(RmaState::default());
+}
+
+impl crate::extension::Extension for RmaState {
+    fn wants(&self) -> u32 {
+        crate::extension::RECORDS
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    /// Step 5b: the accumulate records, after every put.
+    fn records<'a>(
+        &mut self,
+        p: &mut crate::process::Process,
+        records: &[(usize, usize)],
+        section: &mut dyn FnMut(usize) -> Option<crate::extension::Section<'a>>,
+    ) -> Result<(), crate::error::ErrorKind> {
+        self.apply(&p.reg, records, section)
+    }
 }
 
 /// The first accumulate an owner applied into one of its slots in a sync.

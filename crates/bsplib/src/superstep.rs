@@ -499,7 +499,7 @@ impl Process {
                         sender_os: world.os_pid(src),
                         rendezvous: large.rendezvous,
                     },
-                    &mut self.rma,
+                    &mut self.extended,
                 )
                 .map_err(|kind| self.refused(kind, loc))?;
                 for h in from.hpputs {
@@ -532,22 +532,26 @@ impl Process {
             }
             large.settle().map_err(|_| self.stopped(CALL, loc))?;
 
-            // Step 5b: accumulates, after every put, senders in pid order
-            // and each sender's in issue order (`rma.rs`, `ONE_SIDED.md`).
-            if self.rma.has_pending() {
-                let reg = &self.reg;
-                self.rma
-                    .apply(reg, |src| {
-                        let from = incoming.get(src)?;
-                        // `processes`: the sender's channel, where its
-                        // large accumulate payloads are (as for puts).
-                        let bulk = world.channel_region(src, incoming.q).map(|(base, len)| {
-                            // SAFETY: as for the puts' channel view above.
-                            unsafe { Records::new(base, len) }
-                        });
-                        Some((from.puts, bulk))
-                    })
-                    .map_err(|kind| self.fail(kind, CALL, loc))?;
+            // Step 5b: extended records (the accumulate's: `rma/`,
+            // `ONE_SIDED.md`), after every put, senders in pid order and
+            // each sender's in issue order, to the extension that takes
+            // them (`extension.rs`).
+            if !self.extended.is_empty() {
+                let records = std::mem::take(&mut self.extended);
+                let result = self.hook_records(&records, &mut |src| {
+                    let from = incoming.get(src)?;
+                    // `processes`: the sender's channel, where its
+                    // large accumulate payloads are (as for puts).
+                    let bulk = world.channel_region(src, incoming.q).map(|(base, len)| {
+                        // SAFETY: as for the puts' channel view above.
+                        unsafe { Records::new(base, len) }
+                    });
+                    Some((from.puts, bulk))
+                });
+                // The allocation is kept for the next sync.
+                self.extended = records;
+                self.extended.clear();
+                result.map_err(|kind| self.fail(kind, CALL, loc))?;
             }
         }
 

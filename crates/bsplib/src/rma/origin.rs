@@ -10,7 +10,7 @@ use crate::mailbox::DATA;
 use crate::mem::PUT_BULK;
 use crate::process::{Loc, Process};
 
-use super::{desc, describe, ElemType, Element, Op, ACCUMULATE};
+use super::{desc, describe, ElemType, Element, Op, RmaState, ACCUMULATE};
 
 // ----- the safe API ----------------------------------------------------------
 
@@ -228,7 +228,27 @@ impl Process {
         loc: Loc,
     ) -> Result<(), Error> {
         let superstep = self.superstep;
-        let state = &mut self.rma;
+        self.with_ext(RmaState::default, |state, p| {
+            state
+                .note_issued(superstep, pid, slot, d, call, loc)
+                .map_err(|kind| p.fail(kind, call, loc))
+        })
+    }
+}
+
+impl RmaState {
+    /// [`Process::note_issued`] on the origin's state: `Err` is the
+    /// mismatch to report.
+    fn note_issued(
+        &mut self,
+        superstep: u64,
+        pid: usize,
+        slot: u64,
+        d: u16,
+        _call: &'static str,
+        loc: Loc,
+    ) -> Result<(), ErrorKind> {
+        let state = self;
         if state.superstep != superstep {
             state.superstep = superstep;
             state.issued.clear();
@@ -249,6 +269,6 @@ impl Process {
             describe(prev),
             first.map_or(String::new(), |l| format!(" (at {l})")),
         );
-        Err(self.fail(ErrorKind::AccumulateMismatch { detail }, call, loc))
+        Err(ErrorKind::AccumulateMismatch { detail })
     }
 }

@@ -3,7 +3,7 @@
 //! after the puts, senders in pid order, each sender's in issue order.
 
 use crate::error::ErrorKind;
-use crate::mem::{Records, PUT_BULK};
+use crate::mem::PUT_BULK;
 use crate::registration::Registry;
 use crate::superstep::own_range;
 
@@ -27,51 +27,24 @@ fn cut_short(sender: usize) -> ErrorKind {
 }
 
 impl RmaState {
-    /// The first walk of `sender`'s put section (step 5 of the sync, which
-    /// writes the puts) met an accumulate record at byte `at`: notes it
-    /// for step 5b and returns its bytes (header and padded payload);
-    /// `Err` if it does not fit the section.
-    pub(crate) fn note_record(
-        &mut self,
-        puts: Records<'_>,
-        at: usize,
-        sender: usize,
-    ) -> Result<usize, ErrorKind> {
-        let len = puts.try_word(at + 16).ok_or_else(|| cut_short(sender))?;
-        let bytes = if len & PUT_BULK != 0 {
-            HEADER + 8
-        } else {
-            len.checked_add(HEADER + 7)
-                .map(|b| b & !7)
-                .ok_or_else(|| cut_short(sender))?
-        };
-        puts.try_ptr(at, bytes).ok_or_else(|| cut_short(sender))?;
-        self.pending.push((sender, at));
-        Ok(bytes)
-    }
-
-    /// Whether step 5b has records to combine.
-    pub(crate) fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
-    }
-
     /// Step 5b of the sync, after every put of it was written: combines
-    /// the accumulate records noted by [`note_record`](Self::note_record),
-    /// in the order they were noted: senders in increasing pid order (the
-    /// order step 5 walks them in on every engine), each sender's in
-    /// issue order. `section(sender)` is the put section `sender` sent
-    /// us, and on `processes` its channel (where large payloads are).
-    /// Each record is resolved and checked in our own table.
+    /// the accumulate records step 5 noted (`records`: `(sender, byte
+    /// offset in its put section)`), in the order they were noted:
+    /// senders in increasing pid order (the order step 5 walks them in on
+    /// every engine), each sender's in issue order. `section(sender)` is
+    /// the put section `sender` sent us, and on `processes` its channel
+    /// (where large payloads are). Each record is resolved and checked in
+    /// our own table.
     pub(crate) fn apply<'a>(
         &mut self,
         reg: &Registry,
-        mut section: impl FnMut(usize) -> Option<Section<'a>>,
+        records: &[(usize, usize)],
+        section: &mut dyn FnMut(usize) -> Option<Section<'a>>,
     ) -> Result<(), ErrorKind> {
         self.seen.clear();
-        let pending = std::mem::take(&mut self.pending);
         let mut view: Option<(usize, Section<'a>)> = None;
         let mut result = Ok(());
-        for &(sender, at) in &pending {
+        for &(sender, at) in records {
             let puts = match view {
                 Some((s, v)) if s == sender => v,
                 _ => match section(sender) {
@@ -90,15 +63,11 @@ impl RmaState {
                 break;
             }
         }
-        self.pending = pending;
-        self.pending.clear();
         result
     }
 }
 
-/// What step 5b reads of one sender: its put section, and on
-/// `processes` its channel of the superstep (large payloads).
-pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
+use crate::extension::Section;
 
 /// Combines the accumulate record at byte `at` of `sender`'s put section
 /// (noted, so its header is in the view) into our memory.

@@ -138,6 +138,7 @@ impl Drop for InRun {
 pub(crate) fn new_process(pid: usize, world: Arc<World>, start: Instant) -> Process {
     let mut p = Process::new(pid, world, start);
     crate::hints::install(&mut p);
+    crate::rma::install(&mut p);
     p
 }
 

@@ -11,7 +11,6 @@ use crate::codec::Portable;
 use crate::engine::{processes, World};
 use crate::error::{Error, ErrorKind};
 
-
 use super::process::nested_error;
 use super::*;
 

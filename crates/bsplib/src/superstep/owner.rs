@@ -5,9 +5,10 @@
 
 use crate::engine::{cma, Rendezvous, DESCRIPTOR};
 use crate::error::ErrorKind;
-use crate::mem::{self, pad8, Payload, Records, Shape, VECTOR};
+use crate::mem::{
+    self, pad8, Payload, Records, Shape, EXTENDED, EXTENDED_HEADER, PUT_BULK, VECTOR,
+};
 use crate::registration::Registry;
-use crate::rma::{RmaState, ACCUMULATE};
 /// The error of a stream that changed during the sync.
 pub(super) fn changed(sender: usize) -> ErrorKind {
     ErrorKind::InvalidRecord {
@@ -82,7 +83,7 @@ pub(crate) fn apply_puts(
     sender: usize,
     puts: Records<'_>,
     elsewhere: Elsewhere<'_>,
-    accumulates: &mut RmaState,
+    extended: &mut Vec<(usize, usize)>,
 ) -> Result<(), ErrorKind> {
     let Elsewhere {
         bulk,
@@ -93,9 +94,9 @@ pub(crate) fn apply_puts(
     let mut at = 0;
     while at < puts.len() {
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
-        if slot & ACCUMULATE != 0 {
-            // Combined after every put (step 5b): noted here.
-            at += accumulates.note_record(puts, at, sender)?;
+        if slot & EXTENDED != 0 {
+            // An extension's, after every put (step 5b): noted here.
+            at += note_extended(puts, at, sender, extended)?;
             continue;
         }
         if slot & VECTOR != 0 {
@@ -184,6 +185,34 @@ pub(crate) fn apply_puts(
         at += pad8(24 + pad + len);
     }
     Ok(())
+}
+
+/// Step 5 met an [`EXTENDED`] record at byte `at` of `sender`'s put
+/// section: notes it for step 5b and returns its bytes (header and padded
+/// payload, or header and channel offset); `Err` if it does not fit the
+/// section.
+fn note_extended(
+    puts: Records<'_>,
+    at: usize,
+    sender: usize,
+    extended: &mut Vec<(usize, usize)>,
+) -> Result<usize, ErrorKind> {
+    let cut = || ErrorKind::InvalidRecord {
+        what: crate::mem::EXTENDED_WHAT,
+        sender,
+        detail: "is cut short (its length runs past the end of the stream)".into(),
+    };
+    let len = puts.try_word(at + 16).ok_or_else(cut)?;
+    let bytes = if len & PUT_BULK != 0 {
+        EXTENDED_HEADER + 8
+    } else {
+        len.checked_add(EXTENDED_HEADER + 7)
+            .map(|b| b & !7)
+            .ok_or_else(cut)?
+    };
+    puts.try_ptr(at, bytes).ok_or_else(cut)?;
+    extended.push((sender, at));
+    Ok(bytes)
 }
 
 /// Where the payloads of a sender's put records may be besides the
