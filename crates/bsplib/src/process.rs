@@ -228,9 +228,6 @@ impl Process {
             .ext::<crate::check::Setup>()
             .map(|_| Box::new(crate::check::Checker::new()));
         let hooks = profile.is_some() || check.is_some();
-        if pid == 0 && world.progress().is_some() {
-            crate::progress::start(&world);
-        }
         Process {
             pid,
             nprocs,

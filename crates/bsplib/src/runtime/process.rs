@@ -136,6 +136,9 @@ impl Drop for InRun {
 /// Process `pid`'s state, with the slots of the extensions its run uses
 /// installed (`extension.rs`): every front door starts a process here.
 pub(crate) fn new_process(pid: usize, world: Arc<World>, start: Instant) -> Process {
+    if pid == 0 && world.progress().is_some() {
+        crate::progress::start(&world);
+    }
     let mut p = Process::new(pid, world, start);
     crate::hints::install(&mut p);
     crate::rma::install(&mut p);
