@@ -1,0 +1,275 @@
+//! The progress points of a process in active-message mode: the dispatch
+//! of what arrived, the fence, the waits (and their checks for messages
+//! that cannot come), barrier A of a sync, and [`Bsp::wait`],
+//! [`Bsp::probe`] and [`Bsp::fence`].
+
+use super::mode::not_active;
+use super::{Counter, Dispatch};
+use crate::bsp::Bsp;
+use crate::engine::Interrupt;
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::process::{Loc, Process};
+
+impl Process {
+    /// Whether this process is in active-message mode.
+    pub(crate) fn am_active(&self) -> bool {
+        self.am.is_some()
+    }
+
+    /// The error of a dispatch that stopped, as `call`'s.
+    fn dispatch_error(&self, d: Dispatch, call: &'static str, loc: Loc) -> Error {
+        match d {
+            Dispatch::Interrupted(why) => self.interrupted(why, call, loc),
+            Dispatch::Target(kind) => self.fail(kind, call, loc),
+        }
+    }
+
+    /// Handles what arrived (a progress point).
+    pub(crate) fn am_dispatch(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let Some(mut ctx) = self.am.take() else {
+            return Ok(());
+        };
+        ctx.superstep = self.superstep;
+        let r = ctx
+            .dispatch(&self.world, false)
+            .and_then(|()| crate::epoch::serve(&mut ctx, &mut self.epochs, &self.reg, &self.world));
+        self.am = Some(ctx);
+        r.map_err(|d| self.dispatch_error(d, call, loc))
+    }
+
+    /// Waits, dispatching, until every message this process sent has been
+    /// handled (and acknowledged), including those its own completion
+    /// handlers send meanwhile.
+    pub(crate) fn am_fence(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let mut started = None;
+        loop {
+            let mark = self.world.am_mark(self.pid);
+            self.am_dispatch(call, loc)?;
+            match &self.am {
+                Some(ctx) if ctx.outstanding() => {}
+                _ => return Ok(()),
+            }
+            self.am_pause(mark, &mut started, call, loc)?;
+        }
+    }
+
+    /// The wait of a dispatching loop (`wait`, `fence`): for a ring if
+    /// nothing of ours waits for room in an inbox, else a yield (an inbox
+    /// that frees room rings no one), checking the run's stop and deadline,
+    /// and that no process we owe messages to has ended.
+    pub(crate) fn am_pause(
+        &self,
+        mark: u64,
+        started: &mut Option<std::time::Instant>,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        self.am_pause_or_yield(mark, started, true, call, loc)
+    }
+
+    /// [`am_pause`](Process::am_pause), with a yield instead of the wait
+    /// for a record unless `sleep`: for a wait on a word of shared or MPI
+    /// memory (a lock word, a post counter) whose change rings no bell.
+    pub(crate) fn am_pause_or_yield(
+        &self,
+        mark: u64,
+        started: &mut Option<std::time::Instant>,
+        sleep: bool,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let Some(ctx) = self.am.as_ref() else {
+            return Ok(());
+        };
+        if let Some(q) = (0..self.nprocs).find(|&q| {
+            q != self.pid
+                && ctx.owes(q)
+                && self.world.board().get(q).1 == crate::engine::board::State::Ended
+        }) {
+            return Err(self.fail(
+                ErrorKind::AmMismatch {
+                    detail: format!(
+                        "process {q} ended with active messages for it pending (sent and not \
+                         handled)"
+                    ),
+                },
+                call,
+                loc,
+            ));
+        }
+        // Nothing of ours in flight, nothing arrived since the mark, and
+        // every other process has ended: nothing can ever come.
+        let ended = |q: usize| self.world.board().get(q).1 == crate::engine::board::State::Ended;
+        if !ctx.outstanding()
+            && self.world.am_mark(self.pid) == mark
+            && (0..self.nprocs).all(|q| q == self.pid || ended(q))
+        {
+            return Err(self.fail(
+                ErrorKind::AmMismatch {
+                    detail: "waits for active messages that cannot come: none of this \
+                             process's is in flight, and every other process has ended"
+                        .into(),
+                },
+                call,
+                loc,
+            ));
+        }
+        if self.world.is_stopped() {
+            return Err(self.stopped(call, loc));
+        }
+        // The deadline counts from the start of this wait (`am_wait`
+        // returns every 50 ms to let us look at ended processes).
+        let t0 = *started.get_or_insert_with(std::time::Instant::now);
+        if self.world.deadline().is_some_and(|d| t0.elapsed() > d) {
+            return Err(self.interrupted(Interrupt::Deadline, call, loc));
+        }
+        if sleep && !ctx.backlogged() {
+            return self
+                .world
+                .am_wait(self.pid, mark)
+                .map_err(|why| self.interrupted(why, call, loc));
+        }
+        std::thread::yield_now();
+        // The wait for a record takes a failed process's stop message on
+        // `mpi`; without it, look for one here.
+        if !sleep && self.world.poll_stopped() {
+            return Err(self.stopped(call, loc));
+        }
+        Ok(())
+    }
+
+    /// Barrier A of a sync in active-message mode: dispatches while it
+    /// waits; completion handlers' sends are held until the sync returns.
+    pub(crate) fn am_barrier(
+        &mut self,
+        flags: u32,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<u32, Error> {
+        let Some(mut ctx) = self.am.take() else {
+            return self
+                .world
+                .barrier(&mut self.episode, flags)
+                .map_err(|why| self.interrupted(why, call, loc));
+        };
+        ctx.in_barrier = true;
+        ctx.superstep = self.superstep;
+        let world = self.world.clone();
+        let (name, superstep) = (self.call_name(call), self.superstep);
+        let mut failure: Option<Dispatch> = None;
+        let (epochs, reg) = (&mut self.epochs, &self.reg);
+        let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
+            if failure.is_some() {
+                return false;
+            }
+            let served = ctx
+                .dispatch(&world, true)
+                .and_then(|()| crate::epoch::serve(&mut ctx, epochs, reg, &world));
+            if let Err(d) = served {
+                if let Dispatch::Target(kind) = &d {
+                    // Stop the others now: they may be waiting for us.
+                    let err = Error::new(kind.clone(), name, ctx.pid, superstep, loc);
+                    world.fail_in_barrier(err);
+                }
+                failure = Some(d);
+                return false;
+            }
+            // Acknowledgements waiting for room in an inbox: poll again.
+            ctx.backlogged()
+        });
+        ctx.in_barrier = false;
+        self.am = Some(ctx);
+        if let Some(d) = failure {
+            return Err(self.dispatch_error(d, call, loc));
+        }
+        done.map_err(|why| self.interrupted(why, call, loc))
+    }
+
+    /// After a sync: sends what completion handlers sent during it.
+    pub(crate) fn am_release_held(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        let Some(mut ctx) = self.am.take() else {
+            return Ok(());
+        };
+        ctx.epoch = self.superstep;
+        let held = std::mem::take(&mut ctx.held);
+        let mut r = Ok(());
+        for out in held {
+            if let Err(why) = ctx.send(&self.world, out) {
+                r = Err(why);
+                break;
+            }
+        }
+        self.am = Some(ctx);
+        r.map_err(|why| self.interrupted(why, call, loc))
+    }
+}
+
+impl Bsp {
+    /// Waits until `counter` reaches `n`, handling the messages that
+    /// arrive meanwhile (a progress point), then subtracts `n` (LAPI's
+    /// `LAPI_Waitcntr`).
+    ///
+    /// # Errors
+    ///
+    /// Errors found handling messages; [`ErrorKind::AmMismatch`] outside
+    /// active-message mode or for a counter of another process; the run
+    /// stopped, or its deadline passed, while waiting.
+    #[track_caller]
+    pub fn wait(&mut self, counter: &Counter, n: u64) -> Result<(), Error> {
+        const CALL: &str = "am_wait";
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        p.check_running(CALL, loc)?;
+        if !p.am.as_ref().is_some_and(|c| c.mine(counter)) {
+            return Err(not_active(&p, CALL, loc));
+        }
+        let mut started = None;
+        loop {
+            let mark = p.world.am_mark(p.pid);
+            p.am_dispatch(CALL, loc)?;
+            let v = counter.get();
+            if v >= n {
+                counter.set(v - n);
+                return Ok(());
+            }
+            p.am_pause(mark, &mut started, CALL, loc)?;
+        }
+    }
+
+    /// Handles the messages that have arrived, without waiting (LAPI's
+    /// `LAPI_Probe`).
+    ///
+    /// # Errors
+    ///
+    /// Errors found handling them; [`ErrorKind::AmMismatch`] outside
+    /// active-message mode.
+    #[track_caller]
+    pub fn probe(&mut self) -> Result<(), Error> {
+        const CALL: &str = "am_probe";
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        p.check_running(CALL, loc)?;
+        if !p.am_active() {
+            return Err(not_active(&p, CALL, loc));
+        }
+        p.am_dispatch(CALL, loc)
+    }
+
+    /// Waits, handling what arrives, until every message this process sent
+    /// has been handled by its target (LAPI's `LAPI_Fence`).
+    ///
+    /// # Errors
+    ///
+    /// As for [`wait`](Bsp::wait).
+    #[track_caller]
+    pub fn fence(&mut self) -> Result<(), Error> {
+        const CALL: &str = "am_fence";
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        p.check_running(CALL, loc)?;
+        if !p.am_active() {
+            return Err(not_active(&p, CALL, loc));
+        }
+        p.am_fence(CALL, loc)
+    }
+}

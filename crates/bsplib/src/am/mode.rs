@@ -1,0 +1,113 @@
+//! The mode switch: [`Bsp::am_init`] and [`Bsp::am_term`], the collective
+//! syncs that take every process into and out of active-message mode.
+
+use super::{Context, Handlers};
+use crate::bsp::Bsp;
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::process::Process;
+
+impl Bsp {
+    /// Enters active-message mode with `handlers`: collective, a sync.
+    /// Every process calls it in the same superstep, with the same handler
+    /// names in the same order (a message naming a handler the target
+    /// registered under another name fails there).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AmMismatch`] if some processes call it and others
+    /// sync; a second `am_init` without `am_term`; as for
+    /// [`sync`](Bsp::sync).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn am_init(&mut self, handlers: Handlers) -> Result<(), Error> {
+        self.am_init_at(handlers, "am_init", Some(SourceLocation::caller()))
+    }
+
+    /// [`am_init`](Bsp::am_init) as `call` at `loc`.
+    pub(crate) fn am_init_at(
+        &mut self,
+        handlers: Handlers,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        const CALL: &str = "am_init";
+        {
+            let mut p = self.process();
+            p.check_running(call, loc)?;
+            if p.am.is_some() || p.am_switch.is_some() {
+                return Err(p.fail(
+                    ErrorKind::AmMismatch {
+                        detail: "am_init called again without am_term".into(),
+                    },
+                    call,
+                    loc,
+                ));
+            }
+            let ctx = Context::new(&mut p, handlers);
+            p.am_switch = Some(Some(Box::new(ctx)));
+            p.sync_name = (call != CALL).then_some(call);
+        }
+        let r = self.sync_at(loc);
+        self.process().sync_name = None;
+        r
+    }
+
+    /// Leaves active-message mode: collective, a sync, which first waits
+    /// until every message this process sent has been handled.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AmMismatch`] if some processes call it and others
+    /// sync, or it is called outside active-message mode; as for
+    /// [`sync`](Bsp::sync).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn am_term(&mut self) -> Result<(), Error> {
+        self.am_term_at("am_term", Some(SourceLocation::caller()))
+    }
+
+    /// [`am_term`](Bsp::am_term) as `call` at `loc`.
+    pub(crate) fn am_term_at(
+        &mut self,
+        call: &'static str,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        const CALL: &str = "am_term";
+        {
+            let mut p = self.process();
+            p.check_running(call, loc)?;
+            if p.am.is_none() || p.am_switch.is_some() {
+                return Err(p.fail(
+                    ErrorKind::AmMismatch {
+                        detail: "am_term called outside active-message mode".into(),
+                    },
+                    call,
+                    loc,
+                ));
+            }
+            p.am_switch = Some(None);
+            p.sync_name = (call != CALL).then_some(call);
+        }
+        let r = self.sync_at(loc);
+        self.process().sync_name = None;
+        r
+    }
+}
+
+pub(super) fn not_active(p: &Process, call: &'static str, loc: Option<SourceLocation>) -> Error {
+    p.fail(
+        ErrorKind::AmMismatch {
+            detail: "not in active-message mode (am_init first), or a counter of another \
+                     process, run or am_init session"
+                .into(),
+        },
+        call,
+        loc,
+    )
+}

@@ -1,0 +1,371 @@
+//! Sending: the [`Source`] of a message's data, the record a send builds
+//! (its arguments checked with LAPI's codes, large data cut into `DATA`
+//! records), its posting behind the backlogs, and [`Bsp::am_send`].
+
+use std::ops::Range;
+use std::rc::Rc;
+
+use bytemuck::Pod;
+
+use super::counters::bump;
+use super::mode::not_active;
+use super::{
+    pad8, Cmpl, Context, Counters, Handler, CHUNKED, EAGER, EPOCH, HEADER_WORDS, KIND_AM,
+    KIND_DATA, MAX_DATA, MAX_UHDR, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
+};
+use crate::bsp::{pid_arg, Bsp};
+use crate::engine::{Interrupt, World};
+use crate::error::{Error, ErrorKind, SourceLocation};
+use crate::strided::Strided;
+
+// ----- what the origin sends -----------------------------------------------------
+
+/// A message's data on the origin, copied at the send (so the origin
+/// counter moves before [`Bsp::am_send`] returns).
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a, T> {
+    /// One block.
+    Contiguous(&'a [T]),
+    /// Element ranges of a slice, each a block (`LAPI_GEN_IOVECTOR`).
+    Io(&'a [T], &'a [Range<usize>]),
+    /// A strided selection of a slice (`LAPI_GEN_STRIDED_XFER`).
+    Strided(&'a [T], Strided),
+    /// Element ranges of a slice, the bytes flowing in order into the
+    /// target's blocks (`LAPI_GEN_GENERIC`).
+    Generic(&'a [T], &'a [Range<usize>]),
+}
+
+// ----- the context ---------------------------------------------------------------
+
+/// A record ready to go to `to`.
+pub(crate) struct Outgoing {
+    pub(super) to: usize,
+    pub(super) record: Vec<u8>,
+    /// The `DATA` records of a large message, in order.
+    pub(crate) chunks: Vec<Vec<u8>>,
+    pub(super) cmpl: Option<Cmpl>,
+}
+
+/// A message sent and not yet acknowledged.
+pub(super) struct InFlight {
+    pub(super) seq: u64,
+    pub(super) cmpl: Option<Cmpl>,
+}
+
+impl Context {
+    /// Builds the record of a send, checking its arguments: what the
+    /// origin can get wrong, with LAPI's codes.
+    pub(super) fn build<T: Pod>(
+        &self,
+        pid: usize,
+        handler: Handler,
+        uhdr: &[u8],
+        src: &Source<'_, T>,
+        counters: &Counters<'_>,
+    ) -> Result<Outgoing, ErrorKind> {
+        let arg = |code: &'static str, detail: String| ErrorKind::AmArgument { code, detail };
+        if pid >= self.nprocs {
+            return Err(arg(
+                "LAPI_ERR_TGT",
+                format!("target {pid} is not a process (there are {})", self.nprocs),
+            ));
+        }
+        match self.handlers.get(handler.index as usize) {
+            Some((hash, _)) if *hash == handler.hash => {}
+            _ => {
+                return Err(arg(
+                    "LAPI_ERR_HDR_HNDLR_NULL",
+                    format!("handler {} is not one of this run's", handler.index),
+                ))
+            }
+        }
+        if [counters.org, counters.cmpl]
+            .into_iter()
+            .flatten()
+            .any(|c| !self.mine(c))
+        {
+            return Err(arg(
+                "LAPI_ERR_CNTR_NULL",
+                "an origin or completion counter of another process, run or am_init session".into(),
+            ));
+        }
+        if uhdr.len() > MAX_UHDR {
+            return Err(arg(
+                "LAPI_ERR_UHDR_LEN",
+                format!(
+                    "the user header has {} bytes, more than {MAX_UHDR}",
+                    uhdr.len()
+                ),
+            ));
+        }
+        let size = std::mem::size_of::<T>();
+        let bytes_of = |r: &Range<usize>, len: usize, what: &'static str| {
+            if r.start > r.end || r.end > len {
+                Err(arg(
+                    "LAPI_ERR_ORG_VEC_ADDR",
+                    format!("{what} range {r:?} is not inside the source's {len} elements"),
+                ))
+            } else {
+                Ok((r.start * size, (r.end - r.start) * size))
+            }
+        };
+        // The blocks of the source as byte ranges `(offset, len)`, checked,
+        // before anything is copied; then the vector kind and the lengths.
+        let elems: &[T] = match *src {
+            Source::Contiguous(s)
+            | Source::Io(s, _)
+            | Source::Generic(s, _)
+            | Source::Strided(s, _) => s,
+        };
+        let (b, n_elems): (&[u8], usize) = (bytemuck::cast_slice(elems), elems.len());
+        let (vec, blocks): (u64, Vec<(usize, usize)>) = match *src {
+            Source::Contiguous(_) => (VEC_CONTIG, vec![(0, b.len())]),
+            Source::Io(_, ranges) | Source::Generic(_, ranges) => {
+                let blocks = ranges
+                    .iter()
+                    .map(|r| bytes_of(r, n_elems, "an io-vector"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let vec = if matches!(src, Source::Io(..)) {
+                    VEC_IO
+                } else {
+                    VEC_GENERIC
+                };
+                (vec, blocks)
+            }
+            Source::Strided(_, st) => {
+                if st.count > 1 && st.stride < st.block {
+                    return Err(arg(
+                        "LAPI_ERR_ORG_STRIDE",
+                        format!(
+                            "the stride {} is less than the block {}",
+                            st.stride, st.block
+                        ),
+                    ));
+                }
+                let blocks = st
+                    .indices_blocks()
+                    .ok_or_else(|| {
+                        arg(
+                            "LAPI_ERR_ORG_EXTENT",
+                            "the strided selection overflows the address space".into(),
+                        )
+                    })?
+                    .map(|r| bytes_of(&r, n_elems, "a strided block"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (VEC_STRIDED, blocks)
+            }
+        };
+        let total = blocks
+            .iter()
+            .try_fold(0usize, |a, &(_, n)| a.checked_add(n))
+            .filter(|&t| t <= MAX_DATA)
+            .ok_or_else(|| {
+                arg(
+                    "LAPI_ERR_DATA_LEN",
+                    format!("the message has more than {MAX_DATA} bytes of data"),
+                )
+            })?;
+        let lens: Vec<usize> = blocks.iter().map(|&(_, n)| n).collect();
+        let mut data = Vec::with_capacity(total);
+        for &(at, n) in &blocks {
+            data.extend_from_slice(&b[at..at + n]);
+        }
+        let lens_words = if vec == VEC_STRIDED || vec == VEC_CONTIG {
+            1
+        } else {
+            lens.len()
+        };
+        let head = 8 * (HEADER_WORDS + lens_words) + pad8(uhdr.len());
+        // Larger messages send their data in pieces after the record.
+        let eager = EAGER.min(self.largest);
+        let chunked = head + pad8(data.len()) > eager;
+        let len = if chunked {
+            head
+        } else {
+            head + pad8(data.len())
+        };
+        if len > self.largest {
+            return Err(arg(
+                "LAPI_ERR_DATA_LEN",
+                format!(
+                    "the message's header and block lengths need {len} bytes; this engine \
+                     carries records of at most {}",
+                    self.largest
+                ),
+            ));
+        }
+        let tgt = counters.tgt.map_or(0, |c| {
+            // `index + 1` (0 is "no counter") in 32 bits: an id whose
+            // index is `u32::MAX` (forged through `Pod`) becomes an index
+            // the target does not have.
+            u64::from(c.index.wrapping_add(1).max(1)) | (u64::from(c.generation) << 32)
+        });
+        let mut r = Vec::with_capacity(len);
+        let mut word = |w: u64| r.extend_from_slice(&w.to_ne_bytes());
+        word(len as u64 | KIND_AM << 32 | vec << 40 | if chunked { CHUNKED } else { 0 });
+        word(self.pid as u64); // the sequence number is set when it is sent
+        word(u64::from(handler.index) | u64::from(handler.hash) << 32);
+        word(tgt);
+        word(uhdr.len() as u64 | (lens.len() as u64) << 32);
+        word(data.len() as u64);
+        if lens_words == lens.len() && vec != VEC_CONTIG {
+            for l in &lens {
+                word(*l as u64);
+            }
+        } else {
+            word(lens.first().copied().unwrap_or(0) as u64);
+        }
+        r.extend_from_slice(uhdr);
+        r.resize(r.len() + pad8(uhdr.len()) - uhdr.len(), 0);
+        let mut chunks = Vec::new();
+        if chunked {
+            let piece = eager - 24;
+            for (i, part) in data.chunks(piece).enumerate() {
+                let n = 24 + pad8(part.len());
+                let mut c = Vec::with_capacity(n);
+                c.extend_from_slice(&(n as u64 | KIND_DATA << 32).to_ne_bytes());
+                c.extend_from_slice(&(self.pid as u64).to_ne_bytes());
+                c.extend_from_slice(&((i * piece) as u64).to_ne_bytes());
+                c.extend_from_slice(part);
+                c.resize(n, 0);
+                chunks.push(c);
+            }
+        } else {
+            r.extend_from_slice(&data);
+        }
+        r.resize(len, 0);
+        if let Some(c) = counters.org {
+            bump(&c.cell);
+        }
+        Ok(Outgoing {
+            to: pid,
+            record: r,
+            chunks,
+            cmpl: counters.cmpl.map(|c| Cmpl::Rust(Rc::downgrade(&c.cell))),
+        })
+    }
+
+    /// Sends a built record now (or holds it while in a barrier), in order
+    /// behind any backlog for its destination.
+    pub(crate) fn send(&mut self, world: &World, out: Outgoing) -> Result<(), Interrupt> {
+        if self.in_barrier {
+            self.held.push(out);
+            return Ok(());
+        }
+        let to = out.to;
+        self.sent[to] += 1;
+        let seq = self.sent[to];
+        let word1 = (self.pid as u64 | seq << 32).to_ne_bytes();
+        let epoch = (self.epoch & 1) << 48;
+        let stamp = |r: &mut Vec<u8>| {
+            let w0 = u64::from_ne_bytes(r[..8].try_into().unwrap_or_default());
+            r[..8].copy_from_slice(&((w0 & !EPOCH) | epoch).to_ne_bytes());
+            r[8..16].copy_from_slice(&word1);
+        };
+        let mut record = out.record;
+        stamp(&mut record);
+        self.in_flight[to].push_back(InFlight {
+            seq,
+            cmpl: out.cmpl,
+        });
+        self.post(world, to, record)?;
+        for mut chunk in out.chunks {
+            stamp(&mut chunk);
+            self.post(world, to, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Posts a record to `to` behind its backlog.
+    pub(crate) fn post(
+        &mut self,
+        world: &World,
+        to: usize,
+        record: Vec<u8>,
+    ) -> Result<(), Interrupt> {
+        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[&record])? {
+            return Ok(());
+        }
+        self.backlog[to].push_back(record);
+        Ok(())
+    }
+
+    /// [`post`](Self::post) of a record the caller keeps (copied only if
+    /// it must wait for room).
+    pub(crate) fn post_slice(
+        &mut self,
+        world: &World,
+        to: usize,
+        record: &[u8],
+    ) -> Result<(), Interrupt> {
+        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[record])? {
+            return Ok(());
+        }
+        self.backlog[to].push_back(record.to_vec());
+        Ok(())
+    }
+
+    /// Posts what the backlogs hold, as far as the inboxes take it.
+    pub(super) fn flush(&mut self, world: &World) -> Result<(), Interrupt> {
+        for to in 0..self.nprocs {
+            while let Some(r) = self.backlog[to].front() {
+                if !world.am_post(self.pid, to, &[r])? {
+                    break;
+                }
+                self.backlog[to].pop_front();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Bsp {
+    /// Sends an active message to process `pid` (itself included): the
+    /// user header `uhdr` and the data of `src`, both copied now (so the
+    /// `org` counter moves before this returns). The target's header
+    /// handler `handler` runs at its next progress point.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AmArgument`] with LAPI's code: `LAPI_ERR_TGT` (a pid
+    /// out of range), `LAPI_ERR_HDR_HNDLR_NULL` (a handler not of this
+    /// run), `LAPI_ERR_UHDR_LEN` (a header over [`MAX_UHDR`] bytes),
+    /// `LAPI_ERR_ORG_STRIDE` (a stride below the block),
+    /// `LAPI_ERR_ORG_VEC_ADDR` (a range outside the source),
+    /// `LAPI_ERR_DATA_LEN` (more data than the engine carries in one
+    /// message); [`ErrorKind::AmMismatch`] outside active-message mode.
+    /// Errors found on the target (a landing that does not fit, an unknown
+    /// counter) stop the run there. Any error stops the run.
+    ///
+    /// # BSP cost
+    ///
+    /// `uhdr` and the data's bytes towards this process's outgoing and
+    /// `pid`'s incoming h-relation of this superstep.
+    #[track_caller]
+    pub fn am_send<T: Pod, U: Pod>(
+        &self,
+        pid: usize,
+        handler: Handler,
+        uhdr: &[U],
+        src: Source<'_, T>,
+        counters: Counters<'_>,
+    ) -> Result<(), Error> {
+        const CALL: &str = "am_send";
+        let loc = Some(SourceLocation::caller());
+        let mut p = self.process();
+        p.check_running(CALL, loc)?;
+        let Some(mut ctx) = p.am.take() else {
+            return Err(not_active(&p, CALL, loc));
+        };
+        let pid = usize::try_from(pid_arg(pid)).unwrap_or(usize::MAX);
+        let built = ctx.build(pid, handler, bytemuck::cast_slice(uhdr), &src, &counters);
+        let r = match built {
+            Ok(out) => ctx
+                .send(&p.world, out)
+                .map_err(|why| p.interrupted(why, CALL, loc)),
+            Err(kind) => Err(p.fail(kind, CALL, loc)),
+        };
+        p.am = Some(ctx);
+        r
+    }
+}
