@@ -66,8 +66,9 @@ fn a_put_naming_a_slot_the_owner_does_not_have_is_refused_there() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw()
-                    .forge_put(owner(bsp) as i64, 7, 0, &[1, 2, 3, 4])?;
+                // SAFETY: a test of the owner's checks: the forged put names
+                // a slot the owner does not have, which it must refuse.
+                unsafe { bsp.raw().forge_put(owner(bsp) as i64, 7, 0, &[1, 2, 3, 4]) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -87,7 +88,9 @@ fn a_put_beyond_the_owners_area_is_refused_there() {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
                 // 16 bytes registered: bytes 12..20 run 4 past the end.
-                bsp.raw().forge_put(owner(bsp) as i64, 0, 12, &[9; 8])?;
+                // SAFETY: a test of the owner's checks: the forged put runs
+                // past the owner's area, which it must refuse.
+                unsafe { bsp.raw().forge_put(owner(bsp) as i64, 0, 12, &[9; 8]) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -103,8 +106,12 @@ fn an_offset_that_overflows_is_refused() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw()
-                    .forge_put(owner(bsp) as i64, 0, usize::MAX - 2, &[9; 8])?;
+                // SAFETY: a test of the owner's checks: the forged put's
+                // range overflows, which the owner must refuse.
+                unsafe {
+                    bsp.raw()
+                        .forge_put(owner(bsp) as i64, 0, usize::MAX - 2, &[9; 8])
+                }?;
             }
             bsp.sync()?;
             Ok(())
@@ -121,7 +128,9 @@ fn a_put_into_a_null_registration_is_refused() {
             let last = owner(bsp);
             setup(bsp, Some(last))?;
             if bsp.pid() == 0 {
-                bsp.raw().forge_put(last as i64, 0, 0, &[1; 4])?;
+                // SAFETY: a test of the owner's checks: the forged put names
+                // a NULL registration, which the owner must refuse.
+                unsafe { bsp.raw().forge_put(last as i64, 0, 0, &[1; 4]) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -137,7 +146,9 @@ fn a_get_naming_a_slot_the_owner_does_not_have_is_refused_there() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw().forge_get(owner(bsp) as i64, 3, 0, 4)?;
+                // SAFETY: a test of the owner's checks: the forged get names
+                // a slot the owner does not have, which it must refuse.
+                unsafe { bsp.raw().forge_get(owner(bsp) as i64, 3, 0, 4) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -156,7 +167,9 @@ fn a_get_beyond_the_owners_area_is_refused_there() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw().forge_get(owner(bsp) as i64, 0, 8, 1 << 20)?;
+                // SAFETY: a test of the owner's checks: the forged get runs
+                // past the owner's area, which it must refuse.
+                unsafe { bsp.raw().forge_get(owner(bsp) as i64, 0, 8, 1 << 20) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -179,8 +192,12 @@ fn records_naming_real_slots_land_in_the_owners_memory() {
         let last = owner(bsp);
         if bsp.pid() == 0 {
             let word = 0xabcd_0123u32.to_ne_bytes();
-            bsp.raw().forge_put(last as i64, 1, 4, &word)?;
-            bsp.raw().forge_put(last as i64, 0, 8, &[7, 0, 0, 0])?;
+            // SAFETY: a test of the owner's checks: the forged puts name
+            // real slots and ranges, which the owner must accept.
+            unsafe {
+                bsp.raw().forge_put(last as i64, 1, 4, &word)?;
+                bsp.raw().forge_put(last as i64, 0, 8, &[7, 0, 0, 0])?;
+            }
         }
         // Popped in the same superstep as the records that name it.
         bsp.pop_reg(&y)?;
@@ -202,7 +219,9 @@ fn a_message_whose_tag_is_not_the_tag_size_is_refused() {
             bsp.sync()?;
             if bsp.pid() == 0 {
                 // `bsp_get_tag` would copy 64 bytes into a 4-byte tag.
-                bsp.raw().forge_send(owner(bsp) as i64, &[7; 64], &[1, 2])?;
+                // SAFETY: a test of the receiver's checks: the forged
+                // message's tag is not the tag size, which it must refuse.
+                unsafe { bsp.raw().forge_send(owner(bsp) as i64, &[7; 64], &[1, 2]) }?;
             }
             bsp.sync()?;
             Ok(())
@@ -220,14 +239,19 @@ fn a_large_put_naming_bytes_outside_the_senders_channel_is_refused() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw().forge_put_elsewhere(
-                    owner(bsp) as i64,
-                    0,
-                    0,
-                    16,
-                    usize::MAX - 8,
-                    false,
-                )?;
+                // SAFETY: a test of the owner's checks: the forged record
+                // names bytes outside the sender's channel, which the owner
+                // must refuse.
+                unsafe {
+                    bsp.raw().forge_put_elsewhere(
+                        owner(bsp) as i64,
+                        0,
+                        0,
+                        16,
+                        usize::MAX - 8,
+                        false,
+                    )
+                }?;
             }
             bsp.sync()?;
             Ok(())
@@ -246,8 +270,13 @@ fn an_hpput_naming_memory_its_sender_does_not_have_is_refused() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw()
-                    .forge_put_elsewhere(owner(bsp) as i64, 0, 0, 16, 8, true)?;
+                // SAFETY: a test of the owner's checks: the forged record
+                // names memory the sender does not have, which the owner
+                // must refuse.
+                unsafe {
+                    bsp.raw()
+                        .forge_put_elsewhere(owner(bsp) as i64, 0, 0, 16, 8, true)
+                }?;
             }
             bsp.sync()?;
             Ok(())
@@ -269,8 +298,12 @@ fn a_large_put_naming_a_slot_the_owner_does_not_have_is_refused_there() {
         |bsp| {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
-                bsp.raw()
-                    .forge_put(owner(bsp) as i64, 7, 0, &vec![5u8; LARGE])?;
+                // SAFETY: a test of the owner's checks: the forged large put
+                // names a slot the owner does not have, which it must refuse.
+                unsafe {
+                    bsp.raw()
+                        .forge_put(owner(bsp) as i64, 7, 0, &vec![5u8; LARGE])
+                }?;
             }
             bsp.sync()?;
             Ok(())
@@ -290,8 +323,12 @@ fn a_large_put_beyond_the_owners_area_is_refused_there() {
             setup(bsp, None)?;
             if bsp.pid() == 0 {
                 // 16 bytes registered, 256 KiB named: nothing is received.
-                bsp.raw()
-                    .forge_put(owner(bsp) as i64, 0, 8, &vec![5u8; LARGE])?;
+                // SAFETY: a test of the owner's checks: the forged large put
+                // runs past the owner's area, which it must refuse.
+                unsafe {
+                    bsp.raw()
+                        .forge_put(owner(bsp) as i64, 0, 8, &vec![5u8; LARGE])
+                }?;
             }
             bsp.sync()?;
             Ok(())
@@ -317,8 +354,13 @@ fn a_large_put_refused_while_others_move_large_payloads_ends_the_run() {
                 bsp.put(t, &mine, &x, 0)?;
             }
             if pid == 0 {
-                bsp.raw()
-                    .forge_put(owner(bsp) as i64, 0, 1, &vec![5u8; LARGE])?;
+                // SAFETY: a test of the owner's checks: the forged large put
+                // runs past the owner's area; the owner must refuse it and
+                // the run must end rather than hang.
+                unsafe {
+                    bsp.raw()
+                        .forge_put(owner(bsp) as i64, 0, 1, &vec![5u8; LARGE])
+                }?;
             }
             bsp.sync()?;
             Ok(())

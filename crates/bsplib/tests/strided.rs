@@ -437,8 +437,12 @@ fn forged_put(
         let x = setup(bsp)?;
         if bsp.pid() == 0 {
             let owner = bsp.nprocs() as i64 - 1;
-            bsp.raw()
-                .forge_put_strided(owner, 0, 0, len, block, stride, &vec![0xab; data])?;
+            // SAFETY: a test of the owner's checks: the forged strided put
+            // is one the owner must refuse, writing nothing.
+            unsafe {
+                bsp.raw()
+                    .forge_put_strided(owner, 0, 0, len, block, stride, &vec![0xab; data])
+            }?;
         }
         let r = bsp.sync();
         // Nothing written on the owner, whatever the record claimed.
@@ -490,7 +494,9 @@ fn a_strided_get_request_spanning_past_the_area_is_refused() {
             if bsp.pid() == 0 {
                 let owner = bsp.nprocs() as i64 - 1;
                 // Blocks at bytes 8, 28, 48, 68: the last is past the area.
-                bsp.raw().forge_get_strided(owner, 0, 8, 4, 20, 4)?;
+                // SAFETY: a test of the owner's checks: the forged strided
+                // get spans past the owner's area, which it must refuse.
+                unsafe { bsp.raw().forge_get_strided(owner, 0, 8, 4, 20, 4) }?;
             }
             bsp.sync()
         },
