@@ -317,11 +317,6 @@ impl Bsp {
     }
 
     // DRMA: `bsp/drma.rs`; BSMP: `bsp/bsmp.rs`.
-    /// The raw layer: BSPlib's pointer API, for the C interface and for
-    /// callers that manage memory themselves.
-    pub fn raw(&self) -> crate::raw::Raw<'_> {
-        crate::raw::Raw::new(self)
-    }
 }
 
 /// A `usize` pid for the core's signed check (huge values stay out of range).

@@ -40,7 +40,6 @@ mod guard;
 mod lock;
 mod mode;
 mod progress;
-mod raw;
 mod record;
 mod serve;
 mod transfer;

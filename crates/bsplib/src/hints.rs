@@ -446,20 +446,3 @@ impl Bsp {
         Ok(())
     }
 }
-
-impl crate::raw::Raw<'_> {
-    /// `bsp_sync_hint(flags)` at this layer's location: see
-    /// [`Bsp::sync_with`]; `flags` are [`Hints::bits`]. Takes the handle
-    /// itself, since a sync needs it exclusively.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Bsp::sync_with`]; and [`ErrorKind::HintViolated`] (hint
-    /// `flags`) for a bit that names no hint.
-    pub fn sync_hint(bsp: &mut Bsp, flags: i64, loc: Option<SourceLocation>) -> Result<(), Error> {
-        let mut p = bsp.process();
-        p.sync_hint_bits(flags, loc)?;
-        crate::process::note_superstep(p.superstep);
-        Ok(())
-    }
-}

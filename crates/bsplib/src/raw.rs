@@ -8,6 +8,7 @@ mod bsmp;
 mod drma;
 mod forge;
 mod lapi;
+mod one_sided;
 mod transport;
 
 pub use crate::am::lapi::{
@@ -115,5 +116,13 @@ impl<'a> Raw<'a> {
     pub fn abort(&self, message: String) -> Error {
         let loc = self.loc();
         self.bsp.process().abort(message, loc)
+    }
+}
+
+impl Bsp {
+    /// The raw layer: BSPlib's pointer API, for the C interface and for
+    /// callers that manage memory themselves.
+    pub fn raw(&self) -> crate::raw::Raw<'_> {
+        crate::raw::Raw::new(self)
     }
 }

@@ -1,8 +1,8 @@
 //! The pointer API of the epochs (the C interface's `bsp_rma.h`):
 //! one-sided mode, post/start/complete/wait and locks on raw addresses.
 
-use super::LockKind;
 use crate::bsp::Bsp;
+use crate::epoch::LockKind;
 use crate::error::{Error, ErrorKind, SourceLocation};
 
 impl crate::raw::Raw<'_> {
@@ -69,12 +69,12 @@ impl crate::raw::Raw<'_> {
             .rma_start(area.addr(), targets, "bsp_win_start", loc)
     }
 
-    /// `bsp_win_complete`: see [`Epoch::complete`](super::Epoch::complete).
+    /// `bsp_win_complete`: see [`Epoch::complete`](crate::Epoch::complete).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::NoEpoch`] without a start; as for
-    /// [`Epoch::complete`](super::Epoch::complete).
+    /// [`Epoch::complete`](crate::Epoch::complete).
     pub fn win_complete(
         bsp: &mut Bsp,
         loc: Option<SourceLocation>,
@@ -85,13 +85,13 @@ impl crate::raw::Raw<'_> {
     }
 
     /// `bsp_win_wait` (`block`) and `bsp_win_test`: see
-    /// [`Epoch::wait`](super::Epoch::wait) and
-    /// [`Epoch::test`](super::Epoch::test).
+    /// [`Epoch::wait`](crate::Epoch::wait) and
+    /// [`Epoch::test`](crate::Epoch::test).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::NoEpoch`] without a post; as for
-    /// [`Epoch::wait`](super::Epoch::wait).
+    /// [`Epoch::wait`](crate::Epoch::wait).
     pub fn win_wait(
         bsp: &mut Bsp,
         loc: Option<SourceLocation>,
@@ -123,12 +123,12 @@ impl crate::raw::Raw<'_> {
             .rma_lock(pid, area.addr(), kind, "bsp_lock", loc)
     }
 
-    /// `bsp_unlock`: see [`Lock::unlock`](super::Lock::unlock).
+    /// `bsp_unlock`: see [`Lock::unlock`](crate::Lock::unlock).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::NoEpoch`] without the lock; as for
-    /// [`Lock::unlock`](super::Lock::unlock).
+    /// [`Lock::unlock`](crate::Lock::unlock).
     pub fn unlock(
         bsp: &mut Bsp,
         loc: Option<SourceLocation>,
@@ -137,5 +137,22 @@ impl crate::raw::Raw<'_> {
     ) -> Result<(), Error> {
         bsp.process()
             .rma_unlock(pid, area.addr(), "bsp_unlock", loc)
+    }
+}
+
+impl crate::raw::Raw<'_> {
+    /// `bsp_sync_hint(flags)` at this layer's location: see
+    /// [`Bsp::sync_with`]; `flags` are [`Hints::bits`](crate::Hints::bits). Takes the handle
+    /// itself, since a sync needs it exclusively.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Bsp::sync_with`]; and [`ErrorKind::HintViolated`] (hint
+    /// `flags`) for a bit that names no hint.
+    pub fn sync_hint(bsp: &mut Bsp, flags: i64, loc: Option<SourceLocation>) -> Result<(), Error> {
+        let mut p = bsp.process();
+        p.sync_hint_bits(flags, loc)?;
+        crate::process::note_superstep(p.superstep);
+        Ok(())
     }
 }
