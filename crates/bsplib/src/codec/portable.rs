@@ -1,0 +1,197 @@
+//! [`Portable`]: the values a process in another address space can return
+//! (`run` on the `processes` engine), encoded to bytes there and decoded
+//! here.
+
+use super::{decode_error, encode_error};
+use crate::error::Error;
+
+/// A value that can be returned from a process in another address space
+/// (the `processes` engine): it is encoded to bytes there and decoded here.
+///
+/// Implemented for the primitive numbers, `bool`, `char`, `()`, `String`,
+/// [`Error`], `Vec`, `Option`, `Result` and tuples of up to four of those.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::{Engine, Runtime};
+/// let sums = Runtime::new(2)
+///     .engine(Engine::Processes)
+///     .run_portable(|bsp| Ok((bsp.pid(), vec![1.5f64; bsp.pid()])))?;
+/// assert_eq!(sums, vec![(0, vec![]), (1, vec![1.5])]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub trait Portable: Sized {
+    /// Appends the encoding of `self` to `out`.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// Decodes a value from the front of `input`, advancing it; `None` if
+    /// the bytes are not an encoding of `Self`.
+    fn decode(input: &mut &[u8]) -> Option<Self>;
+}
+
+macro_rules! portable_number {
+    ($($t:ty),*) => {$(
+        impl Portable for $t {
+            fn encode(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn decode(input: &mut &[u8]) -> Option<Self> {
+                let (head, rest) = input.split_first_chunk::<{ std::mem::size_of::<$t>() }>()?;
+                *input = rest;
+                Some(<$t>::from_le_bytes(*head))
+            }
+        }
+    )*};
+}
+portable_number!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, f32, f64);
+
+impl Portable for usize {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (*self as u64).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        usize::try_from(u64::decode(input)?).ok()
+    }
+}
+
+impl Portable for isize {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (*self as i64).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        isize::try_from(i64::decode(input)?).ok()
+    }
+}
+
+impl Portable for bool {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self))
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        match u8::decode(input)? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+impl Portable for char {
+    fn encode(&self, out: &mut Vec<u8>) {
+        u32::from(*self).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        char::from_u32(u32::decode(input)?)
+    }
+}
+
+impl Portable for () {
+    fn encode(&self, _: &mut Vec<u8>) {}
+    fn decode(_: &mut &[u8]) -> Option<Self> {
+        Some(())
+    }
+}
+
+impl Portable for String {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.len().encode(out);
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        if n > input.len() {
+            return None;
+        }
+        let (head, rest) = input.split_at(n);
+        *input = rest;
+        String::from_utf8(head.to_vec()).ok()
+    }
+}
+
+impl<T: Portable> Portable for Vec<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.len().encode(out);
+        self.iter().for_each(|x| x.encode(out));
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        // Every element takes at least... nothing (`()`): cap the
+        // reservation by the input instead of trusting `n`.
+        let mut v = Vec::with_capacity(n.min(input.len()));
+        for _ in 0..n {
+            v.push(T::decode(input)?);
+        }
+        Some(v)
+    }
+}
+
+impl<T: Portable> Portable for Option<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.is_some().encode(out);
+        if let Some(x) = self {
+            x.encode(out);
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(if bool::decode(input)? {
+            Some(T::decode(input)?)
+        } else {
+            None
+        })
+    }
+}
+
+impl<T: Portable, E: Portable> Portable for Result<T, E> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.is_ok().encode(out);
+        match self {
+            Ok(x) => x.encode(out),
+            Err(e) => e.encode(out),
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Some(if bool::decode(input)? {
+            Ok(T::decode(input)?)
+        } else {
+            Err(E::decode(input)?)
+        })
+    }
+}
+
+macro_rules! portable_tuple {
+    ($($name:ident)+) => {
+        impl<$($name: Portable),+> Portable for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn encode(&self, out: &mut Vec<u8>) {
+                let ($($name,)+) = self;
+                $($name.encode(out);)+
+            }
+            fn decode(input: &mut &[u8]) -> Option<Self> {
+                Some(($($name::decode(input)?,)+))
+            }
+        }
+    };
+}
+portable_tuple!(A);
+portable_tuple!(A B);
+portable_tuple!(A B C);
+portable_tuple!(A B C D);
+
+/// Errors cross address spaces too (a process may return what a call gave
+/// it).
+impl Portable for Error {
+    fn encode(&self, out: &mut Vec<u8>) {
+        let bytes = encode_error(self);
+        bytes.len().encode(out);
+        out.extend_from_slice(&bytes);
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let n = usize::decode(input)?;
+        if n > input.len() {
+            return None;
+        }
+        let (head, rest) = input.split_at(n);
+        *input = rest;
+        decode_error(head)
+    }
+}

@@ -1,0 +1,182 @@
+//! Forking the processes of a run: telling this library's forks from the
+//! program's own, counting the threads that would not survive a fork, the
+//! fork itself, and the forked processes' standard input.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::monitor::{kill_all, monitor};
+use super::Shared;
+use crate::engine::World;
+use crate::error::{Error, ErrorKind};
+
+/// Set while this library forks the processes of a run: any other fork is
+/// the program's own.
+static OWN_FORK: AtomicBool = AtomicBool::new(false);
+/// This OS process was forked by the program itself from a BSP process (a
+/// helper, `popen`, ...): it is not a BSP process and must not touch the run.
+static FOREIGN: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn after_fork_in_child() {
+    if !OWN_FORK.load(Ordering::Relaxed) {
+        FOREIGN.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts telling this library's forks from the program's own (see
+/// [`is_foreign`]); idempotent.
+pub(crate) fn watch_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a child handler that only stores to an atomic
+        // (async-signal-safe, as a handler run inside `fork` must be).
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
+}
+
+/// True in a process the program forked itself from a BSP process, once
+/// [`watch_forks`] was called.
+pub(crate) fn is_foreign() -> bool {
+    FOREIGN.load(Ordering::Relaxed)
+}
+
+/// How long a count of more than one thread is read again before it is
+/// believed (see [`threads`]).
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// The threads of this OS process, the caller's included, as the kernel
+/// counts them (`/proc/self/stat`, field 20); `None` when that cannot be
+/// read (no `/proc`): the caller then does not know.
+///
+/// A thread that was just joined can still be counted for a moment: the
+/// kernel wakes its joiner when it lets go of the thread's stack, a few
+/// steps before it takes the thread off the count. A program that joins
+/// the threads of a `threads` run, or the monitor of an earlier
+/// `processes` run, and forks at once must not be refused for them, so a
+/// count above one is read again, for up to [`SETTLE`], before it is
+/// believed.
+pub(crate) fn threads() -> Option<usize> {
+    let start = std::time::Instant::now();
+    let mut nap = Duration::from_micros(50);
+    loop {
+        let n = read_threads()?;
+        if n <= 1 || start.elapsed() >= SETTLE {
+            return Some(n);
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// One reading of `num_threads` in `/proc/self/stat`.
+fn read_threads() -> Option<usize> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The second field, the command name in parentheses, may itself hold
+    // spaces and parentheses: count fields from the last `)`, which is
+    // followed by field 3 (the state); field 20 is 17 fields further.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_ascii_whitespace().nth(17)?.parse().ok()
+}
+
+/// Forks processes `1..nprocs` of `world`; returns this process's pid (0 in
+/// the caller). Process 0 then runs a thread that reaps the others and
+/// stops the run if one dies without ending normally.
+pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> {
+    // Buffered output would be written twice, by parent and child: flush
+    // Rust's and C's.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: flushing every C stdio stream has no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    // Settle the lazily set statics the children read: one that another
+    // thread of this program is setting at the fork would stay "being set"
+    // forever in the children, whose first reader would then wait for ever
+    // (a test harness running runs in parallel hung so, one run in
+    // hundreds, in `cma::available`). Settling them here waits for such a
+    // thread first.
+    let _ = crate::engine::cma::available();
+    let _ = crate::engine::cores();
+    let parent = std::process::id() as libc::pid_t;
+    let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
+    OWN_FORK.store(true, Ordering::Relaxed);
+    let _own = OwnFork;
+    for pid in 1..shared.nprocs {
+        // SAFETY: `fork` has no memory-safety preconditions; in the child
+        // only this thread exists, and it goes on to run BSP code that
+        // allocates (glibc's malloc is fork-safe) and exits with `_exit`.
+        match unsafe { libc::fork() } {
+            0 => {
+                // SAFETY: prctl with PR_SET_PDEATHSIG only sets a signal.
+                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+                // SAFETY: getppid has no preconditions.
+                if unsafe { libc::getppid() } != parent {
+                    // The parent died before the death signal was armed.
+                    // SAFETY: ends this process at once.
+                    unsafe { libc::_exit(1) };
+                }
+                children.pids.clear();
+                return Ok(pid);
+            }
+            -1 => {
+                let err = Error::new(
+                    ErrorKind::Startup {
+                        detail: format!(
+                            "fork of process {pid}: {}",
+                            std::io::Error::last_os_error()
+                        ),
+                    },
+                    "bsp_begin",
+                    0,
+                    0,
+                    None,
+                );
+                world.fail(err.clone());
+                kill_all(&children.pids);
+                return Err(err);
+            }
+            child => children.pids.push(child),
+        }
+    }
+    let pids = children.pids.clone();
+    let watched = Arc::clone(world);
+    children.monitor = Some(
+        std::thread::Builder::new()
+            .name("bsp-monitor".into())
+            .spawn(move || monitor(&watched, pids))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Startup {
+                        detail: format!("monitor thread: {e}"),
+                    },
+                    "bsp_begin",
+                    0,
+                    0,
+                    None,
+                )
+            })?,
+    );
+    Ok(0)
+}
+
+/// Clears [`OWN_FORK`] when `fork` returns, whichever way.
+struct OwnFork;
+
+impl Drop for OwnFork {
+    fn drop(&mut self) {
+        OWN_FORK.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Gives a forked process `/dev/null` as standard input: input belongs to
+/// process 0.
+pub(crate) fn detach_stdin() {
+    // SAFETY: opening a file and duplicating a descriptor onto 0 only
+    // changes this process's descriptor table.
+    unsafe {
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+        if fd >= 0 {
+            libc::dup2(fd, 0);
+            libc::close(fd);
+        }
+    }
+}
