@@ -106,7 +106,7 @@ pub struct Machine {
 }
 
 /// The defaults' g: seconds per byte copied by the shared-memory engines,
-/// measured by `examples/bench.rs` on the project's 2-core VM (the
+/// measured by `examples/bench/` on the project's 2-core VM (the
 /// collectives' former constant).
 const DEFAULT_G: f64 = 0.15e-9;
 /// The defaults' l (seconds), as [`DEFAULT_G`].

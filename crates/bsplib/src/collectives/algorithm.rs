@@ -41,7 +41,7 @@ pub(super) enum Path {
 // The shared-memory engines' `g` (seconds per byte a process copies) and
 // `l` (seconds per sync with data) are the machine's (`Bsp::machine`,
 // `probe.rs`): those `bspprobe` stored for this engine and p, else the
-// defaults, 0.15 ns and 2 µs, which `examples/bench.rs` measured on a
+// defaults, 0.15 ns and 2 µs, which `examples/bench/` measured on a
 // two-core machine.
 
 impl Process {
