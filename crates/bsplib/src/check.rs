@@ -19,6 +19,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, ErrorKind};
+use crate::extension::{Extension, AROUND_SYNC, NOTES};
 use crate::mem::Shape;
 use crate::process::{Loc, Process};
 
@@ -272,24 +273,53 @@ pub(crate) struct Checker {
     pub(crate) unknown: bool,
 }
 
-impl Checker {
-    pub(crate) fn new() -> Self {
-        Checker::default()
+/// Installs the checking mode's state in a new process of a checking run.
+pub(crate) fn install(p: &mut Process) {
+    if p.world.ext::<Setup>().is_some() {
+        p.install(Checker::default());
     }
 }
 
-impl Process {
-    /// `mpi`: the location hash of the sync in progress for barrier A's
-    /// check (0 when the run does not check, or the sync is not checked).
-    #[inline]
-    pub(crate) fn check_sync_hash(&self) -> u64 {
-        self.check.as_ref().map_or(0, |c| c.sync_hash)
+/// The checking mode is an extension of the process (`extension.rs`): it
+/// takes part around every sync and notes every put and hp region.
+impl Extension for Checker {
+    fn wants(&self) -> u32 {
+        AROUND_SYNC | NOTES
     }
 
-    /// Checking mode: notes a put (or hpput) to `dest` of `shape` bytes at
-    /// `offset` of registration slot `slot`.
-    #[cold]
-    pub(crate) fn check_note_put(
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    /// Before the sync: the hp regions, this sync's location, the side
+    /// records of our puts.
+    fn before_sync(&mut self, p: &mut Process, loc: Loc) -> Result<(), Error> {
+        let result = p.check_before(self, loc);
+        self.puts.clear();
+        self.hp.clear();
+        if result.is_err() {
+            p.poisoned = true;
+            p.inbox.clear();
+        }
+        result
+    }
+
+    /// After a sync that succeeded: the findings of the sync.
+    fn after_sync(&mut self, p: &mut Process, loc: Loc, ok: bool) -> Result<(), Error> {
+        if ok {
+            p.check_after_sync(self, loc)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Notes a put (or hpput) to `dest` of `shape` bytes at `offset` of
+    /// registration slot `slot`.
+    fn note_put(
         &mut self,
         dest: usize,
         slot: u64,
@@ -298,78 +328,50 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) {
-        if let Some(c) = &mut self.check {
-            c.puts.push(PutNote {
-                dest,
-                slot,
-                offset,
-                shape,
-                call,
-                loc,
-            });
-        }
+        self.puts.push(PutNote {
+            dest,
+            slot,
+            offset,
+            shape,
+            call,
+            loc,
+        });
     }
 
-    /// Checking mode: hashes an hpput's source or an hpget's destination
-    /// (`len` bytes from `ptr`) at the call; the sync hashes it again.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must be readable for `len` bytes now and until the sync (the
-    /// contract of `bsp_hpput` and `bsp_hpget`).
-    #[cold]
-    pub(crate) unsafe fn check_note_hp(
-        &mut self,
-        call: &'static str,
-        ptr: *const u8,
-        len: usize,
-        loc: Loc,
-    ) {
+    /// Hashes an hpput's source or an hpget's destination (`len` bytes
+    /// from `ptr`) at the call; the sync hashes it again.
+    unsafe fn note_hp(&mut self, call: &'static str, ptr: *const u8, len: usize, loc: Loc) {
         // SAFETY: the caller's contract.
         let hash = unsafe { hash_bytes(ptr, len) };
-        if let Some(c) = &mut self.check {
-            c.hp.push(HpNote {
-                call,
-                ptr,
-                len,
-                hash,
-                loc,
-            });
-        }
+        self.hp.push(HpNote {
+            call,
+            ptr,
+            len,
+            hash,
+            loc,
+        });
+    }
+}
+
+impl Process {
+    /// Whether this process runs in the checking mode (false inside the
+    /// checking mode's own hooks, which need not ask).
+    #[inline]
+    pub(crate) fn checking(&self) -> bool {
+        self.watch & NOTES != 0 && self.ext::<Checker>().is_some()
     }
 
-    /// `bsp_sync` when the profiler or the checking mode is on (the one
-    /// branch of [`Process::sync`]).
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn sync_hooked(&mut self, loc: Loc) -> Result<(), Error> {
-        if self.check.is_none() {
-            return self.sync_profiled(loc);
-        }
-        self.check_before_sync(loc)?;
-        if self.profile.is_some() {
-            self.sync_profiled(loc)?;
-        } else {
-            self.sync_unprofiled(loc)?;
-        }
-        self.check_after_sync(loc)
+    /// `mpi`: the location hash of the sync in progress for barrier A's
+    /// check (0 when the run does not check, or the sync is not checked).
+    #[inline]
+    pub(crate) fn check_sync_hash(&self) -> u64 {
+        self.ext::<Checker>().map_or(0, |c| c.sync_hash)
     }
 
-    /// Before the sync: the hp regions, this sync's location, the side
-    /// records of our puts.
-    fn check_before_sync(&mut self, loc: Loc) -> Result<(), Error> {
-        let Some(mut c) = self.check.take() else {
-            return Ok(());
-        };
-        let result = self.check_before(&mut c, loc);
-        c.puts.clear();
-        c.hp.clear();
-        self.check = Some(c);
-        if result.is_err() {
-            self.poisoned = true;
-            self.inbox.clear();
-        }
-        result
+    /// Checking mode: the next sync is the library's own (a collective's
+    /// inner sync), whose location is not compared.
+    pub(crate) fn check_internal_sync(&mut self) {
+        self.if_ext(|c: &mut Checker, _| c.internal = true);
     }
 
     fn check_before(&mut self, c: &mut Checker, loc: Loc) -> Result<(), Error> {
@@ -449,7 +451,7 @@ impl Process {
 
     /// After a sync that succeeded: the locations of every process's
     /// sync (shared memory), and the puts addressed to us.
-    fn check_after_sync(&mut self, loc: Loc) -> Result<(), Error> {
+    fn check_after_sync(&mut self, c: &mut Checker, loc: Loc) -> Result<(), Error> {
         let ended = self.superstep.saturating_sub(1);
         if let Some(table) = self.world.ext::<Setup>().and_then(|s| s.table.as_ref()) {
             let parity = (ended & 1) as usize;
@@ -477,17 +479,14 @@ impl Process {
         if let Some(kind) = self.overlapping_puts() {
             return Err(self.check_failed(kind, ended, loc));
         }
-        self.check_snapshot();
+        self.check_snapshot(c);
         Ok(())
     }
 
     /// Hashes this process's live areas as the sync that just ended left
     /// them (every write of the library into them for that superstep is
     /// done), for a later `NO_STORE` hint.
-    fn check_snapshot(&mut self) {
-        let Some(c) = self.check.as_mut() else {
-            return;
-        };
+    fn check_snapshot(&mut self, c: &mut Checker) {
         c.stored.clear();
         c.unknown = false;
         for (seq, addr, size) in self.reg.mine() {
@@ -511,8 +510,8 @@ impl Process {
     /// to compare with.
     #[inline]
     pub(crate) fn check_library_wrote(&mut self) {
-        if let Some(c) = self.check.as_mut() {
-            c.unknown = true;
+        if self.watch & NOTES != 0 {
+            self.if_ext(|c: &mut Checker, _| c.unknown = true);
         }
     }
 
@@ -522,7 +521,7 @@ impl Process {
     /// wrote it (those areas are not compared: the check cannot tell
     /// their writes from local stores), described.
     pub(crate) fn check_no_store(&self) -> Option<String> {
-        let c = self.check.as_ref()?;
+        let c = self.ext::<Checker>()?;
         if c.unknown || self.epochs.replied || self.am.as_ref().is_some_and(|ctx| ctx.landed) {
             return None;
         }

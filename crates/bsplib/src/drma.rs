@@ -3,6 +3,7 @@
 
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
+use crate::extension::NOTES;
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::{self, Shape, PUT_BULK, PUT_REMOTE, VECTOR};
 use crate::process::{GetReq, Keepalive, Loc, Process};
@@ -134,9 +135,9 @@ impl Process {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
             return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
         }
-        if self.check.is_some() {
+        if self.watch & NOTES != 0 {
             let whole = Shape::contiguous(nbytes);
-            self.check_note_put(pid, slot, offset, whole, CALL, loc);
+            self.hook_note_put(pid, slot, offset, whole, CALL, loc);
         }
         // SAFETY: the caller guarantees `src` is readable for `nbytes`.
         unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) }
@@ -409,8 +410,8 @@ impl Process {
         };
         self.check_pointer(src, from_span, "src", call, loc)?;
         let slot = self.resolve(pid, dst, offset, to_span, call, loc)?;
-        if self.check.is_some() {
-            self.check_note_put(pid, slot, offset, to, call, loc);
+        if self.watch & NOTES != 0 {
+            self.hook_note_put(pid, slot, offset, to, call, loc);
         }
         if from.is_contiguous() && to.is_contiguous() {
             // SAFETY: the caller vouches for the one block of `len` bytes.
@@ -511,11 +512,11 @@ impl Process {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`.
             return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
         }
-        if self.check.is_some() {
+        if self.watch & NOTES != 0 {
             let whole = Shape::contiguous(nbytes);
-            self.check_note_put(pid, slot, offset, whole, CALL, loc);
+            self.hook_note_put(pid, slot, offset, whole, CALL, loc);
             // SAFETY: the caller keeps `src` readable until the sync.
-            unsafe { self.check_note_hp(CALL, src, nbytes, loc) };
+            unsafe { self.hook_note_hp(CALL, src, nbytes, loc) };
         }
         if nbytes >= CROSS_FROM && self.world.cross_memory() {
             // `processes` with cross-memory attach: the receiver reads the
@@ -586,10 +587,10 @@ impl Process {
             // ends before the next sync) delivers it.
             return unsafe { self.epoch_get(pid, slot, offset, dst, nbytes, keep, call, loc) };
         }
-        if hp && self.check.is_some() {
+        if hp && self.watch & NOTES != 0 {
             // SAFETY: the caller keeps `dst` writable (and readable: it is
             // ordinary memory) until the sync.
-            unsafe { self.check_note_hp(call, dst, nbytes, loc) };
+            unsafe { self.hook_note_hp(call, dst, nbytes, loc) };
         }
         // Whether we may read the owner's memory ourselves: in this one
         // address space, or by cross-memory attach from `CROSS_FROM` bytes.

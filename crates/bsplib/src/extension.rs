@@ -34,6 +34,15 @@ pub(crate) const NEXT_SUPERSTEP: u32 = 1 << 1;
 /// sender's in issue order). One extension takes them (today the
 /// accumulate's); a process where none does refuses them.
 pub(crate) const RECORDS: u32 = 1 << 2;
+/// Hook points: around a sync (`bsp_sync`, a collective's, an active
+/// messages' fence): [`Extension::before_sync`] in installation order,
+/// then the sync, then [`Extension::after_sync`] in reverse order (the
+/// profiler and the checking mode).
+pub(crate) const AROUND_SYNC: u32 = 1 << 3;
+/// Hook point: the checking mode's notes of where each put writes and of
+/// what each hp region holds, at the call ([`Extension::note_put`],
+/// [`Extension::note_hp`]).
+pub(crate) const NOTES: u32 = 1 << 4;
 
 /// What step 5b reads of one sender: its put section, and on `processes`
 /// its channel of the superstep (where large payloads are).
@@ -61,6 +70,42 @@ pub(crate) trait Extension: Any {
 
     /// [`NEXT_SUPERSTEP`]: the process entered a new superstep.
     fn next_superstep(&mut self, _p: &mut Process) {}
+
+    /// [`AROUND_SYNC`]: before the sync's first step; an error fails the
+    /// sync (no step runs, and no `after_sync` hook).
+    fn before_sync(&mut self, _p: &mut Process, _loc: Loc) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// [`AROUND_SYNC`]: after the sync (`ok`: it succeeded); an error
+    /// fails it.
+    fn after_sync(&mut self, _p: &mut Process, _loc: Loc, _ok: bool) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// [`NOTES`]: a put (or hpput, strided put, accumulate) to `dest` of
+    /// `shape` bytes at `offset` of registration slot `slot` (with flag
+    /// bits the noting extension defines).
+    #[allow(clippy::too_many_arguments)]
+    fn note_put(
+        &mut self,
+        _dest: usize,
+        _slot: u64,
+        _offset: usize,
+        _shape: crate::mem::Shape,
+        _call: &'static str,
+        _loc: Loc,
+    ) {
+    }
+
+    /// [`NOTES`]: an hpput's source or an hpget's destination, `len`
+    /// bytes from `ptr`, at the call.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be readable for `len` bytes now and until the sync (the
+    /// contract of `bsp_hpput` and `bsp_hpget`).
+    unsafe fn note_hp(&mut self, _call: &'static str, _ptr: *const u8, _len: usize, _loc: Loc) {}
 
     /// [`RECORDS`]: applies `records`, each `(sender, byte offset in its
     /// put section)`; `section(sender)` views what `sender` sent. An
@@ -159,6 +204,15 @@ impl Process {
         result
     }
 
+    /// [`with_ext`](Process::with_ext) if a `T` is installed, else `None`.
+    pub(crate) fn if_ext<T: Extension, R>(
+        &mut self,
+        f: impl FnOnce(&mut T, &mut Process) -> R,
+    ) -> Option<R> {
+        self.slot_of::<T>()?;
+        Some(self.with_ext(|| unreachable!("installed"), f))
+    }
+
     /// Runs hook `point` of every slot that wants it, in installation
     /// order, stopping at the first error.
     #[cold]
@@ -189,6 +243,79 @@ impl Process {
         }
         self.watch = self.ext.watch();
         result
+    }
+
+    /// `bsp_sync` with the [`AROUND_SYNC`] hooks (the one branch of
+    /// `Process::sync` when an extension asks for them): `before_sync` in
+    /// installation order, the sync, `after_sync` in reverse order, every
+    /// one of them even after an error (the first error is the result).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn sync_hooked(&mut self, loc: Loc) -> Result<(), Error> {
+        self.run_hooks(AROUND_SYNC, |e, p| e.before_sync(p, loc))?;
+        let result = self.sync_unprofiled(loc);
+        let ok = result.is_ok();
+        let mut after = Ok(());
+        for i in (0..self.ext.slots.len()).rev() {
+            if self.ext.slots[i].wants & AROUND_SYNC == 0 {
+                continue;
+            }
+            let Some(mut state) = self.ext.slots[i].state.take() else {
+                debug_assert!(
+                    false,
+                    "a hook point reached while its extension's slot is out"
+                );
+                continue;
+            };
+            let r = state.after_sync(self, loc, ok);
+            self.ext.slots[i].wants = state.wants();
+            self.ext.slots[i].state = Some(state);
+            if after.is_ok() {
+                after = r;
+            }
+        }
+        self.watch = self.ext.watch();
+        result.and(after)
+    }
+
+    /// Hook point [`NOTES`]: a put's note (see [`Extension::note_put`]).
+    #[cold]
+    pub(crate) fn hook_note_put(
+        &mut self,
+        dest: usize,
+        slot: u64,
+        offset: usize,
+        shape: crate::mem::Shape,
+        call: &'static str,
+        loc: Loc,
+    ) {
+        for s in &mut self.ext.slots {
+            if let (true, Some(state)) = (s.wants & NOTES != 0, s.state.as_mut()) {
+                state.note_put(dest, slot, offset, shape, call, loc);
+            }
+        }
+    }
+
+    /// Hook point [`NOTES`]: an hp region's note (see
+    /// [`Extension::note_hp`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Extension::note_hp`].
+    #[cold]
+    pub(crate) unsafe fn hook_note_hp(
+        &mut self,
+        call: &'static str,
+        ptr: *const u8,
+        len: usize,
+        loc: Loc,
+    ) {
+        for s in &mut self.ext.slots {
+            if let (true, Some(state)) = (s.wants & NOTES != 0, s.state.as_mut()) {
+                // SAFETY: our caller's contract.
+                unsafe { state.note_hp(call, ptr, len, loc) };
+            }
+        }
     }
 
     /// Hook point [`TRANSFER`]: called by every transfer call after

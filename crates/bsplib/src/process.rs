@@ -185,31 +185,15 @@ pub(crate) struct Process {
     /// The name errors give to the sync in progress, when it is a C LAPI
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
-    /// The profiler's recorder, when the run profiles (`profile.rs`).
-    pub(crate) profile: Option<Box<crate::profile::Recorder>>,
-    /// The checking mode's state, when the run checks (`check.rs`).
-    pub(crate) check: Option<Box<crate::check::Checker>>,
-    /// The profiler or the checking mode is on: the one branch of
-    /// `Process::sync`.
-    pub(crate) hooks: bool,
+    /// The active-message totals `(sent, handled)` of the session the
+    /// last sync that switched active-message mode closed (`None`: it
+    /// opened one), for the profiler.
+    pub(crate) am_closed: Option<(u64, u64)>,
     /// The extensions' slots (`extension.rs`).
     pub(crate) ext: crate::extension::Slots,
     /// The hook points some extension wants now (`extension.rs`): one
     /// bit test on the core's paths while none does.
     pub(crate) watch: u32,
-}
-
-/// The recorder of process `pid`, if its run profiles.
-fn world_profile(
-    world: &World,
-    pid: usize,
-    nprocs: usize,
-    start: Instant,
-) -> Option<Box<crate::profile::Recorder>> {
-    let setup = world.ext::<crate::profile::Setup>()?;
-    Some(Box::new(crate::profile::Recorder::new(
-        setup, pid, nprocs, start,
-    )))
 }
 
 impl Process {
@@ -223,11 +207,6 @@ impl Process {
             world.board().set_os_pid(pid, unsafe { libc::getpid() });
             crate::engine::cma::allow_siblings();
         }
-        let profile = world_profile(&world, pid, nprocs, start);
-        let check = world
-            .ext::<crate::check::Setup>()
-            .map(|_| Box::new(crate::check::Checker::new()));
-        let hooks = profile.is_some() || check.is_some();
         Process {
             pid,
             nprocs,
@@ -267,9 +246,7 @@ impl Process {
             coll_desc: Vec::new(),
             call_names: None,
             sync_name: None,
-            profile,
-            check,
-            hooks,
+            am_closed: None,
             ext: Default::default(),
             watch: 0,
         }

@@ -20,7 +20,7 @@ mod json;
 mod recorder;
 mod sync;
 
-pub(crate) use recorder::Recorder;
+pub(crate) use sync::install;
 
 use std::path::{Path, PathBuf};
 

@@ -63,6 +63,7 @@ use crate::engine::cma;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
+use crate::extension::AROUND_SYNC;
 use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
 use crate::mailbox::{AM_OFF, AM_ON, COLL};
 use crate::mem::{self, pad8, Records, Shape};
@@ -94,7 +95,7 @@ impl Process {
     pub(crate) fn sync(&mut self, loc: Loc) -> Result<(), Error> {
         // The profiler (`profile.rs`) and the checking mode (`check.rs`):
         // off, this branch is all they cost.
-        if self.hooks {
+        if self.watch & AROUND_SYNC != 0 {
             return self.sync_hooked(loc);
         }
         self.sync_unprofiled(loc)
@@ -185,9 +186,9 @@ impl Process {
             ));
         }
         if let Some(next) = self.am_switch.take() {
-            if self.profile.is_some() {
-                self.profile_am_closing();
-            }
+            // The totals of the session this sync may close (the
+            // profiler's, after the sync).
+            self.am_closed = self.am.as_ref().map(|c| c.message_totals());
             let held = self.am.as_ref().is_some_and(|c| c.holds_sends());
             self.am = next;
             if held {

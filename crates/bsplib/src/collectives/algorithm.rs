@@ -164,9 +164,7 @@ impl Bsp {
             for q in (0..p.nprocs).filter(|&q| q != me && root.is_none_or(|r| r == q)) {
                 p.coll_put(q, mine, name, loc)?;
             }
-            if let Some(c) = &mut p.check {
-                c.internal = true; // checking mode: the library's own sync
-            }
+            p.check_internal_sync(); // checking mode: the library's own sync
             p.inbox.set_aside()
         };
         self.sync_at(loc)?;

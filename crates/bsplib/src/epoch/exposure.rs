@@ -51,7 +51,7 @@ impl Process {
             accs: Vec::new(),
             first: None,
             loc,
-            writes: self.check.is_some().then(Vec::new),
+            writes: self.checking().then(Vec::new),
         });
         let counted = Counted::Exposure {
             win: area_key(slot),

@@ -56,7 +56,7 @@ impl Bsp {
     ///
     /// # Errors
     ///
-    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`] if an
+    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
     /// epoch is open.
     ///
     /// # BSP cost

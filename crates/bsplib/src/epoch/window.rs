@@ -60,7 +60,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if self.check.is_none() || self.am.is_none() {
+        if !self.checking() || self.am.is_none() {
             return Ok(());
         }
         let line = loc.map_or(0, |l| u64::from(l.line()));
@@ -134,7 +134,7 @@ impl Process {
             return Ok(Vec::new());
         };
         a.accs.sort_by_key(|(from, _)| *from);
-        if self.check.is_some() {
+        if self.checking() {
             let mut writes = std::mem::take(&mut a.puts);
             for (from, rec) in &a.accs {
                 let w = |i: usize| {

@@ -64,11 +64,12 @@ pub(crate) struct Recorder {
     /// current superstep), in ns since `start`.
     pub(super) last_end_ns: u64,
     pub(super) rows: Vec<Row>,
-    /// Active messages: `(session, sent, handled)` at the last sync, and
-    /// the totals of a session a sync closed (`profile_am_closing`).
+    /// Active messages: `(session, sent, handled)` at the last sync.
     pub(super) am_seen: (u32, u64, u64),
-    pub(super) am_closing: Option<(u64, u64)>,
     pub(super) superstep: u64,
+    /// The sync in progress, from its `before_sync` hook to its
+    /// `after_sync` (`sync.rs`).
+    pub(super) pending: Option<super::sync::InSync>,
 }
 
 impl Recorder {
@@ -87,8 +88,8 @@ impl Recorder {
             last_end_ns: ns(since),
             rows: Vec::with_capacity(INITIAL_ROWS),
             am_seen: (0, 0, 0),
-            am_closing: None,
             superstep: 0,
+            pending: None,
         }
     }
 

@@ -1,49 +1,72 @@
-//! The profiled sync: `bsp_sync` with the profiler on, counting what the
-//! superstep sent and received around the sync and keeping its row.
+//! The profiled sync: the profiler is an extension of the process
+//! (`extension.rs`) that takes part around every sync, counting what the
+//! superstep sent before it and what it received after it, and keeping
+//! its row.
 
 use super::counts::{add_stream, Counts};
-use super::recorder::Row;
+use super::recorder::{Recorder, Row};
+use super::Setup;
 use crate::error::Error;
+use crate::extension::{Extension, AROUND_SYNC};
 use crate::mailbox::{DATA, GET, REG};
 use crate::mem::Records;
 use crate::process::{Loc, Process};
 
-impl Process {
-    /// A sync switches active-message mode (`superstep.rs`, after barrier
-    /// A, where every message sent before it has been handled): keeps the
-    /// totals of the session it may close.
-    #[cold]
-    pub(crate) fn profile_am_closing(&mut self) {
-        let totals = self.am.as_ref().map(|am| am.message_totals());
-        if let Some(r) = &mut self.profile {
-            r.am_closing = totals;
-        }
-    }
+/// What the profiler keeps of a sync between its two hooks.
+pub(crate) struct InSync {
+    start_ns: u64,
+    counts: Counts,
+    am_before: Option<(u64, u64)>,
+    ended_by: &'static str,
+    superstep: u64,
+    q: usize,
+}
 
+/// Installs the profiler's recorder in a new process of a profiled run.
+pub(crate) fn install(p: &mut Process) {
+    let recorder = p
+        .world
+        .ext::<Setup>()
+        .map(|setup| Recorder::new(setup, p.pid, p.nprocs, p.start));
+    if let Some(r) = recorder {
+        p.install(r);
+    }
+}
+
+impl Recorder {
     /// The active-message totals `(sent, handled)` the profiler saw last
-    /// in this process's current session (zero in a new session).
-    fn am_seen(&self) -> (u64, u64) {
-        match &self.profile {
-            Some(r) if r.am_seen.0 == self.am_sessions => (r.am_seen.1, r.am_seen.2),
-            _ => (0, 0),
+    /// in the process's current session (zero in a new session).
+    fn am_seen_in(&self, session: u32) -> (u64, u64) {
+        if self.am_seen.0 == session {
+            (self.am_seen.1, self.am_seen.2)
+        } else {
+            (0, 0)
         }
     }
+}
 
-    /// `bsp_sync` with the profiler on: counts what this superstep sends,
-    /// runs the sync, counts what it received, and keeps the row.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn sync_profiled(&mut self, loc: Loc) -> Result<(), Error> {
-        let start_ns = match &self.profile {
-            Some(r) => r.now_ns(),
-            None => return self.sync_unprofiled(loc),
-        };
+impl Extension for Recorder {
+    fn wants(&self) -> u32 {
+        AROUND_SYNC
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    /// Counts what this superstep sends.
+    fn before_sync(&mut self, p: &mut Process, _loc: Loc) -> Result<(), Error> {
+        let start_ns = self.now_ns();
         let mut c = Counts::default();
         // What we send: our mailbox half of this superstep (shared memory
         // reads it in place; exchange engines compose their streams from
         // it), and our gets.
-        let out = self.out_ref();
-        for dest in 0..self.nprocs {
+        let out = p.out_ref();
+        for dest in 0..p.nprocs {
             if let Some(to) = out.for_dest(dest) {
                 add_stream(
                     &mut c,
@@ -55,64 +78,77 @@ impl Process {
                 );
             }
         }
-        c.gets_out = self.gets.len() as u64;
-        c.get_bytes_in = self.gets.iter().map(|g| g.len as u64).sum();
+        c.gets_out = p.gets.len() as u64;
+        c.get_bytes_in = p.gets.iter().map(|g| g.len as u64).sum();
         c.records_out += c.gets_out;
         c.bytes_in += c.get_bytes_in;
         // Active messages: those sent in this superstep (counted before
         // the sync: messages its completion handlers send while it waits
         // belong to the next one), and those handled up to the end of this
         // sync, whose fence handles every message sent before it.
-        let am_before = self.am.as_ref().map(|am| am.message_totals());
+        let am_before = p.am.as_ref().map(|am| am.message_totals());
         if let Some((sent, _)) = am_before {
-            c.am_out = sent.saturating_sub(self.am_seen().0);
+            c.am_out = sent.saturating_sub(self.am_seen_in(p.am_sessions).0);
         }
-        let ended_by = self.call_name(self.coll.map_or("bsp_sync", |(name, _)| name));
-        let superstep = self.superstep;
-        let q = self.parity;
+        self.pending = Some(InSync {
+            start_ns,
+            counts: c,
+            am_before,
+            ended_by: p.call_name(p.coll.map_or("bsp_sync", |(name, _)| name)),
+            superstep: p.superstep,
+            q: p.parity,
+        });
+        Ok(())
+    }
 
-        let result = self.sync_unprofiled(loc);
-
-        if result.is_ok() && self.last_flags & (REG | GET | DATA) != 0 {
-            self.for_each_received(q, |puts, hpputs, sends, gets| {
+    /// Counts what the superstep received, and keeps its row.
+    fn after_sync(&mut self, p: &mut Process, loc: Loc, ok: bool) -> Result<(), Error> {
+        let Some(InSync {
+            start_ns,
+            counts: mut c,
+            am_before,
+            ended_by,
+            superstep,
+            q,
+        }) = self.pending.take()
+        else {
+            return Ok(());
+        };
+        if ok && p.last_flags & (REG | GET | DATA) != 0 {
+            p.for_each_received(q, |puts, hpputs, sends, gets| {
                 add_stream(&mut c, false, puts, hpputs, sends, Some(gets));
             });
         }
         // After `am_term` the session is gone: its last count is the one
-        // taken as the sync closed it (`profile_am_closing`).
-        let closing = self.profile.as_mut().and_then(|r| r.am_closing.take());
-        let am_after = self.am.as_ref().map(|am| am.message_totals()).or(closing);
+        // taken as the sync closed it (`Process::am_closed`).
+        let closing = p.am_closed.take();
+        let am_after = p.am.as_ref().map(|am| am.message_totals()).or(closing);
         if let Some((_, handled)) = am_after {
-            c.am_in = handled.saturating_sub(self.am_seen().1);
+            c.am_in = handled.saturating_sub(self.am_seen_in(p.am_sessions).1);
         }
         c.records_out += c.am_out;
         c.records_in += c.am_in;
-        if self.am.is_some() {
+        if p.am.is_some() {
             // The session after the sync: the one before it (a plain
             // sync), or a new one (`am_init`), in which nothing was sent
             // before the sync.
             let sent = am_before.map_or(0, |(sent, _)| sent);
             let handled = am_after.map_or(0, |(_, handled)| handled);
-            let session = self.am_sessions;
-            if let Some(r) = &mut self.profile {
-                r.am_seen = (session, sent, handled);
-            }
+            self.am_seen = (p.am_sessions, sent, handled);
         }
-        if let Some(r) = &mut self.profile {
-            let end = r.now_ns();
-            r.rows.push(Row {
-                superstep,
-                compute_start_ns: r.last_end_ns,
-                sync_start_ns: start_ns,
-                sync_end_ns: end,
-                counts: c,
-                failed: result.is_err(),
-                at: loc,
-                ended_by,
-            });
-            r.last_end_ns = end;
-            r.superstep = self.superstep;
-        }
-        result
+        let end = self.now_ns();
+        self.rows.push(Row {
+            superstep,
+            compute_start_ns: self.last_end_ns,
+            sync_start_ns: start_ns,
+            sync_end_ns: end,
+            counts: c,
+            failed: !ok,
+            at: loc,
+            ended_by,
+        });
+        self.last_end_ns = end;
+        self.superstep = p.superstep;
+        Ok(())
     }
 }

@@ -180,11 +180,11 @@ impl Process {
         }
         let d = desc(ty, op);
         self.note_issued(pid, slot, d, call, loc)?;
-        if self.check.is_some() {
+        if self.checking() {
             // For fence hints' NO_PUT (not compared for overlaps).
             let note = slot | crate::check::ACCUMULATE_NOTE;
             let whole = crate::mem::Shape::contiguous(nbytes);
-            self.check_note_put(pid, note, offset, whole, call, loc);
+            self.hook_note_put(pid, note, offset, whole, call, loc);
         }
         let line = loc.map_or(0, |l| l.line()) as usize;
         if nbytes >= BULK_FROM {
