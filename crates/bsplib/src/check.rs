@@ -404,7 +404,7 @@ impl Process {
         // compared (collectives are checked by their own descriptors;
         // `am_init`, `am_term`, LAPI calls and a collective's inner syncs
         // are the library's).
-        let checked = self.coll.is_none()
+        let checked = self.sync_desc.is_none()
             && self.am_switch.is_none()
             && self.sync_name.is_none()
             && !std::mem::take(&mut c.internal);

@@ -43,6 +43,67 @@ use algorithm::Path;
 #[cfg(doc)]
 use reduce::fold_parts;
 
+/// One process's collectives state: an extension slot of the process
+/// (`extension.rs`), installed in every process, which also takes the
+/// core's [`DESC`](crate::extension::DESC) hook point (the check that
+/// every process made the same collective call).
+#[derive(Default)]
+pub(crate) struct CollState {
+    /// How the collectives move large data
+    /// ([`Bsp::set_collective_algorithm`]).
+    algo: Algorithm,
+    /// The receive buffer of MPI's own collectives (`native.rs`), kept at
+    /// its largest size: words, so blocks of word-aligned element types
+    /// are read in place.
+    scratch: Vec<u64>,
+    /// The bytes of the descriptor being sent, kept for reuse.
+    desc: Vec<u8>,
+}
+
+/// Installs the collectives' state in a new process.
+pub(crate) fn install(p: &mut Process) {
+    p.install(CollState::default());
+}
+
+impl crate::extension::Extension for CollState {
+    fn wants(&self) -> u32 {
+        crate::extension::DESC
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn desc_hash(&self, p: &Process) -> u64 {
+        p.coll_check_hash()
+    }
+
+    fn desc_mismatch(&mut self, p: &mut Process, loc: Loc) -> Error {
+        p.coll_check_error(loc)
+    }
+
+    fn desc_check(&mut self, p: &mut Process, loc: Loc) -> Result<(), Error> {
+        p.check_collective(loc)
+    }
+}
+
+impl Process {
+    /// The collectives' buffer of kind `which` (taken out; give it back
+    /// with [`give_buffer`](Process::give_buffer)).
+    fn take_buffer<B: Default>(&mut self, which: fn(&mut CollState) -> &mut B) -> B {
+        self.if_ext(|c: &mut CollState, _| std::mem::take(which(c)))
+            .unwrap_or_default()
+    }
+
+    fn give_buffer<B>(&mut self, which: fn(&mut CollState) -> &mut B, buffer: B) {
+        self.if_ext(|c: &mut CollState, _| *which(c) = buffer);
+    }
+}
+
 /// The collectives, by the index their descriptors carry: the Rust
 /// methods, then the C functions of `bsp_level1.h` ([`level1`]), so that
 /// a mismatch names the call the program made.
@@ -208,7 +269,7 @@ impl Bsp {
             // from a buffer kept for it (no allocation per call).
             if p.world.rendezvous().is_none() {
                 let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));
-                let mut desc = std::mem::take(&mut p.coll_desc);
+                let mut desc = p.take_buffer(|c| &mut c.desc);
                 desc.clear();
                 for w in [fields[0], fields[1], fields[2], fields[3], u64::from(line)] {
                     desc.extend_from_slice(&w.to_ne_bytes());
@@ -217,10 +278,10 @@ impl Bsp {
                 desc.extend_from_slice(file.as_bytes());
                 let right = (p.pid + 1) % p.nprocs;
                 let sent = p.coll_send(right, DESC, &desc, name, loc);
-                p.coll_desc = desc;
+                p.give_buffer(|c| &mut c.desc, desc);
                 sent?;
             }
-            p.coll = Some((name, fields));
+            p.sync_desc = Some((name, fields));
         }
         self.sync_at(loc)?;
         let p = &mut *self.process();

@@ -44,6 +44,15 @@ pub(crate) const AROUND_SYNC: u32 = 1 << 3;
 /// [`Extension::note_hp`]).
 pub(crate) const NOTES: u32 = 1 << 4;
 
+/// Hook point: the agreement of a sync's descriptor (`Process::sync_desc`,
+/// a collective's call): [`Extension::desc_hash`] for `mpi`'s barrier A,
+/// [`Extension::desc_mismatch`] when that barrier found processes that
+/// disagree, [`Extension::desc_check`] after the sync's steps elsewhere.
+/// The core calls it only on `mpi` or when a process's sync carried a
+/// descriptor (the `COLL` flag): a plain sync on shared memory pays
+/// nothing. One extension takes it (the collectives').
+pub(crate) const DESC: u32 = 1 << 5;
+
 /// What step 5b reads of one sender: its put section, and on `processes`
 /// its channel of the superstep (where large payloads are).
 pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
@@ -107,6 +116,30 @@ pub(crate) trait Extension: Any {
     /// contract of `bsp_hpput` and `bsp_hpget`).
     unsafe fn note_hp(&mut self, _call: &'static str, _ptr: *const u8, _len: usize, _loc: Loc) {}
 
+    /// [`DESC`]: the value `mpi`'s barrier A compares across processes
+    /// (the descriptor of this sync, or of a plain one).
+    fn desc_hash(&self, _p: &Process) -> u64 {
+        0
+    }
+
+    /// [`DESC`]: the error of a barrier A that found processes whose
+    /// descriptors differ (every process learns it in the same barrier).
+    fn desc_mismatch(&mut self, p: &mut Process, loc: Loc) -> Error {
+        p.fail(
+            ErrorKind::CollectiveMismatch {
+                detail: "processes ended the superstep with different calls".into(),
+            },
+            "bsp_sync",
+            loc,
+        )
+    }
+
+    /// [`DESC`]: after the sync's steps, the check of its descriptor
+    /// against the other processes'.
+    fn desc_check(&mut self, _p: &mut Process, _loc: Loc) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// [`RECORDS`]: applies `records`, each `(sender, byte offset in its
     /// put section)`; `section(sender)` views what `sender` sent. An
     /// error refuses a record (the sync fails with it).
@@ -117,6 +150,23 @@ pub(crate) trait Extension: Any {
         _section: &mut dyn FnMut(usize) -> Option<Section<'a>>,
     ) -> Result<(), ErrorKind> {
         Ok(())
+    }
+}
+
+/// The [`DESC`] defaults, for a process where no extension takes it.
+struct DefaultDesc;
+
+impl Extension for DefaultDesc {
+    fn wants(&self) -> u32 {
+        0
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 }
 
@@ -351,6 +401,53 @@ impl Process {
             .take()
             .expect("extension slot in use");
         let result = state.records(self, records, section);
+        self.ext.slots[i].state = Some(state);
+        result
+    }
+
+    /// The slot that takes hook point `point` (the first that wants it).
+    fn taker(&self, point: u32) -> Option<usize> {
+        self.ext.slots.iter().position(|s| s.wants & point != 0)
+    }
+
+    /// Hook point [`DESC`]: `mpi`'s barrier A value.
+    pub(crate) fn hook_desc_hash(&self) -> u64 {
+        self.taker(DESC)
+            .and_then(|i| self.ext.slots[i].state.as_ref())
+            .map_or(0, |e| e.desc_hash(self))
+    }
+
+    /// Hook point [`DESC`]: barrier A found processes that disagree.
+    #[cold]
+    pub(crate) fn hook_desc_mismatch(&mut self, loc: Loc) -> Error {
+        let Some(i) = self.taker(DESC) else {
+            return DefaultDesc.desc_mismatch(self, loc);
+        };
+        let mut state = self.ext.slots[i]
+            .state
+            .take()
+            .expect("extension slot in use");
+        let err = state.desc_mismatch(self, loc);
+        self.ext.slots[i].state = Some(state);
+        err
+    }
+
+    /// Hook point [`DESC`]: after the sync's steps; nothing to do unless
+    /// this sync or another process's carried a descriptor.
+    #[inline]
+    pub(crate) fn hook_desc_check(&mut self, loc: Loc) -> Result<(), Error> {
+        if self.sync_desc.is_none() && self.last_flags & crate::mailbox::COLL == 0 {
+            return Ok(());
+        }
+        let Some(i) = self.taker(DESC) else {
+            self.sync_desc = None;
+            return Ok(());
+        };
+        let mut state = self.ext.slots[i]
+            .state
+            .take()
+            .expect("extension slot in use");
+        let result = state.desc_check(self, loc);
         self.ext.slots[i].state = Some(state);
         result
     }

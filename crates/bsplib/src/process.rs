@@ -160,9 +160,11 @@ pub(crate) struct Process {
     pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
     /// `am_init` calls so far (each session's counters are its own).
     pub(crate) am_sessions: u32,
-    /// The collective whose sync this is (`collectives.rs`): its name and
-    /// descriptor; and the OR of the flags of the last sync's barrier A.
-    pub(crate) coll: Option<(&'static str, [u64; 4])>,
+    /// The library call whose sync this is, when its calls on every
+    /// process must agree (a collective's): its name and descriptor, which
+    /// the extension taking the [`DESC`](crate::extension::DESC) hook
+    /// checks; and the OR of the flags of the last sync's barrier A.
+    pub(crate) sync_desc: Option<(&'static str, [u64; 4])>,
     /// What is free in this process's region of window memory
     /// (`window/mod.rs`).
     pub(crate) windows: crate::window::Regions,
@@ -171,14 +173,6 @@ pub(crate) struct Process {
     /// one is an error (the others could wait for it).
     pub(crate) holds: crate::holds::Holds,
     pub(crate) last_flags: u32,
-    /// How the collectives move large data (`Bsp::set_collective_algorithm`).
-    pub(crate) coll_algo: crate::collectives::Algorithm,
-    /// The receive buffer of MPI's own collectives (`collectives.rs`),
-    /// kept at its largest size: words, so blocks of word-aligned
-    /// element types are read in place.
-    pub(crate) coll_scratch: Vec<u64>,
-    /// The bytes of the descriptor being sent, kept for reuse.
-    pub(crate) coll_desc: Vec<u8>,
     /// How errors name the calls (`Bsp::set_call_names`): the core's own
     /// names (C's, `bsp_put`) if `None`.
     pub(crate) call_names: Option<fn(&'static str) -> &'static str>,
@@ -237,13 +231,10 @@ impl Process {
             am: None,
             am_switch: None,
             am_sessions: 0,
-            coll: None,
+            sync_desc: None,
             windows: Default::default(),
             holds: Default::default(),
             last_flags: 0,
-            coll_algo: crate::collectives::Algorithm::Auto,
-            coll_scratch: Vec::new(),
-            coll_desc: Vec::new(),
             call_names: None,
             sync_name: None,
             am_closed: None,

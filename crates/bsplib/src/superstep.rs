@@ -110,7 +110,7 @@ impl Process {
             .and_then(|()| self.check_no_epoch(CALL, loc))
             .and_then(|()| self.sync_steps(loc))
             .and_then(|()| self.am_release_held(CALL, loc))
-            .and_then(|()| self.check_collective(loc));
+            .and_then(|()| self.hook_desc_check(loc));
         if result.is_err() {
             self.poisoned = true;
             self.inbox.clear();
@@ -155,12 +155,12 @@ impl Process {
             (false, _) => self.flags,
             (true, true) => self.flags | AM_ON,
             (true, false) => self.flags | AM_OFF,
-        } | if self.coll.is_some() { COLL } else { 0 };
+        } | if self.sync_desc.is_some() { COLL } else { 0 };
         // On `mpi`, barrier A also checks that every process ends the
         // superstep with the same collective (or a plain sync):
         // `collectives.rs`.
         if let Some(m) = self.world.rendezvous() {
-            m.set_check(self.coll_check_hash());
+            m.set_check(self.hook_desc_hash());
         }
         let all = if self.am.is_some() {
             self.am_barrier(flags, CALL, loc)?
@@ -171,7 +171,7 @@ impl Process {
         };
         self.last_flags = all;
         if self.world.rendezvous().is_some_and(|m| m.check_failed()) {
-            return Err(self.coll_check_error(loc));
+            return Err(self.hook_desc_mismatch(loc));
         }
         if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
             self.am_switch = None;

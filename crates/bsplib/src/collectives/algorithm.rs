@@ -50,7 +50,10 @@ impl Process {
     /// (`everyone` true).
     pub(super) fn path(&self, n: usize, everyone: bool) -> Path {
         let p = self.nprocs;
-        match self.coll_algo {
+        let algo = self
+            .ext::<super::CollState>()
+            .map_or(Algorithm::Auto, |c| c.algo);
+        match algo {
             _ if p == 1 => Path::One,
             Algorithm::OnePhase => Path::One,
             Algorithm::TwoPhase => Path::Two,
@@ -113,7 +116,8 @@ impl Bsp {
     /// # Ok::<(), bsplib::Error>(())
     /// ```
     pub fn set_collective_algorithm(&mut self, algorithm: Algorithm) {
-        self.process().coll_algo = algorithm;
+        self.process()
+            .with_ext(super::CollState::default, |c, _| c.algo = algorithm);
     }
 
     /// The first phase of a two-phase collective, ending its superstep:

@@ -32,11 +32,11 @@ impl Process {
     pub(crate) fn check_collective(&mut self, loc: Loc) -> Result<(), Error> {
         if self.world.rendezvous().is_some() {
             // Checked in barrier A (`coll_check_hash`).
-            self.coll = None;
+            self.sync_desc = None;
             return Ok(());
         }
         let left = (self.pid + self.nprocs - 1) % self.nprocs;
-        let Some((name, mine)) = self.coll.take() else {
+        let Some((name, mine)) = self.sync_desc.take() else {
             if self.last_flags & crate::mailbox::COLL == 0 {
                 return Ok(());
             }
@@ -104,7 +104,7 @@ impl Process {
     /// descriptor, or a plain sync's).
     pub(crate) fn coll_check_hash(&self) -> u64 {
         let fields = self
-            .coll
+            .sync_desc
             .map_or([SYNC_KIND, self.check_sync_hash(), 0, 0], |(_, f)| f);
         fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
             (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
@@ -120,7 +120,7 @@ impl Process {
     pub(crate) fn coll_check_error(&mut self, loc: Loc) -> Error {
         const SLOT: usize = 512;
         let (mine_name, fields) = self
-            .coll
+            .sync_desc
             .take()
             .unwrap_or(("bsp_sync", [SYNC_KIND, self.check_sync_hash(), 0, 0]));
         let (file, line) = loc.map_or(("", 0), |l| (l.file(), l.line()));

@@ -74,7 +74,7 @@ impl Bsp {
         }
         if n * nprocs <= GATHER_MAX {
             // Every contribution to the root(s), folded there in pid order.
-            let mut scratch = std::mem::take(&mut p.coll_scratch);
+            let mut scratch = p.take_buffer(|c| &mut c.scratch);
             let words = (n * nprocs).div_ceil(8).max(1);
             if scratch.len() < words {
                 scratch.resize(words, 0);
@@ -96,12 +96,12 @@ impl Bsp {
                     .collect();
                 fold_parts(&parts, inout, f);
             }
-            p.coll_scratch = scratch;
+            p.give_buffer(|c| &mut c.scratch, scratch);
             return Ok(());
         }
         let (a, b) = (bounds(me), bounds(me + 1));
         let len = b - a;
-        let mut scratch = std::mem::take(&mut p.coll_scratch);
+        let mut scratch = p.take_buffer(|c| &mut c.scratch);
         let words = (len * nprocs).div_ceil(8).max(1);
         if scratch.len() < words {
             scratch.resize(words, 0);
@@ -131,7 +131,7 @@ impl Bsp {
         } else {
             send_folded::<T>(mpi, root, &[], bounds, inout, gets);
         }
-        p.coll_scratch = scratch;
+        p.give_buffer(|c| &mut c.scratch, scratch);
         Ok(())
     }
 }

@@ -94,7 +94,7 @@ impl Extension for Recorder {
             start_ns,
             counts: c,
             am_before,
-            ended_by: p.call_name(p.coll.map_or("bsp_sync", |(name, _)| name)),
+            ended_by: p.call_name(p.sync_desc.map_or("bsp_sync", |(name, _)| name)),
             superstep: p.superstep,
             q: p.parity,
         });
