@@ -165,9 +165,6 @@ pub(crate) struct Process {
     /// the extension taking the [`DESC`](crate::extension::DESC) hook
     /// checks; and the OR of the flags of the last sync's barrier A.
     pub(crate) sync_desc: Option<(&'static str, [u64; 4])>,
-    /// What is free in this process's region of window memory
-    /// (`window/mod.rs`).
-    pub(crate) windows: crate::window::Regions,
     /// The window locks, views and epochs this process holds, whether a
     /// guard or the C interface opened them (`holds.rs`): a sync with
     /// one is an error (the others could wait for it).
@@ -232,7 +229,6 @@ impl Process {
             am_switch: None,
             am_sessions: 0,
             sync_desc: None,
-            windows: Default::default(),
             holds: Default::default(),
             last_flags: 0,
             call_names: None,

@@ -23,6 +23,22 @@ pub(crate) struct Regions {
     top: usize,
 }
 
+/// A process's window regions are an extension slot of the process
+/// (`extension.rs`), made by its first window; no hook point.
+impl crate::extension::Extension for Regions {
+    fn wants(&self) -> u32 {
+        0
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
 impl Regions {
     /// `n` bytes (a multiple of [`HEADER`]) from a region of `per` bytes:
     /// the offset, and whether the bytes were used before (not zero).
@@ -289,10 +305,9 @@ impl<T: Pod> Window<T> {
         let head = header(nprocs);
         let n = (head + bytes).next_multiple_of(HEADER);
         let mine = match &arena {
-            Ok(a) => bsp
-                .process()
-                .windows
-                .alloc(a.per() - reserve(nprocs, a.per()), n),
+            Ok(a) => bsp.process().with_ext(Regions::default, |r, _| {
+                r.alloc(a.per() - reserve(nprocs, a.per()), n)
+            }),
             Err(_) => None,
         };
         if let (Ok(a), Some((off, used))) = (&arena, mine) {
@@ -309,7 +324,8 @@ impl<T: Pod> Window<T> {
             Ok(all) => all.unwrap_or_default(),
             Err(e) => {
                 if let Some((off, _)) = mine {
-                    bsp.process().windows.free(off, n);
+                    bsp.process()
+                        .with_ext(Regions::default, |r, _| r.free(off, n));
                 }
                 return Err(e);
             }
@@ -321,7 +337,7 @@ impl<T: Pod> Window<T> {
                 let q = q.unwrap_or(me);
                 let mut p = bsp.process();
                 if let Some((off, _)) = mine {
-                    p.windows.free(off, n);
+                    p.with_ext(Regions::default, |r, _| r.free(off, n));
                 }
                 if let Err(why) = arena {
                     return Err(p.fail(ErrorKind::Startup { detail: why }, call, loc));
@@ -439,7 +455,8 @@ impl<T: Pod> Window<T> {
                 if let Ok(a) = self.world.window_arena() {
                     a.release(me, offset, bytes);
                 }
-                bsp.process().windows.free(offset, bytes);
+                bsp.process()
+                    .with_ext(Regions::default, |r, _| r.free(offset, bytes));
             }
             #[cfg(feature = "mpi")]
             Mem::Mpi(win) => {

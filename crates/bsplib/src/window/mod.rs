@@ -27,7 +27,6 @@ mod pscw;
 mod raw;
 
 pub(crate) use control::reserve;
-pub(crate) use create::Regions;
 pub use create::Window;
 pub use epoch::WinEpoch;
 pub use local::{Local, LocalMut};
