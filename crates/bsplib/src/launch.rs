@@ -418,7 +418,7 @@ impl Launch {
     /// Safe: it writes one line to standard error (and waits up to a second
     /// for the process printing it); the run goes on.
     pub fn report(&self) -> bool {
-        report(&self.world)
+        crate::runtime::report(&self.world)
     }
 }
 
@@ -470,46 +470,6 @@ pub fn in_foreign_process() -> bool {
 /// the board's magic word; a run's state is not touched.
 pub fn describe_status(fd: BorrowedFd<'_>) -> Option<(bool, Vec<(u64, String)>)> {
     crate::engine::board::describe_fd(fd.as_raw_fd())
-}
-
-/// See [`Launch::report`]. A process that does not print waits (up to a
-/// second) for the one printing, so that ending the program does not cut
-/// the message short.
-pub(crate) fn report(world: &World) -> bool {
-    let state = world.reported();
-    match world.failure() {
-        Some(err) if state.claim() => {
-            // One write, straight to the descriptor: a line is not
-            // interleaved with, or cut by, others, and no lock of the
-            // standard library is needed (this runs at exit too).
-            // With the progress view on, its line is erased first.
-            let erase = if crate::progress::draws(world) {
-                "\r\x1b[K"
-            } else {
-                ""
-            };
-            let line = format!("{erase}bsplib: {err}\n");
-            write_stderr(line.as_bytes());
-            state.done();
-            true
-        }
-        _ => {
-            state.wait(std::time::Duration::from_secs(1));
-            false
-        }
-    }
-}
-
-/// Writes `bytes` to file descriptor 2, retrying short writes.
-fn write_stderr(mut bytes: &[u8]) {
-    while !bytes.is_empty() {
-        // SAFETY: writes from a live buffer to a descriptor.
-        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
-        if n <= 0 {
-            return;
-        }
-        bytes = &bytes[n as usize..];
-    }
 }
 
 /// `mpi`: this process's rank in the job (initialising MPI if needed).

@@ -88,6 +88,7 @@ mod hints;
 mod holds;
 #[doc(hidden)]
 pub mod launch;
+mod machine;
 mod mailbox;
 mod mem;
 pub mod probe;

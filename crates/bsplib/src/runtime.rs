@@ -471,8 +471,10 @@ where
 }
 
 mod process;
+mod report;
 mod start;
 
 pub(crate) use process::{new_process, InRun};
 use process::{process_main, watch_exits};
+pub(crate) use report::report;
 use start::deadline_from_env;

@@ -116,7 +116,7 @@ extern "C" fn exit_during_run(status: std::ffi::c_int, _: *mut std::ffi::c_void)
         None,
     );
     world.record_failure(err);
-    crate::launch::report(world);
+    crate::runtime::report(world);
 }
 
 impl Drop for InRun {

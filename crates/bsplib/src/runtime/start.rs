@@ -59,10 +59,10 @@ impl Runtime {
             world.set_progress(force);
         }
         // The run's error, once, as the front doors write it.
-        world.set_reporter(crate::launch::report);
+        world.set_reporter(crate::runtime::report);
         if world.engine() == Engine::Processes {
             // Read before the fork: every process then has the same.
-            crate::probe::machine_of(&world);
+            crate::machine::machine_of(&world);
         }
         Ok(world)
     }

@@ -5,8 +5,55 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Machine, Measurement, Source};
+use super::{Machine, Source};
 use crate::Engine;
+
+/// A measurement: the figures and how well they are known.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::probe::{measure, Options};
+/// let m = measure(&bsplib::Runtime::new(2), &Options::quick())?;
+/// println!(
+///     "g = {:.3} ns/byte ({:.3} to {:.3} over {} repetitions), residual {:.0}%",
+///     m.machine.g * 1e9,
+///     m.g_range.0 * 1e9,
+///     m.g_range.1 * 1e9,
+///     m.reps,
+///     m.residual * 100.0
+/// );
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// The engine measured.
+    pub engine: Engine,
+    /// The processes measured.
+    pub nprocs: usize,
+    /// The fit, per h, of the time of a superstep a fifth of the way up
+    /// the sorted times of every superstep of every repetition (others'
+    /// work on the machine only ever adds time).
+    pub machine: Machine,
+    /// The smallest and largest g of the repetitions, each fitted alone.
+    pub g_range: (f64, f64),
+    /// The smallest and largest l of the repetitions, each fitted alone.
+    pub l_range: (f64, f64),
+    /// The smallest and largest n½ of the repetitions, each fitted alone.
+    pub nhalf_range: (f64, f64),
+    /// The root-mean-square residual of the single-word fit behind
+    /// `machine`, relative to the mean time of its supersteps (0.05: 5%).
+    pub residual: f64,
+    /// The repetitions counted (fewer than [`Options::reps`](crate::probe::Options::reps) when the
+    /// budget ran out).
+    pub reps: usize,
+    /// The points of the single-word fit: h (8-byte words each process
+    /// puts) and seconds per superstep (bspbench's table).
+    pub word_points: Vec<(usize, f64)>,
+    /// The points of the large-put fit: bytes each process puts, and
+    /// seconds per superstep.
+    pub bulk_points: Vec<(usize, f64)>,
+}
 
 // ----- the store -------------------------------------------------------------
 
