@@ -287,14 +287,6 @@ impl Extension for Checker {
         AROUND_SYNC | NOTES
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
     /// Before the sync: the hp regions, this sync's location, the side
     /// records of our puts.
     fn before_sync(&mut self, p: &mut Process, loc: Loc) -> Result<(), Error> {
@@ -497,9 +489,9 @@ impl Process {
             let hash = unsafe { hash_bytes(std::ptr::with_exposed_provenance(addr), size) };
             c.stored.push((seq, addr, size, hash));
         }
-        self.epochs.wrote.clear();
-        self.epochs.replied = false;
-        self.epochs.track = true;
+        self.ext.epochs_mut().wrote.clear();
+        self.ext.epochs_mut().replied = false;
+        self.ext.epochs_mut().track = true;
         if let Some(ctx) = self.am.as_mut() {
             ctx.landed = false;
         }
@@ -522,7 +514,8 @@ impl Process {
     /// their writes from local stores), described.
     pub(crate) fn check_no_store(&self) -> Option<String> {
         let c = self.ext::<Checker>()?;
-        if c.unknown || self.epochs.replied || self.am.as_ref().is_some_and(|ctx| ctx.landed) {
+        if c.unknown || self.ext.epochs().replied || self.am.as_ref().is_some_and(|ctx| ctx.landed)
+        {
             return None;
         }
         // The bytes records wrote: every area that overlaps them is left
@@ -530,7 +523,7 @@ impl Process {
         let written: Vec<(usize, usize)> = c
             .stored
             .iter()
-            .filter(|s| self.epochs.wrote.contains(&s.0))
+            .filter(|s| self.ext.epochs().wrote.contains(&s.0))
             .map(|s| (s.1, s.1 + s.2))
             .collect();
         for &(seq, addr, size, hash) in &c.stored {

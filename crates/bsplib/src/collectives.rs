@@ -70,14 +70,6 @@ impl crate::extension::Extension for CollState {
         crate::extension::DESC
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
     fn desc_hash(&self, p: &Process) -> u64 {
         p.coll_check_hash()
     }

@@ -3,7 +3,7 @@
 
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
-use crate::extension::NOTES;
+use crate::extension::{NOTES, ROUTE};
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::{self, Shape, PUT_BULK, PUT_REMOTE, VECTOR};
 use crate::process::{GetReq, Keepalive, Loc, Process};
@@ -131,9 +131,11 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
-        if self.epochs.routing() && self.epoch_route(pid, slot, CALL, loc)? {
-            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-            return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
+        if self.watch & ROUTE != 0 {
+            if let Some(r) = self.hook_route(pid, slot, CALL, loc)? {
+                // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+                return unsafe { (r.put)(self, pid, slot, offset, src, nbytes, CALL, loc) };
+            }
         }
         if self.watch & NOTES != 0 {
             let whole = Shape::contiguous(nbytes);
@@ -507,10 +509,13 @@ impl Process {
         };
         self.check_pointer(src, nbytes, "src", CALL, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, CALL, loc)?;
-        if self.epochs.routing() && self.epoch_route(pid, slot, CALL, loc)? {
-            // In an epoch, copied now (the epoch may end before any sync).
-            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-            return unsafe { self.epoch_put(pid, slot, offset, src, nbytes, CALL, loc) };
+        if self.watch & ROUTE != 0 {
+            if let Some(r) = self.hook_route(pid, slot, CALL, loc)? {
+                // In an epoch, copied now (the epoch may end before any
+                // sync). SAFETY: the caller guarantees `src` is readable
+                // for `nbytes`.
+                return unsafe { (r.put)(self, pid, slot, offset, src, nbytes, CALL, loc) };
+            }
         }
         if self.watch & NOTES != 0 {
             let whole = Shape::contiguous(nbytes);
@@ -582,10 +587,12 @@ impl Process {
         };
         self.check_pointer(dst, nbytes, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, nbytes, call, loc)?;
-        if self.epochs.routing() && self.epoch_route(pid, slot, call, loc)? {
-            // SAFETY: the caller keeps `dst` writable until the epoch (which
-            // ends before the next sync) delivers it.
-            return unsafe { self.epoch_get(pid, slot, offset, dst, nbytes, keep, call, loc) };
+        if self.watch & ROUTE != 0 {
+            if let Some(r) = self.hook_route(pid, slot, call, loc)? {
+                // SAFETY: the caller keeps `dst` writable until the epoch
+                // (which ends before the next sync) delivers it.
+                return unsafe { (r.get)(self, pid, slot, offset, dst, nbytes, keep, call, loc) };
+            }
         }
         if hp && self.watch & NOTES != 0 {
             // SAFETY: the caller keeps `dst` writable (and readable: it is

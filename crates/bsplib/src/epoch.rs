@@ -47,7 +47,7 @@ mod window;
 
 use std::collections::HashMap;
 
-use crate::process::{Keepalive, Loc};
+use crate::process::{Keepalive, Loc, Process};
 use crate::rma::{ElemType, Op};
 use crate::window::Window;
 
@@ -154,6 +154,50 @@ pub(crate) struct Epochs {
     pub(crate) wrote: Vec<u64>,
     pub(crate) replied: bool,
     pub(crate) track: bool,
+}
+
+/// Installs the one-sided state in a new process, and the transfers'
+/// [`ROUTE`](crate::extension::ROUTE) hook: a put or get to an area in an
+/// access or lock epoch travels as a record of that epoch.
+pub(crate) fn install(p: &mut Process) {
+    p.install(Epochs::default());
+    p.set_routes(&ROUTES);
+}
+
+/// The transfers' route through the epochs (`transfer.rs`).
+static ROUTES: crate::extension::Routes = crate::extension::Routes {
+    route: Process::epoch_route,
+    put: Process::epoch_put,
+    get: Process::epoch_get,
+};
+
+/// The one-sided state is an extension slot of the process: it asks for
+/// the [`ROUTE`](crate::extension::ROUTE) hook while an access or lock
+/// epoch is open (the code that opens and closes one calls
+/// `Process::rewatch`).
+impl crate::extension::Extension for Epochs {
+    fn wants(&self) -> u32 {
+        if self.routing() {
+            crate::extension::ROUTE
+        } else {
+            0
+        }
+    }
+}
+
+impl crate::extension::Slots {
+    /// The process's one-sided state (installed in every process).
+    #[inline]
+    pub(crate) fn epochs(&self) -> &Epochs {
+        self.get().expect("one-sided state installed at the start")
+    }
+
+    /// The process's one-sided state, to change (see [`Slots::get_mut`](crate::extension::Slots::get_mut)).
+    #[inline]
+    pub(crate) fn epochs_mut(&mut self) -> &mut Epochs {
+        self.get_mut()
+            .expect("one-sided state installed at the start")
+    }
 }
 
 impl Epochs {

@@ -17,7 +17,7 @@
 //! sync: the slot is out while it runs, and the sync's hook points
 //! would miss it (debug builds assert this).
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 
 use crate::error::{Error, ErrorKind};
 use crate::mem::Records;
@@ -53,6 +53,51 @@ pub(crate) const NOTES: u32 = 1 << 4;
 /// nothing. One extension takes it (the collectives').
 pub(crate) const DESC: u32 = 1 << 5;
 
+/// Hook point: a put or get may belong to an open one-sided epoch, which
+/// carries it instead of the superstep ([`Routes`]).
+pub(crate) const ROUTE: u32 = 1 << 6;
+
+/// The [`ROUTE`] hook, functions of the one extension that routes
+/// transfers (the one-sided epochs'). They reach that extension's state
+/// through the process's slots, so nothing is taken out while they run.
+pub(crate) struct Routes {
+    /// Whether a transfer to `pid`'s registration slot `slot` belongs to
+    /// an epoch (an error: to a process outside the epoch's group).
+    pub(crate) route: fn(&Process, usize, u64, &'static str, Loc) -> Result<bool, Error>,
+    /// Carries a routed put: `(pid, slot, offset, src, nbytes, call,
+    /// loc)`; the caller vouches for `nbytes` bytes at `src`.
+    pub(crate) put: RoutedPut,
+    /// Carries a routed get: `(pid, slot, offset, dst, nbytes, keep,
+    /// call, loc)`; the caller keeps `dst` writable until the epoch
+    /// delivers it.
+    pub(crate) get: RoutedGet,
+}
+
+/// See [`Routes::put`].
+pub(crate) type RoutedPut = unsafe fn(
+    &mut Process,
+    usize,
+    u64,
+    usize,
+    *const u8,
+    usize,
+    &'static str,
+    Loc,
+) -> Result<(), Error>;
+
+/// See [`Routes::get`].
+pub(crate) type RoutedGet = unsafe fn(
+    &mut Process,
+    usize,
+    u64,
+    usize,
+    *mut u8,
+    usize,
+    Option<crate::process::Keepalive>,
+    &'static str,
+    Loc,
+) -> Result<(), Error>;
+
 /// What step 5b reads of one sender: its put section, and on `processes`
 /// its channel of the superstep (where large payloads are).
 pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
@@ -64,12 +109,6 @@ pub(crate) trait Extension: Any {
     /// The hook points this extension needs now (bits of this module).
     /// Read when the slot is installed and each time it is put back.
     fn wants(&self) -> u32;
-
-    /// The state as `Any`, for [`Process::ext`].
-    fn as_any(&self) -> &dyn Any;
-
-    /// The state as `Any`, for [`Process::with_ext`].
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 
     /// [`TRANSFER`]: a transfer call `call` is made at `loc`; an error
     /// refuses it (the call fails with it).
@@ -160,19 +199,13 @@ impl Extension for DefaultDesc {
     fn wants(&self) -> u32 {
         0
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
 }
 
 /// One slot: the state (out while a hook or `with_ext` runs) and what it
 /// wanted when last put back.
 struct Slot {
+    /// The type of `state` (kept, so a lookup compares no more than it).
+    type_id: TypeId,
     state: Option<Box<dyn Extension>>,
     wants: u32,
 }
@@ -182,12 +215,49 @@ struct Slot {
 #[derive(Default)]
 pub(crate) struct Slots {
     slots: Vec<Slot>,
+    /// The [`ROUTE`] hook, when an extension routes transfers.
+    routes: Option<&'static Routes>,
 }
 
 impl Slots {
     /// The union of what the slots want.
     fn watch(&self) -> u32 {
         self.slots.iter().fold(0, |w, s| w | s.wants)
+    }
+
+    /// The state of type `T`, if installed (and not out for a hook). A
+    /// method of the slots, not of the process: it borrows this field
+    /// only, so an extension's code may hold it while it reads the
+    /// core's other fields.
+    #[inline]
+    pub(crate) fn get<T: Extension>(&self) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        let state = self
+            .slots
+            .iter()
+            .find(|s| s.type_id == id)?
+            .state
+            .as_deref()?;
+        // SAFETY: the slot's `type_id` is that of the value `state` boxes
+        // (`Process::install` set both), so the data pointer of the `dyn`
+        // is a `T`.
+        Some(unsafe { &*std::ptr::from_ref(state).cast::<T>() })
+    }
+
+    /// [`get`](Slots::get), mutably: for changes that leave what the
+    /// extension [`wants`](Extension::wants) as it was (those go through
+    /// [`Process::with_ext`], or are followed by [`Process::rewatch`]).
+    #[inline]
+    pub(crate) fn get_mut<T: Extension>(&mut self) -> Option<&mut T> {
+        let id = TypeId::of::<T>();
+        let state = self
+            .slots
+            .iter_mut()
+            .find(|s| s.type_id == id)?
+            .state
+            .as_deref_mut()?;
+        // SAFETY: as for `get`.
+        Some(unsafe { &mut *std::ptr::from_mut(state).cast::<T>() })
     }
 }
 
@@ -199,11 +269,13 @@ impl Process {
         match self.slot_of::<T>() {
             Some(i) => {
                 self.ext.slots[i] = Slot {
+                    type_id: TypeId::of::<T>(),
                     state: Some(state),
                     wants,
                 }
             }
             None => self.ext.slots.push(Slot {
+                type_id: TypeId::of::<T>(),
                 state: Some(state),
                 wants,
             }),
@@ -213,18 +285,25 @@ impl Process {
 
     /// The index of the slot holding a `T`.
     fn slot_of<T: Extension>(&self) -> Option<usize> {
-        self.ext
-            .slots
-            .iter()
-            .position(|s| s.state.as_ref().is_some_and(|e| e.as_any().is::<T>()))
+        let id = TypeId::of::<T>();
+        self.ext.slots.iter().position(|s| s.type_id == id)
     }
 
     /// The extension state of type `T`, if installed.
+    #[inline]
     pub(crate) fn ext<T: Extension>(&self) -> Option<&T> {
-        self.ext
-            .slots
-            .iter()
-            .find_map(|s| s.state.as_ref()?.as_any().downcast_ref::<T>())
+        self.ext.get::<T>()
+    }
+
+    /// Brings `watch` up to date after an extension changed what it wants
+    /// through [`Slots::get_mut`].
+    pub(crate) fn rewatch(&mut self) {
+        for s in &mut self.ext.slots {
+            if let Some(state) = &s.state {
+                s.wants = state.wants();
+            }
+        }
+        self.watch = self.ext.watch();
     }
 
     /// Runs `f` with the extension state of type `T` (installed first with
@@ -246,8 +325,10 @@ impl Process {
             .state
             .take()
             .expect("extension slot in use");
-        let any: &mut dyn Any = state.as_any_mut();
-        let result = f(any.downcast_mut::<T>().expect("slot of its type"), self);
+        // SAFETY: the slot's `type_id` is `T`'s (`install`), so the data
+        // pointer of the `dyn` is a `T`.
+        let typed = unsafe { &mut *std::ptr::from_mut(&mut *state).cast::<T>() };
+        let result = f(typed, self);
         self.ext.slots[i].wants = state.wants();
         self.ext.slots[i].state = Some(state);
         self.watch = self.ext.watch();
@@ -450,6 +531,27 @@ impl Process {
         let result = state.desc_check(self, loc);
         self.ext.slots[i].state = Some(state);
         result
+    }
+
+    /// Sets the [`ROUTE`] hook (one extension routes transfers).
+    pub(crate) fn set_routes(&mut self, routes: &'static Routes) {
+        self.ext.routes = Some(routes);
+    }
+
+    /// Hook point [`ROUTE`]: whether a transfer to `pid`'s `slot` goes
+    /// through an epoch. Callers test `watch & ROUTE` first (one branch
+    /// while no epoch is open).
+    pub(crate) fn hook_route(
+        &self,
+        pid: usize,
+        slot: u64,
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<Option<&'static Routes>, Error> {
+        match self.ext.routes {
+            Some(r) if (r.route)(self, pid, slot, call, loc)? => Ok(Some(r)),
+            _ => Ok(None),
+        }
     }
 
     /// Hook point [`NEXT_SUPERSTEP`].

@@ -214,14 +214,6 @@ impl Extension for HintState {
         }
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
     /// A transfer call: false after a `NO_SUCCEED` sync; in the checking
     /// mode, noted if it is the superstep's first.
     fn transfer(&mut self, p: &mut Process, call: &'static str, loc: Loc) -> Result<(), Error> {

@@ -140,8 +140,6 @@ pub(crate) struct Process {
     /// (`mem::EXTENDED`), `(sender, byte offset in its put section)`, for
     /// step 5b.
     pub(crate) extended: Vec<(usize, usize)>,
-    /// One-sided epochs and lock tables (`epoch.rs`).
-    pub(crate) epochs: crate::epoch::Epochs,
     pub(crate) inbox: Inbox,
     pub(crate) tags: TagSizes,
     /// Set when a sync failed: see `Process::sync`.
@@ -218,7 +216,6 @@ impl Process {
             gets_sent: false,
             get_keep: Vec::new(),
             extended: Vec::new(),
-            epochs: Default::default(),
             inbox: Inbox::default(),
             tags: TagSizes::default(),
             poisoned: false,
@@ -311,6 +308,12 @@ impl Process {
         r.map_err(|crate::holds::Refused(detail)| {
             self.fail(ErrorKind::EpochOpen { detail }, call, loc)
         })
+    }
+
+    /// A sync (or a collective) must find no lock, view or epoch held
+    /// (`holds.rs`): the others could be waiting for it.
+    pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
+        self.held_refuses(self.holds.check_none(), call, loc)
     }
 
     /// Turns a barrier interruption into the error this process reports.

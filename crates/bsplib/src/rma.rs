@@ -87,14 +87,6 @@ impl crate::extension::Extension for RmaState {
         crate::extension::RECORDS
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
     /// Step 5b: the accumulate records, after every put.
     fn records<'a>(
         &mut self,

@@ -30,9 +30,9 @@ impl Process {
             return Ok(());
         };
         ctx.superstep = self.superstep;
-        let r = ctx
-            .dispatch(&self.world, false)
-            .and_then(|()| crate::epoch::serve(&mut ctx, &mut self.epochs, &self.reg, &self.world));
+        let r = ctx.dispatch(&self.world, false).and_then(|()| {
+            crate::epoch::serve(&mut ctx, self.ext.epochs_mut(), &self.reg, &self.world)
+        });
         self.am = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
     }
@@ -157,7 +157,7 @@ impl Process {
         let world = self.world.clone();
         let (name, superstep) = (self.call_name(call), self.superstep);
         let mut failure: Option<Dispatch> = None;
-        let (epochs, reg) = (&mut self.epochs, &self.reg);
+        let (epochs, reg) = (self.ext.epochs_mut(), &self.reg);
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
                 return false;

@@ -21,7 +21,7 @@ impl Process {
         self.rma_mode(call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
         let targets = self.rma_group(targets, call, loc)?;
-        if let Some(a) = self.epochs.access.iter().find(|a| a.slot == slot) {
+        if let Some(a) = self.ext.epochs_mut().access.iter().find(|a| a.slot == slot) {
             let detail = format!(
                 "a second start on registration slot {slot}, whose access epoch started{} is \
                  not complete",
@@ -30,7 +30,8 @@ impl Process {
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
         if let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter()
             .find(|h| h.slot == slot && targets.contains(&h.pid))
@@ -56,19 +57,20 @@ impl Process {
         };
         self.rma_progress(|_| targets.clone(), Awaited::Post, call, loc, posted)?;
         for &t in &targets {
-            self.epochs.lines[&line].start_on(t);
+            self.ext.epochs_mut().lines[&line].start_on(t);
         }
         let counted = Counted::Access {
             win: area_key(slot),
             targets: targets.clone(),
         };
         self.holds.open(counted, call, loc);
-        self.epochs.access.push(Access {
+        self.ext.epochs_mut().access.push(Access {
             slot,
             targets,
             loc,
             accs: Vec::new(),
         });
+        self.rewatch();
         Ok(())
     }
 
@@ -83,12 +85,19 @@ impl Process {
         self.check_running(call, loc)?;
         self.rma_mode(call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
-        let Some(i) = self.epochs.access.iter().position(|a| a.slot == slot) else {
+        let Some(i) = self
+            .ext
+            .epochs_mut()
+            .access
+            .iter()
+            .position(|a| a.slot == slot)
+        else {
             let detail = format!("complete of registration slot {slot} without a start");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         };
         self.held_refuses(self.holds.check_wait(None), call, loc)?;
-        let access = self.epochs.access.swap_remove(i);
+        let access = self.ext.epochs_mut().access.swap_remove(i);
+        self.rewatch();
         self.holds.close_epoch(area_key(slot), false);
         let targets = &access.targets;
         let delivered = |ep: &Epochs| {

@@ -22,7 +22,13 @@ impl Process {
         self.rma_mode(call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
         let origins = self.rma_group(origins, call, loc)?;
-        if let Some(e) = self.epochs.exposures.iter().find(|e| e.slot == slot) {
+        if let Some(e) = self
+            .ext
+            .epochs_mut()
+            .exposures
+            .iter()
+            .find(|e| e.slot == slot)
+        {
             let detail = format!(
                 "a second post of registration slot {slot}, whose exposure epoch posted{} is \
                  not waited for",
@@ -31,7 +37,8 @@ impl Process {
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
         if let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter()
             .find(|h| h.slot == slot && h.pid == self.pid)
@@ -44,14 +51,15 @@ impl Process {
             return Err(self.fail(ErrorKind::EpochOpen { detail }, call, loc));
         }
         let line = self.rma_line(slot, call, loc)?;
-        self.epochs.exposures.push(Exposure {
+        let writes = self.checking().then(Vec::new);
+        self.ext.epochs_mut().exposures.push(Exposure {
             slot,
             done: vec![false; origins.len()],
             origins: origins.clone(),
             accs: Vec::new(),
             first: None,
             loc,
-            writes: self.checking().then(Vec::new),
+            writes,
         });
         let counted = Counted::Exposure {
             win: area_key(slot),
@@ -61,7 +69,7 @@ impl Process {
         // Exposed before any origin can know it (it starts on the count).
         let shared = self.world.rendezvous().is_none();
         for q in origins {
-            let posted = self.epochs.lines[&line].post_to(q);
+            let posted = self.ext.epochs_mut().lines[&line].post_to(q);
             posted.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))?;
             if shared && q != self.pid {
                 // Wakes its start if it sleeps waiting for records.
@@ -85,7 +93,13 @@ impl Process {
         self.check_running(call, loc)?;
         self.rma_mode(call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
-        if !self.epochs.exposures.iter().any(|e| e.slot == slot) {
+        if !self
+            .ext
+            .epochs_mut()
+            .exposures
+            .iter()
+            .any(|e| e.slot == slot)
+        {
             let detail = format!("wait or test of registration slot {slot} without a post");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         }
@@ -107,12 +121,21 @@ impl Process {
         } else {
             self.rma_flush(call, loc)?;
             self.am_dispatch(call, loc)?;
-            if !over(&self.epochs) {
+            if !over(self.ext.epochs()) {
                 return Ok(false);
             }
         }
-        let i = self.epochs.exposures.iter().position(|e| e.slot == slot);
-        let mut e = self.epochs.exposures.swap_remove(i.unwrap_or_default());
+        let i = self
+            .ext
+            .epochs_mut()
+            .exposures
+            .iter()
+            .position(|e| e.slot == slot);
+        let mut e = self
+            .ext
+            .epochs_mut()
+            .exposures
+            .swap_remove(i.unwrap_or_default());
         self.holds.close_epoch(area_key(slot), true);
         if let Some(writes) = e.writes.take() {
             if let Some(kind) = conflict(self.pid, slot, writes) {
@@ -121,7 +144,7 @@ impl Process {
         }
         e.accs.sort_by_key(|(from, _)| *from);
         if !e.accs.is_empty() {
-            note_wrote(&mut self.epochs, slot);
+            note_wrote(self.ext.epochs_mut(), slot);
         }
         for (from, rec) in &e.accs {
             let w = |i: usize| {

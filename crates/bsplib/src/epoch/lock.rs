@@ -25,7 +25,8 @@ impl Process {
         let pid = self.check_pid(pid, call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
         if let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter()
             .find(|h| h.pid == pid && h.slot == slot)
@@ -41,7 +42,8 @@ impl Process {
         // disjoint (a lock inside a started epoch to the same target is
         // erroneous).
         if let Some(a) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .access
             .iter()
             .find(|a| a.slot == slot && a.targets.contains(&pid))
@@ -72,7 +74,7 @@ impl Process {
             exclusive,
         };
         self.holds.open(counted, call, loc);
-        self.epochs.locks.push(Held {
+        self.ext.epochs_mut().locks.push(Held {
             pid,
             slot,
             exclusive,
@@ -80,6 +82,7 @@ impl Process {
             loc,
             acc: None,
         });
+        self.rewatch();
         Ok(())
     }
 
@@ -97,7 +100,8 @@ impl Process {
         let pid = self.check_pid(pid, call, loc)?;
         let slot = self.rma_slot(addr, call, loc)?;
         let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter_mut()
             .find(|h| h.pid == pid && h.slot == slot && !h.unlocking)
@@ -114,7 +118,8 @@ impl Process {
         let free = self.holds.check_wait(Some(&counted));
         self.held_refuses(free, call, loc)?;
         if let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter_mut()
             .find(|h| h.pid == pid && h.slot == slot && !h.unlocking)
@@ -132,14 +137,20 @@ impl Process {
         // Every transfer of the epoch is done at `pid`: the next holder
         // sees them.
         let i = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter()
             .position(|h| h.pid == pid && h.slot == slot);
-        let h = self.epochs.locks.swap_remove(i.unwrap_or_default());
+        let h = self
+            .ext
+            .epochs_mut()
+            .locks
+            .swap_remove(i.unwrap_or_default());
+        self.rewatch();
         self.holds.close(&counted);
         let line = self.rma_line(slot, call, loc)?;
-        let released = self.epochs.lines[&line].give_back(pid, h.exclusive);
+        let released = self.ext.epochs_mut().lines[&line].give_back(pid, h.exclusive);
         released.map_err(|detail| self.fail(ErrorKind::Transport { detail }, call, loc))
     }
 }

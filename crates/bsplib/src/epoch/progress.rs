@@ -59,7 +59,7 @@ impl Process {
     ) -> Result<(), Error> {
         let transport = |p: &Process, detail| p.fail(ErrorKind::Transport { detail }, call, loc);
         self.rma_flush(call, loc)?;
-        if done(&self.epochs).map_err(|d| transport(self, d))? {
+        if done(self.ext.epochs()).map_err(|d| transport(self, d))? {
             return Ok(());
         }
         let mut started = None;
@@ -68,7 +68,7 @@ impl Process {
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
-            if done(&self.epochs).map_err(|d| transport(self, d))? {
+            if done(self.ext.epochs()).map_err(|d| transport(self, d))? {
                 return Ok(());
             }
             // The status board: shared memory, or on `mpi` the board of
@@ -76,7 +76,7 @@ impl Process {
             // on `mpi` (then the run's deadline ends the wait).
             if self.world.peer_state(self.pid).is_some() {
                 let mut now_suspect = None;
-                let watch = watched.get_or_insert_with(|| watch(&self.epochs));
+                let watch = watched.get_or_insert_with(|| watch(self.ext.epochs()));
                 for &q in watch.iter().filter(|&&q| q != self.pid) {
                     let Some((step, state)) = self.world.peer_state(q) else {
                         break;
@@ -143,11 +143,6 @@ impl Process {
         )
     }
 
-    /// A sync (or a collective) must find no epoch open.
-    pub(crate) fn check_no_epoch(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        self.held_refuses(self.holds.check_none(), call, loc)
-    }
-
     /// The control line of `slot` (its lock word and post counters:
     /// `window/control.rs`), made on its first use here.
     pub(super) fn rma_line(
@@ -160,9 +155,9 @@ impl Process {
             let detail = format!("registration slot {slot} is not live");
             return Err(self.fail(ErrorKind::NoEpoch { detail }, call, loc));
         };
-        if !self.epochs.lines.contains_key(&line) {
+        if !self.ext.epochs_mut().lines.contains_key(&line) {
             let w = Window::control_line(self, line).map_err(|kind| self.fail(kind, call, loc))?;
-            self.epochs.lines.insert(line, w);
+            self.ext.epochs_mut().lines.insert(line, w);
         }
         Ok(line)
     }

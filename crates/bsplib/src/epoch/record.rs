@@ -106,7 +106,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let ep = &mut self.epochs;
+        let ep = self.ext.epochs_mut();
         if ep.outbox.len() < self.nprocs {
             ep.outbox.resize_with(self.nprocs, Vec::new);
         }
@@ -131,14 +131,14 @@ impl Process {
 
     /// Sends the records gathered for each target as one batch.
     pub(crate) fn rma_flush(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.epochs.dirty.is_empty() {
+        if self.ext.epochs_mut().dirty.is_empty() {
             return Ok(());
         }
         let Some(mut ctx) = self.am.take() else {
             return self.rma_mode(call, loc);
         };
         let mut sent = Ok(());
-        let ep = &mut self.epochs;
+        let ep = self.ext.epochs_mut();
         for &to in &ep.dirty {
             let batch = &mut ep.outbox[to];
             let len = batch.len() as u64;

@@ -20,14 +20,15 @@ impl Process {
         loc: Loc,
     ) -> Result<bool, Error> {
         if self
-            .epochs
+            .ext
+            .epochs()
             .locks
             .iter()
             .any(|h| h.pid == pid && h.slot == slot)
         {
             return Ok(true);
         }
-        match self.epochs.access.iter().find(|a| a.slot == slot) {
+        match self.ext.epochs().access.iter().find(|a| a.slot == slot) {
             None => Ok(false),
             Some(a) if a.targets.contains(&pid) => Ok(true),
             Some(a) => {
@@ -46,7 +47,8 @@ impl Process {
     /// epoch of this process, else 0 (an access epoch).
     pub(super) fn under_lock(&self, pid: usize, slot: u64) -> u64 {
         let locked = self
-            .epochs
+            .ext
+            .epochs()
             .locks
             .iter()
             .any(|h| h.pid == pid && h.slot == slot);
@@ -107,9 +109,9 @@ impl Process {
         let mut done = 0;
         while done < nbytes {
             let n = CHUNK.min(nbytes - done);
-            let id = self.epochs.next_id;
-            self.epochs.next_id += 1;
-            self.epochs.gets.insert(
+            let id = self.ext.epochs_mut().next_id;
+            self.ext.epochs_mut().next_id += 1;
+            self.ext.epochs_mut().gets.insert(
                 id,
                 PendingGet {
                     dst: dst.wrapping_add(done).expose_provenance(),
@@ -148,13 +150,20 @@ impl Process {
     ) -> Result<(), Error> {
         let desc = ty as u16 | (op as u16) << 8;
         let first = if let Some(h) = self
-            .epochs
+            .ext
+            .epochs_mut()
             .locks
             .iter_mut()
             .find(|h| h.pid == pid && h.slot == slot)
         {
             *h.acc.get_or_insert((desc, loc))
-        } else if let Some(a) = self.epochs.access.iter_mut().find(|a| a.slot == slot) {
+        } else if let Some(a) = self
+            .ext
+            .epochs_mut()
+            .access
+            .iter_mut()
+            .find(|a| a.slot == slot)
+        {
             match a.accs.iter().find(|(q, _, _)| *q == pid) {
                 Some(&(_, d, l)) => (d, l),
                 None => {

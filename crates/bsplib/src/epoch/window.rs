@@ -113,7 +113,7 @@ impl Process {
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
-            if all(&self.epochs) {
+            if all(self.ext.epochs()) {
                 return Ok(true);
             }
             if !block {
@@ -130,7 +130,7 @@ impl Process {
     /// one byte from two origins, are `OverlappingPuts` (as in an area's
     /// exposure epoch).
     pub(crate) fn win_take(&mut self, win: u64) -> Result<Vec<WinAcc>, Dispatch> {
-        let Some(mut a) = self.epochs.wins.remove(&win) else {
+        let Some(mut a) = self.ext.epochs_mut().wins.remove(&win) else {
             return Ok(Vec::new());
         };
         a.accs.sort_by_key(|(from, _)| *from);

@@ -50,14 +50,6 @@ impl Extension for Recorder {
         AROUND_SYNC
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
     /// Counts what this superstep sends.
     fn before_sync(&mut self, p: &mut Process, _loc: Loc) -> Result<(), Error> {
         let start_ns = self.now_ns();

@@ -172,7 +172,7 @@ impl Process {
         }
         self.check_pointer(src, nbytes, "src", call, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, call, loc)?;
-        if self.epochs.routing() && self.epoch_route(pid, slot, call, loc)? {
+        if self.watch & crate::extension::ROUTE != 0 && self.epoch_route(pid, slot, call, loc)? {
             // SAFETY: the caller vouches for `nbytes` bytes at `src`.
             return unsafe {
                 self.epoch_accumulate(pid, slot, offset, src, nbytes, ty, op, call, loc)

@@ -29,14 +29,6 @@ impl crate::extension::Extension for Regions {
     fn wants(&self) -> u32 {
         0
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 impl Regions {
