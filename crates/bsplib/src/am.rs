@@ -95,11 +95,13 @@ mod landing;
 pub(crate) mod lapi;
 mod mode;
 mod send;
+mod state;
 
 pub use counters::{Counter, CounterId, Counters};
 pub use handlers::{Arrival, Done, Handler, Handlers, Kind};
 pub use landing::{Landing, Target};
 pub use send::Source;
+pub(crate) use state::install;
 
 use counters::{Cmpl, CounterCell};
 use dispatch::Pending;
@@ -208,7 +210,7 @@ impl Context {
 
     /// A new session's context (the process counts the sessions).
     fn new(p: &mut Process, handlers: Handlers) -> Context {
-        p.am_sessions = p.am_sessions.wrapping_add(1);
+        p.ext.am_mut().sessions = p.ext.am_mut().sessions.wrapping_add(1);
         let n = p.nprocs;
         Context {
             pid: p.pid,
@@ -229,7 +231,7 @@ impl Context {
             to_ack: vec![None; n],
             open: (0..n).map(|_| None).collect(),
             epoch: p.superstep,
-            session: p.am_sessions,
+            session: p.ext.am_mut().sessions,
             deferred: Vec::new(),
             buf: Vec::new(),
             rma_in: Vec::new(),

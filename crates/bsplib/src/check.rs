@@ -397,7 +397,7 @@ impl Process {
         // `am_init`, `am_term`, LAPI calls and a collective's inner syncs
         // are the library's).
         let checked = self.sync_desc.is_none()
-            && self.am_switch.is_none()
+            && self.ext.am_mut().switch.is_none()
             && self.sync_name.is_none()
             && !std::mem::take(&mut c.internal);
         let place = checked.then(|| Place::of(loc));
@@ -492,7 +492,7 @@ impl Process {
         self.ext.epochs_mut().wrote.clear();
         self.ext.epochs_mut().replied = false;
         self.ext.epochs_mut().track = true;
-        if let Some(ctx) = self.am.as_mut() {
+        if let Some(ctx) = self.ext.am_mut().ctx.as_mut() {
             ctx.landed = false;
         }
     }
@@ -514,7 +514,9 @@ impl Process {
     /// their writes from local stores), described.
     pub(crate) fn check_no_store(&self) -> Option<String> {
         let c = self.ext::<Checker>()?;
-        if c.unknown || self.ext.epochs().replied || self.am.as_ref().is_some_and(|ctx| ctx.landed)
+        if c.unknown
+            || self.ext.epochs().replied
+            || self.ext.am().ctx.as_ref().is_some_and(|ctx| ctx.landed)
         {
             return None;
         }

@@ -98,6 +98,30 @@ pub(crate) type RoutedGet = unsafe fn(
     Loc,
 ) -> Result<(), Error>;
 
+/// Hook point: barrier A of a sync, for an extension with a progress
+/// engine of its own ([`SyncSteps`]: active messages).
+pub(crate) const BARRIER: u32 = 1 << 7;
+
+/// The [`BARRIER`] hook: functions of the one extension that takes part
+/// in barrier A (active messages), set at install; they reach its state
+/// through the process's slots.
+pub(crate) struct SyncSteps {
+    /// Barrier flags this extension owns: when another process sets one,
+    /// `after_barrier` runs here too, even if this process does not take
+    /// part (it may have to refuse the sync).
+    pub(crate) flags: u32,
+    /// Before barrier A (and before an exchange engine publishes the
+    /// superstep's streams): the flags to add to this process's.
+    pub(crate) before_barrier: fn(&mut Process, &'static str, Loc) -> Result<u32, Error>,
+    /// Barrier A itself, with this process's flags: the OR of every
+    /// process's.
+    pub(crate) barrier: fn(&mut Process, u32, &'static str, Loc) -> Result<u32, Error>,
+    /// After barrier A, with the OR of the flags.
+    pub(crate) after_barrier: fn(&mut Process, u32, &'static str, Loc) -> Result<(), Error>,
+    /// After the sync's last step.
+    pub(crate) end: fn(&mut Process, &'static str, Loc) -> Result<(), Error>,
+}
+
 /// What step 5b reads of one sender: its put section, and on `processes`
 /// its channel of the superstep (where large payloads are).
 pub(crate) type Section<'a> = (Records<'a>, Option<Records<'a>>);
@@ -217,6 +241,8 @@ pub(crate) struct Slots {
     slots: Vec<Slot>,
     /// The [`ROUTE`] hook, when an extension routes transfers.
     routes: Option<&'static Routes>,
+    /// The [`BARRIER`] hook, when an extension takes part in barrier A.
+    steps: Option<&'static SyncSteps>,
 }
 
 impl Slots {
@@ -552,6 +578,29 @@ impl Process {
             Some(r) if (r.route)(self, pid, slot, call, loc)? => Ok(Some(r)),
             _ => Ok(None),
         }
+    }
+
+    /// Sets the [`BARRIER`] hook (one extension takes part in barrier A).
+    pub(crate) fn set_sync_steps(&mut self, steps: &'static SyncSteps) {
+        self.ext.steps = Some(steps);
+    }
+
+    /// The [`BARRIER`] hook while it is wanted (one bit test otherwise).
+    #[inline]
+    pub(crate) fn sync_steps_wanted(&self) -> Option<&'static SyncSteps> {
+        if self.watch & BARRIER != 0 {
+            self.ext.steps
+        } else {
+            None
+        }
+    }
+
+    /// The [`BARRIER`] hook's `after_barrier`, if this process takes part
+    /// or another process set one of the flags it owns.
+    #[inline]
+    pub(crate) fn sync_steps_after(&self, all: u32) -> Option<&'static SyncSteps> {
+        let steps = self.ext.steps?;
+        (self.watch & BARRIER != 0 || all & steps.flags != 0).then_some(steps)
     }
 
     /// Hook point [`NEXT_SUPERSTEP`].

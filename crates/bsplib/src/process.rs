@@ -152,12 +152,6 @@ pub(crate) struct Process {
     pub(crate) cursors: Vec<usize>,
     /// Exchange engines: channel `q` holds only empty streams.
     pub(crate) quiet: [bool; 2],
-    /// Active-message mode (`am.rs`): the context, and the change that
-    /// the next sync makes (`Some(Some(_))`: enter, `Some(None)`: leave).
-    pub(crate) am: Option<Box<crate::am::Context>>,
-    pub(crate) am_switch: Option<Option<Box<crate::am::Context>>>,
-    /// `am_init` calls so far (each session's counters are its own).
-    pub(crate) am_sessions: u32,
     /// The library call whose sync this is, when its calls on every
     /// process must agree (a collective's): its name and descriptor, which
     /// the extension taking the [`DESC`](crate::extension::DESC) hook
@@ -174,10 +168,6 @@ pub(crate) struct Process {
     /// The name errors give to the sync in progress, when it is a C LAPI
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
-    /// The active-message totals `(sent, handled)` of the session the
-    /// last sync that switched active-message mode closed (`None`: it
-    /// opened one), for the profiler.
-    pub(crate) am_closed: Option<(u64, u64)>,
     /// The extensions' slots (`extension.rs`).
     pub(crate) ext: crate::extension::Slots,
     /// The hook points some extension wants now (`extension.rs`): one
@@ -222,15 +212,11 @@ impl Process {
             sources: Vec::new(),
             cursors: Vec::new(),
             quiet: [false; 2],
-            am: None,
-            am_switch: None,
-            am_sessions: 0,
             sync_desc: None,
             holds: Default::default(),
             last_flags: 0,
             call_names: None,
             sync_name: None,
-            am_closed: None,
             ext: Default::default(),
             watch: 0,
         }

@@ -64,8 +64,8 @@ use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
 use crate::extension::AROUND_SYNC;
+use crate::mailbox::COLL;
 use crate::mailbox::{Outgoing, TagCalls, DATA, GET, HPPUT, REG};
-use crate::mailbox::{AM_OFF, AM_ON, COLL};
 use crate::mem::{self, pad8, Records, Shape};
 use crate::process::{Loc, Process};
 use crate::registration::{Applied, RegOp};
@@ -109,7 +109,10 @@ impl Process {
             .check_running(CALL, loc)
             .and_then(|()| self.check_no_epoch(CALL, loc))
             .and_then(|()| self.sync_steps(loc))
-            .and_then(|()| self.am_release_held(CALL, loc))
+            .and_then(|()| match self.sync_steps_wanted() {
+                Some(s) => (s.end)(self, CALL, loc),
+                None => Ok(()),
+            })
             .and_then(|()| self.hook_desc_check(loc));
         if result.is_err() {
             self.poisoned = true;
@@ -130,10 +133,13 @@ impl Process {
         let q = self.parity;
         let exchange = self.world.distributed();
 
-        // Active-message mode: every message we sent is handled first
-        // (`am.rs`), and barrier A dispatches while it waits.
-        if self.am.is_some() {
-            self.am_fence(CALL, loc)?;
+        // An extension with a progress engine of its own (active
+        // messages: `am/state.rs`) takes part in barrier A: first its
+        // fence, and the flags it adds (others pay one bit test).
+        let steps = self.sync_steps_wanted();
+        let mut flags = self.flags;
+        if let Some(s) = steps {
+            flags |= (s.before_barrier)(self, CALL, loc)?;
         }
 
         // Step 1.
@@ -143,63 +149,28 @@ impl Process {
 
         // Step 2. (No `Arc` clone before we know there is work: its count
         // is one cache line every process would write at every sync.)
-        // A process in active-message mode before or after this sync says
-        // which it will be in; others say nothing (a run without active
-        // messages pays nothing). Any process that sees the other bit
-        // than its own fails the run: some switched, others did not.
-        let after = match &self.am_switch {
-            Some(next) => next.is_some(),
-            None => self.am.is_some(),
-        };
-        let flags = match (self.am.is_some() || after, after) {
-            (false, _) => self.flags,
-            (true, true) => self.flags | AM_ON,
-            (true, false) => self.flags | AM_OFF,
-        } | if self.sync_desc.is_some() { COLL } else { 0 };
+        if self.sync_desc.is_some() {
+            flags |= COLL;
+        }
         // On `mpi`, barrier A also checks that every process ends the
-        // superstep with the same collective (or a plain sync):
-        // `collectives.rs`.
+        // superstep with the same collective (or a plain sync): the
+        // extension taking the `DESC` hook point gives the value.
         if let Some(m) = self.world.rendezvous() {
             m.set_check(self.hook_desc_hash());
         }
-        let all = if self.am.is_some() {
-            self.am_barrier(flags, CALL, loc)?
-        } else {
-            self.world
+        let all = match steps {
+            Some(s) => (s.barrier)(self, flags, CALL, loc)?,
+            None => self
+                .world
                 .barrier(&mut self.episode, flags)
-                .map_err(|why| self.interrupted(why, CALL, loc))?
+                .map_err(|why| self.interrupted(why, CALL, loc))?,
         };
         self.last_flags = all;
         if self.world.rendezvous().is_some_and(|m| m.check_failed()) {
             return Err(self.hook_desc_mismatch(loc));
         }
-        if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
-            self.am_switch = None;
-            return Err(self.fail(
-                ErrorKind::AmMismatch {
-                    detail: "some processes entered or left active-message mode (am_init, \
-                             am_term) and others made a plain sync"
-                        .into(),
-                },
-                CALL,
-                loc,
-            ));
-        }
-        if let Some(next) = self.am_switch.take() {
-            // The totals of the session this sync may close (the
-            // profiler's, after the sync).
-            self.am_closed = self.am.as_ref().map(|c| c.message_totals());
-            let held = self.am.as_ref().is_some_and(|c| c.holds_sends());
-            self.am = next;
-            if held {
-                return Err(self.fail(
-                    ErrorKind::AmMismatch {
-                        detail: "a completion handler sent an active message during am_term".into(),
-                    },
-                    CALL,
-                    loc,
-                ));
-            }
+        if let Some(s) = self.sync_steps_after(all) {
+            (s.after_barrier)(self, all, CALL, loc)?;
         }
         if !exchange && self.dirty[q ^ 1] {
             // SAFETY: after barrier A nobody reads half `1 - q` any more (it

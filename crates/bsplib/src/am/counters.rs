@@ -187,7 +187,7 @@ impl Bsp {
     pub fn counter(&self) -> Result<Counter, Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
-        match p.am.as_mut() {
+        match p.ext.am_mut().ctx.as_mut() {
             Some(ctx) => Ok(ctx.counter()),
             None => Err(not_active(&p, "counter", loc)),
         }

@@ -13,7 +13,7 @@ use crate::process::{Loc, Process};
 impl Process {
     /// Whether this process is in active-message mode.
     pub(crate) fn am_active(&self) -> bool {
-        self.am.is_some()
+        self.ext.am().ctx.is_some()
     }
 
     /// The error of a dispatch that stopped, as `call`'s.
@@ -26,14 +26,14 @@ impl Process {
 
     /// Handles what arrived (a progress point).
     pub(crate) fn am_dispatch(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        let Some(mut ctx) = self.am.take() else {
+        let Some(mut ctx) = self.ext.am_mut().ctx.take() else {
             return Ok(());
         };
         ctx.superstep = self.superstep;
         let r = ctx.dispatch(&self.world, false).and_then(|()| {
             crate::epoch::serve(&mut ctx, self.ext.epochs_mut(), &self.reg, &self.world)
         });
-        self.am = Some(ctx);
+        self.ext.am_mut().ctx = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
     }
 
@@ -45,7 +45,7 @@ impl Process {
         loop {
             let mark = self.world.am_mark(self.pid);
             self.am_dispatch(call, loc)?;
-            match &self.am {
+            match &self.ext.am_mut().ctx {
                 Some(ctx) if ctx.outstanding() => {}
                 _ => return Ok(()),
             }
@@ -78,7 +78,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        let Some(ctx) = self.am.as_ref() else {
+        let Some(ctx) = self.ext.am().ctx.as_ref() else {
             return Ok(());
         };
         if let Some(q) = (0..self.nprocs).find(|&q| {
@@ -146,7 +146,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<u32, Error> {
-        let Some(mut ctx) = self.am.take() else {
+        let Some(mut ctx) = self.ext.am_mut().ctx.take() else {
             return self
                 .world
                 .barrier(&mut self.episode, flags)
@@ -178,7 +178,7 @@ impl Process {
             ctx.backlogged()
         });
         ctx.in_barrier = false;
-        self.am = Some(ctx);
+        self.ext.am_mut().ctx = Some(ctx);
         if let Some(d) = failure {
             return Err(self.dispatch_error(d, call, loc));
         }
@@ -187,7 +187,7 @@ impl Process {
 
     /// After a sync: sends what completion handlers sent during it.
     pub(crate) fn am_release_held(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        let Some(mut ctx) = self.am.take() else {
+        let Some(mut ctx) = self.ext.am_mut().ctx.take() else {
             return Ok(());
         };
         ctx.epoch = self.superstep;
@@ -199,7 +199,7 @@ impl Process {
                 break;
             }
         }
-        self.am = Some(ctx);
+        self.ext.am_mut().ctx = Some(ctx);
         r.map_err(|why| self.interrupted(why, call, loc))
     }
 }
@@ -220,7 +220,7 @@ impl Bsp {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         p.check_running(CALL, loc)?;
-        if !p.am.as_ref().is_some_and(|c| c.mine(counter)) {
+        if !p.ext.am_mut().ctx.as_ref().is_some_and(|c| c.mine(counter)) {
             return Err(not_active(&p, CALL, loc));
         }
         let mut started = None;

@@ -278,7 +278,7 @@ pub(crate) unsafe fn counter<'a>(cntr: *mut c_int) -> &'a AtomicI32 {
 impl Process {
     /// The C side of this process's context, if it is in LAPI mode.
     fn cside(&self) -> Option<&RefCell<CSide>> {
-        self.am.as_ref().and_then(|c| c.c.as_ref())
+        self.ext.am().ctx.as_ref().and_then(|c| c.c.as_ref())
     }
 
     /// Whether this process is in C LAPI mode.

@@ -37,7 +37,7 @@ impl Bsp {
         {
             let mut p = self.process();
             p.check_running(call, loc)?;
-            if p.am.is_some() || p.am_switch.is_some() {
+            if p.ext.am_mut().ctx.is_some() || p.ext.am_mut().switch.is_some() {
                 return Err(p.fail(
                     ErrorKind::AmMismatch {
                         detail: "am_init called again without am_term".into(),
@@ -47,7 +47,8 @@ impl Bsp {
                 ));
             }
             let ctx = Context::new(&mut p, handlers);
-            p.am_switch = Some(Some(Box::new(ctx)));
+            p.ext.am_mut().switch = Some(Some(Box::new(ctx)));
+            p.rewatch();
             p.sync_name = (call != CALL).then_some(call);
         }
         let r = self.sync_at(loc);
@@ -82,7 +83,7 @@ impl Bsp {
         {
             let mut p = self.process();
             p.check_running(call, loc)?;
-            if p.am.is_none() || p.am_switch.is_some() {
+            if p.ext.am_mut().ctx.is_none() || p.ext.am_mut().switch.is_some() {
                 return Err(p.fail(
                     ErrorKind::AmMismatch {
                         detail: "am_term called outside active-message mode".into(),
@@ -91,7 +92,8 @@ impl Bsp {
                     loc,
                 ));
             }
-            p.am_switch = Some(None);
+            p.ext.am_mut().switch = Some(None);
+            p.rewatch();
             p.sync_name = (call != CALL).then_some(call);
         }
         let r = self.sync_at(loc);

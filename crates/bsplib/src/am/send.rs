@@ -354,7 +354,7 @@ impl Bsp {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
         p.check_running(CALL, loc)?;
-        let Some(mut ctx) = p.am.take() else {
+        let Some(mut ctx) = p.ext.am_mut().ctx.take() else {
             return Err(not_active(&p, CALL, loc));
         };
         let pid = usize::try_from(pid_arg(pid)).unwrap_or(usize::MAX);
@@ -365,7 +365,7 @@ impl Bsp {
                 .map_err(|why| p.interrupted(why, CALL, loc)),
             Err(kind) => Err(p.fail(kind, CALL, loc)),
         };
-        p.am = Some(ctx);
+        p.ext.am_mut().ctx = Some(ctx);
         r
     }
 }

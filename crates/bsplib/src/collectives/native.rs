@@ -31,7 +31,7 @@ impl Bsp {
     ) -> Result<std::cell::RefMut<'_, Process>, Error> {
         use crate::mailbox::{DATA, GET, HPPUT, LARGE, REG};
         let mut p = self.process();
-        if p.last_flags & (REG | GET | DATA | HPPUT | LARGE) == 0 && p.am.is_none() {
+        if p.last_flags & (REG | GET | DATA | HPPUT | LARGE) == 0 && p.ext.am_mut().ctx.is_none() {
             return Ok(p);
         }
         let mut episode = p.episode;

@@ -10,7 +10,7 @@ use crate::window::Window;
 
 impl Process {
     pub(super) fn rma_mode(&self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        if self.am.is_some() {
+        if self.ext.am().ctx.is_some() {
             return Ok(());
         }
         Err(self.fail(

@@ -134,7 +134,7 @@ impl Process {
         if self.ext.epochs_mut().dirty.is_empty() {
             return Ok(());
         }
-        let Some(mut ctx) = self.am.take() else {
+        let Some(mut ctx) = self.ext.am_mut().ctx.take() else {
             return self.rma_mode(call, loc);
         };
         let mut sent = Ok(());
@@ -151,7 +151,7 @@ impl Process {
             batch.clear();
         }
         ep.dirty.clear();
-        self.am = Some(ctx);
+        self.ext.am_mut().ctx = Some(ctx);
         sent.map_err(|why| self.interrupted(why, call, loc))
     }
 

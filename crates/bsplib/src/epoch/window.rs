@@ -27,7 +27,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if self.am.is_none() {
+        if self.ext.am_mut().ctx.is_none() {
             let detail = "an accumulate in a window's epoch needs one-sided mode (rma_init / \
                           bsp_rma_init): its contributions travel as records, which the \
                           target combines at its wait in pid order (or use a lock)"
@@ -60,7 +60,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if !self.checking() || self.am.is_none() {
+        if !self.checking() || self.ext.am_mut().ctx.is_none() {
             return Ok(());
         }
         let line = loc.map_or(0, |l| u64::from(l.line()));
@@ -78,7 +78,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if self.am.is_none() {
+        if self.ext.am_mut().ctx.is_none() {
             return Ok(());
         }
         for &t in targets {
@@ -100,7 +100,7 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<bool, Error> {
-        if self.am.is_none() {
+        if self.ext.am_mut().ctx.is_none() {
             return Ok(true);
         }
         let all = |ep: &Epochs| {

@@ -78,9 +78,9 @@ impl Extension for Recorder {
         // the sync: messages its completion handlers send while it waits
         // belong to the next one), and those handled up to the end of this
         // sync, whose fence handles every message sent before it.
-        let am_before = p.am.as_ref().map(|am| am.message_totals());
+        let am_before = p.ext.am_mut().ctx.as_ref().map(|am| am.message_totals());
         if let Some((sent, _)) = am_before {
-            c.am_out = sent.saturating_sub(self.am_seen_in(p.am_sessions).0);
+            c.am_out = sent.saturating_sub(self.am_seen_in(p.ext.am_mut().sessions).0);
         }
         self.pending = Some(InSync {
             start_ns,
@@ -113,20 +113,26 @@ impl Extension for Recorder {
         }
         // After `am_term` the session is gone: its last count is the one
         // taken as the sync closed it (`Process::am_closed`).
-        let closing = p.am_closed.take();
-        let am_after = p.am.as_ref().map(|am| am.message_totals()).or(closing);
+        let closing = p.ext.am_mut().closed.take();
+        let am_after = p
+            .ext
+            .am_mut()
+            .ctx
+            .as_ref()
+            .map(|am| am.message_totals())
+            .or(closing);
         if let Some((_, handled)) = am_after {
-            c.am_in = handled.saturating_sub(self.am_seen_in(p.am_sessions).1);
+            c.am_in = handled.saturating_sub(self.am_seen_in(p.ext.am_mut().sessions).1);
         }
         c.records_out += c.am_out;
         c.records_in += c.am_in;
-        if p.am.is_some() {
+        if p.ext.am_mut().ctx.is_some() {
             // The session after the sync: the one before it (a plain
             // sync), or a new one (`am_init`), in which nothing was sent
             // before the sync.
             let sent = am_before.map_or(0, |(sent, _)| sent);
             let handled = am_after.map_or(0, |(_, handled)| handled);
-            self.am_seen = (p.am_sessions, sent, handled);
+            self.am_seen = (p.ext.am_mut().sessions, sent, handled);
         }
         let end = self.now_ns();
         self.rows.push(Row {

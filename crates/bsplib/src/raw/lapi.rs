@@ -26,7 +26,7 @@ impl Raw<'_> {
         {
             let mut p = bsp.process();
             p.check_running(CALL, loc)?;
-            if p.am.is_some() || p.am_switch.is_some() {
+            if p.ext.am_mut().ctx.is_some() || p.ext.am_mut().switch.is_some() {
                 return Err(p.fail(
                     crate::ErrorKind::AmMismatch {
                         detail: "LAPI_Init called again without LAPI_Term".into(),
@@ -36,7 +36,8 @@ impl Raw<'_> {
                 ));
             }
             let ctx = crate::am::Context::new_c(&mut p);
-            p.am_switch = Some(Some(Box::new(ctx)));
+            p.ext.am_mut().switch = Some(Some(Box::new(ctx)));
+            p.rewatch();
         }
         Self::lapi_sync(bsp, loc, CALL)
     }
@@ -54,7 +55,7 @@ impl Raw<'_> {
         {
             let mut p = bsp.process();
             p.check_running(CALL, loc)?;
-            if !p.lapi_active() || p.am_switch.is_some() {
+            if !p.lapi_active() || p.ext.am_mut().switch.is_some() {
                 return Err(p.fail(
                     crate::ErrorKind::AmMismatch {
                         detail: "LAPI_Term called outside LAPI mode".into(),
@@ -63,7 +64,8 @@ impl Raw<'_> {
                     loc,
                 ));
             }
-            p.am_switch = Some(None);
+            p.ext.am_mut().switch = Some(None);
+            p.rewatch();
         }
         Self::lapi_sync(bsp, loc, CALL)
     }
@@ -104,10 +106,13 @@ impl Raw<'_> {
     /// [`LapiCode::HndlInvalid`] outside LAPI mode.
     pub unsafe fn lapi_addr_set(&self, addr: usize, index: usize) -> Result<(), LapiCode> {
         let p = self.bsp.process();
-        let c =
-            p.am.as_ref()
-                .and_then(|c| c.c_side())
-                .ok_or(LapiCode::HndlInvalid)?;
+        let c = p
+            .ext
+            .am()
+            .ctx
+            .as_ref()
+            .and_then(|c| c.c_side())
+            .ok_or(LapiCode::HndlInvalid)?;
         let r = c.borrow_mut().addr_set(addr, index);
         r
     }
@@ -119,10 +124,13 @@ impl Raw<'_> {
     /// As for [`lapi_addr_set`](Raw::lapi_addr_set).
     pub fn lapi_addr_get(&self, index: usize) -> Result<usize, LapiCode> {
         let p = self.bsp.process();
-        let c =
-            p.am.as_ref()
-                .and_then(|c| c.c_side())
-                .ok_or(LapiCode::HndlInvalid)?;
+        let c = p
+            .ext
+            .am()
+            .ctx
+            .as_ref()
+            .and_then(|c| c.c_side())
+            .ok_or(LapiCode::HndlInvalid)?;
         let r = c.borrow().addr_get(index);
         r
     }
@@ -150,12 +158,12 @@ impl Raw<'_> {
             let mut p = bsp.process();
             p.check_running(CALL, loc)?;
             let p = &mut *p;
-            let Some(mut ctx) = p.am.take() else {
+            let Some(mut ctx) = p.ext.am_mut().ctx.take() else {
                 return Err(not_lapi(p, CALL, loc));
             };
             let r = ctx.address_init(&p.world, addr);
             let c = ctx.c_side().is_some();
-            p.am = Some(ctx);
+            p.ext.am_mut().ctx = Some(ctx);
             if !c {
                 return Err(not_lapi(p, CALL, loc));
             }
@@ -163,11 +171,14 @@ impl Raw<'_> {
         }
         Self::lapi_sync(bsp, loc, CALL)?;
         let p = bsp.process();
-        let got =
-            p.am.as_ref()
-                .and_then(|c| c.c_side())
-                .map(|c| c.borrow_mut().take_addrs())
-                .unwrap_or_default();
+        let got = p
+            .ext
+            .am()
+            .ctx
+            .as_ref()
+            .and_then(|c| c.c_side())
+            .map(|c| c.borrow_mut().take_addrs())
+            .unwrap_or_default();
         match got.iter().position(Option::is_none) {
             None if got.len() == p.nprocs => Ok(got.into_iter().flatten().collect()),
             q => Err(p.fail(
@@ -199,10 +210,13 @@ impl Raw<'_> {
     /// [`LapiCode::HndlInvalid`] outside LAPI mode.
     pub unsafe fn lapi_setcntr(&self, cntr: *mut c_int, val: c_int) -> Result<(), LapiCode> {
         let p = self.bsp.process();
-        let c =
-            p.am.as_ref()
-                .and_then(|c| c.c_side())
-                .ok_or(LapiCode::HndlInvalid)?;
+        let c = p
+            .ext
+            .am()
+            .ctx
+            .as_ref()
+            .and_then(|c| c.c_side())
+            .ok_or(LapiCode::HndlInvalid)?;
         c.borrow_mut().add_counter(cntr.expose_provenance());
         // SAFETY: the caller's contract.
         unsafe { lapi::counter(cntr) }.store(val, Ordering::Release);
@@ -317,7 +331,7 @@ impl Raw<'_> {
         let mut p = self.bsp.process();
         p.check_running(call, loc)?;
         let p = &mut *p;
-        let Some(mut ctx) = p.am.take() else {
+        let Some(mut ctx) = p.ext.am_mut().ctx.take() else {
             return Ok(Err(LapiCode::HndlInvalid));
         };
         // SAFETY: the caller's contract.
@@ -328,7 +342,7 @@ impl Raw<'_> {
                 .map_err(|why| p.interrupted(why, call, loc)),
             Err(code) => Ok(Err(code)),
         };
-        p.am = Some(ctx);
+        p.ext.am_mut().ctx = Some(ctx);
         r
     }
 }

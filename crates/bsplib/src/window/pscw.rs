@@ -64,7 +64,7 @@ impl<T: Pod> Window<T> {
             .map_err(|detail| p.fail(ErrorKind::Transport { detail }, call, loc))?;
         // In active-message mode `pid` may wait on its inbox's bell
         // (`await_counts`): ring that too (shared memory).
-        if p.am.is_some() && pid != p.pid && self.world.rendezvous().is_none() {
+        if p.ext.am().ctx.is_some() && pid != p.pid && self.world.rendezvous().is_none() {
             self.world.notify(pid, crate::engine::AM_BELL);
         }
         Ok(())
@@ -166,7 +166,7 @@ impl<T: Pod> Window<T> {
                 continue;
             }
             match &self.mem {
-                _ if p.am.is_some() => {
+                _ if p.ext.am_mut().ctx.is_some() => {
                     // Serve, then sleep on the inbox's bell, which a
                     // record and (on shared memory) a count ring; on
                     // `mpi` counts ring nothing: a yield.
