@@ -102,6 +102,8 @@ pub use handlers::{Arrival, Done, Handler, Handlers, Kind};
 pub use landing::{Landing, Target};
 pub use send::Source;
 pub(crate) use state::install;
+#[cfg(doc)]
+use state::AmState;
 
 use counters::{Cmpl, CounterCell};
 use dispatch::Pending;
@@ -117,6 +119,11 @@ const KIND_ACK: u64 = 2;
 /// A piece of the data of a large message: `[len | DATA << 32][src | seq
 /// << 32][offset][bytes]`, following its message's record in order.
 const KIND_DATA: u64 = 3;
+
+/// The record kind the active-message path carries for the one-sided
+/// epochs (`epoch/record.rs`): kept whole in [`Context::rma_in`] and
+/// handed to the server the epochs install ([`AmState::serve`]).
+pub(crate) const KIND_RMA: u64 = 5;
 
 /// The bit of a message record's first word that says its data follows
 /// in `DATA` records (the top flag bit; `lapi.rs` uses the low ones).
@@ -183,7 +190,8 @@ pub(crate) struct Context {
     /// Received bytes, reused.
     buf: Vec<u8>,
     /// Records of the one-sided epochs (`epoch.rs`) taken from the inbox,
-    /// whole and in arrival order, for [`crate::epoch::serve`].
+    /// whole and in arrival order, for the server they install
+    /// ([`AmState::serve`]).
     pub(crate) rma_in: Vec<u8>,
     /// Checking mode: a message's data landed in an area since the last
     /// sync (the `NO_STORE` check cannot tell it from local stores).

@@ -52,18 +52,9 @@ use crate::rma::{ElemType, Op};
 use crate::window::Window;
 
 pub use guard::{Epoch, Lock};
-pub(crate) use record::KIND_RMA;
-pub(crate) use serve::serve;
+use serve::serve;
 
-/// A lock's kind ([`Bsp::lock`](crate::Bsp::lock)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockKind {
-    /// One holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).
-    Exclusive,
-    /// Any number of holders together, while no exclusive holder
-    /// (`MPI_LOCK_SHARED`).
-    Shared,
-}
+pub use crate::window::LockKind;
 
 /// An access epoch this process opened (`start`).
 struct Access {
@@ -162,6 +153,18 @@ pub(crate) struct Epochs {
 pub(crate) fn install(p: &mut Process) {
     p.install(Epochs::default());
     p.set_routes(&ROUTES);
+    p.ext.am_mut().serve = Some(serve_slots);
+}
+
+/// The active-message path's server of our records
+/// (`am::Serve`).
+fn serve_slots(
+    ctx: &mut crate::am::Context,
+    slots: &mut crate::extension::Slots,
+    reg: &crate::registration::Registry,
+    world: &crate::engine::World,
+) -> Result<(), crate::am::Dispatch> {
+    serve(ctx, slots.epochs_mut(), reg, world)
 }
 
 /// The transfers' route through the epochs (`transfer.rs`).

@@ -6,8 +6,8 @@ use super::counters::bump;
 use super::handlers::{Arrival, CompletionFn, Done, Kind};
 use super::landing::{target_blocks, Sink, To};
 use super::{
-    lapi, pad8, Context, Dispatch, CHUNKED, HEADER_WORDS, KIND_ACK, KIND_AM, KIND_DATA, MAX_DATA,
-    VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
+    lapi, pad8, Context, Dispatch, CHUNKED, HEADER_WORDS, KIND_ACK, KIND_AM, KIND_DATA, KIND_RMA,
+    MAX_DATA, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
 };
 use crate::engine::World;
 use crate::error::ErrorKind;
@@ -100,7 +100,7 @@ impl Context {
                 continue;
             }
             match w0 >> 32 & 0xff {
-                crate::epoch::KIND_RMA => self.rma_in.extend_from_slice(rec),
+                KIND_RMA => self.rma_in.extend_from_slice(rec),
                 KIND_ACK => self.acknowledged(from, seq).map_err(|d| invalid(d, from))?,
                 KIND_AM => {
                     if seq != (self.handled[from] + 1) & 0xffff_ffff || self.open[from].is_some() {

@@ -30,8 +30,10 @@ impl Process {
             return Ok(());
         };
         ctx.superstep = self.superstep;
-        let r = ctx.dispatch(&self.world, false).and_then(|()| {
-            crate::epoch::serve(&mut ctx, self.ext.epochs_mut(), &self.reg, &self.world)
+        let serve = self.ext.am().serve;
+        let r = ctx.dispatch(&self.world, false).and_then(|()| match serve {
+            Some(serve) => serve(&mut ctx, &mut self.ext, &self.reg, &self.world),
+            None => Ok(()),
         });
         self.ext.am_mut().ctx = Some(ctx);
         r.map_err(|d| self.dispatch_error(d, call, loc))
@@ -157,14 +159,16 @@ impl Process {
         let world = self.world.clone();
         let (name, superstep) = (self.call_name(call), self.superstep);
         let mut failure: Option<Dispatch> = None;
-        let (epochs, reg) = (self.ext.epochs_mut(), &self.reg);
+        let serve = self.ext.am().serve;
+        let (slots, reg) = (&mut self.ext, &self.reg);
         let done = world.barrier_polling(&mut self.episode, flags, self.pid, &mut || {
             if failure.is_some() {
                 return false;
             }
-            let served = ctx
-                .dispatch(&world, true)
-                .and_then(|()| crate::epoch::serve(&mut ctx, epochs, reg, &world));
+            let served = ctx.dispatch(&world, true).and_then(|()| match serve {
+                Some(serve) => serve(&mut ctx, slots, reg, &world),
+                None => Ok(()),
+            });
             if let Err(d) = served {
                 if let Dispatch::Target(kind) = &d {
                     // Stop the others now: they may be waiting for us.

@@ -27,7 +27,20 @@ pub(crate) struct AmState {
     /// The totals `(sent, handled)` of the session the last sync that
     /// switched modes closed (`None`: it opened one), for the profiler.
     pub(crate) closed: Option<(u64, u64)>,
+    /// The server of the records of kind [`KIND_RMA`](super::KIND_RMA)
+    /// (the one-sided epochs', which install it), run at every dispatch.
+    pub(crate) serve: Option<Serve>,
 }
+
+/// A server of the [`KIND_RMA`](super::KIND_RMA) records a dispatch took
+/// from the inbox (`Context::rma_in`): it reaches its own state through
+/// the process's slots.
+pub(crate) type Serve = fn(
+    &mut Context,
+    &mut Slots,
+    &crate::registration::Registry,
+    &crate::engine::World,
+) -> Result<(), super::Dispatch>;
 
 /// Installs the active-message state in a new process, and its part in
 /// the sync.

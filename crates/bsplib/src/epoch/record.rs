@@ -8,8 +8,8 @@ use crate::process::{Loc, Process};
 use crate::rma::ElemType;
 
 /// The record kind of the epochs on the active-message path (the kinds of
-/// `am.rs` are 1 to 3).
-pub(crate) const KIND_RMA: u64 = 5;
+/// `am.rs` are 1 to 3; this one it carries for us).
+use crate::am::KIND_RMA;
 
 // What a record asks, in the high half of its second word. (Posts and
 // locks are no records: they are the control line's counters and lock

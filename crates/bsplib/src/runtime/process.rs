@@ -142,8 +142,8 @@ pub(crate) fn new_process(pid: usize, world: Arc<World>, start: Instant) -> Proc
     let mut p = Process::new(pid, world, start);
     crate::hints::install(&mut p);
     crate::rma::install(&mut p);
-    crate::epoch::install(&mut p);
     crate::am::install(&mut p);
+    crate::epoch::install(&mut p);
     crate::collectives::install(&mut p);
     crate::check::install(&mut p);
     crate::profile::install(&mut p);

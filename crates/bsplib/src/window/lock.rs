@@ -7,10 +7,19 @@ use bytemuck::Pod;
 use super::{lockword, Mem, Window};
 use crate::bsp::Bsp;
 use crate::engine::Interrupt;
-use crate::epoch::LockKind;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::holds::Held;
 use crate::process::{Loc, Process};
+
+/// A lock's kind ([`Bsp::lock`](crate::Bsp::lock), [`Window::lock`](crate::Window::lock)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockKind {
+    /// One holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).
+    Exclusive,
+    /// Any number of holders together, while no exclusive holder
+    /// (`MPI_LOCK_SHARED`).
+    Shared,
+}
 
 impl<T: Pod> Window<T> {
     /// Locks process `pid`'s memory of the window, `Exclusive` (to read

@@ -30,6 +30,7 @@ pub(crate) use control::reserve;
 pub use create::Window;
 pub use epoch::WinEpoch;
 pub use local::{Local, LocalMut};
+pub use lock::LockKind;
 pub use lock::WinLock;
 use memory::Mem;
 
