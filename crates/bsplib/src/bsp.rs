@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use bytemuck::Pod;
 
-use crate::area::Area;
+use crate::bsp::area::Area;
 use crate::error::{Error, ErrorKind};
 use crate::process::Process;
 
@@ -325,6 +325,7 @@ pub(crate) fn pid_arg(pid: usize) -> i64 {
     i64::try_from(pid).unwrap_or(i64::MAX)
 }
 
+pub(crate) mod area;
 mod bsmp;
 mod drma;
 

@@ -19,8 +19,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, ErrorKind};
-use crate::extension::{Extension, AROUND_SYNC, NOTES};
 use crate::mem::Shape;
+use crate::process::extension::{Extension, AROUND_SYNC, NOTES};
 use crate::process::{Loc, Process};
 
 /// Whether `BSPLIB_CHECK` turns the checking mode on (set, not empty,

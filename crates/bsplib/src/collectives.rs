@@ -45,7 +45,7 @@ use reduce::fold_parts;
 
 /// One process's collectives state: an extension slot of the process
 /// (`extension.rs`), installed in every process, which also takes the
-/// core's [`DESC`](crate::extension::DESC) hook point (the check that
+/// core's [`DESC`](crate::process::extension::DESC) hook point (the check that
 /// every process made the same collective call).
 #[derive(Default)]
 pub(crate) struct CollState {
@@ -65,9 +65,9 @@ pub(crate) fn install(p: &mut Process) {
     p.install(CollState::default());
 }
 
-impl crate::extension::Extension for CollState {
+impl crate::process::extension::Extension for CollState {
     fn wants(&self) -> u32 {
-        crate::extension::DESC
+        crate::process::extension::DESC
     }
 
     fn desc_hash(&self, p: &Process) -> u64 {

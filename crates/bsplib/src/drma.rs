@@ -3,9 +3,9 @@
 
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
-use crate::extension::{NOTES, ROUTE};
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::{self, Shape, PUT_BULK, PUT_REMOTE, VECTOR};
+use crate::process::extension::{NOTES, ROUTE};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 

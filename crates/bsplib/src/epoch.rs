@@ -148,7 +148,7 @@ pub(crate) struct Epochs {
 }
 
 /// Installs the one-sided state in a new process, and the transfers'
-/// [`ROUTE`](crate::extension::ROUTE) hook: a put or get to an area in an
+/// [`ROUTE`](crate::process::extension::ROUTE) hook: a put or get to an area in an
 /// access or lock epoch travels as a record of that epoch.
 pub(crate) fn install(p: &mut Process) {
     p.install(Epochs::default());
@@ -160,7 +160,7 @@ pub(crate) fn install(p: &mut Process) {
 /// (`am::Serve`).
 fn serve_slots(
     ctx: &mut crate::am::Context,
-    slots: &mut crate::extension::Slots,
+    slots: &mut crate::process::extension::Slots,
     reg: &crate::registration::Registry,
     world: &crate::engine::World,
 ) -> Result<(), crate::am::Dispatch> {
@@ -168,34 +168,34 @@ fn serve_slots(
 }
 
 /// The transfers' route through the epochs (`transfer.rs`).
-static ROUTES: crate::extension::Routes = crate::extension::Routes {
+static ROUTES: crate::process::extension::Routes = crate::process::extension::Routes {
     route: Process::epoch_route,
     put: Process::epoch_put,
     get: Process::epoch_get,
 };
 
 /// The one-sided state is an extension slot of the process: it asks for
-/// the [`ROUTE`](crate::extension::ROUTE) hook while an access or lock
+/// the [`ROUTE`](crate::process::extension::ROUTE) hook while an access or lock
 /// epoch is open (the code that opens and closes one calls
 /// `Process::rewatch`).
-impl crate::extension::Extension for Epochs {
+impl crate::process::extension::Extension for Epochs {
     fn wants(&self) -> u32 {
         if self.routing() {
-            crate::extension::ROUTE
+            crate::process::extension::ROUTE
         } else {
             0
         }
     }
 }
 
-impl crate::extension::Slots {
+impl crate::process::extension::Slots {
     /// The process's one-sided state (installed in every process).
     #[inline]
     pub(crate) fn epochs(&self) -> &Epochs {
         self.get().expect("one-sided state installed at the start")
     }
 
-    /// The process's one-sided state, to change (see [`Slots::get_mut`](crate::extension::Slots::get_mut)).
+    /// The process's one-sided state, to change (see [`Slots::get_mut`](crate::process::extension::Slots::get_mut)).
     #[inline]
     pub(crate) fn epochs_mut(&mut self) -> &mut Epochs {
         self.get_mut()

@@ -36,7 +36,7 @@ use std::ops::{BitOr, BitOrAssign};
 
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
-use crate::extension::{Extension, NEXT_SUPERSTEP, TRANSFER};
+use crate::process::extension::{Extension, NEXT_SUPERSTEP, TRANSFER};
 use crate::process::{Loc, Process};
 
 /// The name errors give to a hinted sync's own findings.

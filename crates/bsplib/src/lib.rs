@@ -72,7 +72,6 @@
 #![warn(missing_docs)]
 
 pub mod am;
-mod area;
 mod bsmp;
 mod bsp;
 mod check;
@@ -83,7 +82,6 @@ mod engine;
 pub mod epoch;
 mod error;
 mod exchange;
-mod extension;
 mod hints;
 mod holds;
 #[doc(hidden)]
@@ -105,7 +103,7 @@ mod superstep;
 mod vector;
 mod window;
 
-pub use area::{Area, AreaRef};
+pub use bsp::area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 pub use collectives::{level1, Algorithm, Reducible};

@@ -82,9 +82,9 @@ pub(crate) fn install(p: &mut crate::process::Process) {
     p.install(RmaState::default());
 }
 
-impl crate::extension::Extension for RmaState {
+impl crate::process::extension::Extension for RmaState {
     fn wants(&self) -> u32 {
-        crate::extension::RECORDS
+        crate::process::extension::RECORDS
     }
 
     /// Step 5b: the accumulate records, after every put.
@@ -92,7 +92,7 @@ impl crate::extension::Extension for RmaState {
         &mut self,
         p: &mut crate::process::Process,
         records: &[(usize, usize)],
-        section: &mut dyn FnMut(usize) -> Option<crate::extension::Section<'a>>,
+        section: &mut dyn FnMut(usize) -> Option<crate::process::extension::Section<'a>>,
     ) -> Result<(), crate::error::ErrorKind> {
         self.apply(&p.reg, records, section)
     }

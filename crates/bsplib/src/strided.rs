@@ -3,7 +3,7 @@
 
 use bytemuck::Pod;
 
-use crate::area::Area;
+use crate::bsp::area::Area;
 use crate::bsp::{pid_arg, Bsp};
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::mem::Shape;

@@ -7,7 +7,7 @@ use bytemuck::Pod;
 
 use super::landing::Landing;
 use super::{Context, Counters, Outgoing, Source};
-use crate::area::AreaRef;
+use crate::bsp::area::AreaRef;
 #[cfg(doc)]
 use crate::bsp::Bsp;
 use crate::error::ErrorKind;

@@ -8,7 +8,7 @@ use std::ops::Range;
 use bytemuck::Pod;
 
 use super::handlers::{CompletionFn, Done, Kind};
-use crate::area::AreaRef;
+use crate::bsp::area::AreaRef;
 use crate::strided::Strided;
 
 #[cfg(doc)]

@@ -6,8 +6,8 @@
 
 use super::Context;
 use crate::error::{Error, ErrorKind};
-use crate::extension::{Extension, Slots, SyncSteps, BARRIER};
 use crate::mailbox::{AM_OFF, AM_ON};
+use crate::process::extension::{Extension, Slots, SyncSteps, BARRIER};
 use crate::process::{Loc, Process};
 
 /// One process's active-message state.

@@ -3,7 +3,7 @@
 //! methods, and the calls that open them.
 
 use super::{Awaited, LockKind};
-use crate::area::Area;
+use crate::bsp::area::Area;
 use crate::bsp::{pid_arg, Bsp};
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};

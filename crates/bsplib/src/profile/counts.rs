@@ -2,10 +2,10 @@
 //! and the walkers that count the records of the streams it sent and
 //! received.
 
-use crate::bsmp::COLL_RECORD;
 use crate::engine::DESCRIPTOR;
 use crate::mailbox::HpPut;
 use crate::mem::{pad8, put_len, Payload, Records, VECTOR};
+use crate::process::inbox::COLL_RECORD;
 use crate::rma::ACCUMULATE;
 
 /// What one process sent and received in one superstep (see `PROFILE.md`,

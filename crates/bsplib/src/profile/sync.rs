@@ -7,9 +7,9 @@ use super::counts::{add_stream, Counts};
 use super::recorder::{Recorder, Row};
 use super::Setup;
 use crate::error::Error;
-use crate::extension::{Extension, AROUND_SYNC};
 use crate::mailbox::{DATA, GET, REG};
 use crate::mem::Records;
+use crate::process::extension::{Extension, AROUND_SYNC};
 use crate::process::{Loc, Process};
 
 /// What the profiler keeps of a sync between its two hooks.

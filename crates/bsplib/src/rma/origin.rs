@@ -2,7 +2,7 @@
 //! and its pointer form, which check the call (one operator and type per
 //! target area and superstep) and write the record into the put section.
 
-use crate::area::Area;
+use crate::bsp::area::Area;
 use crate::bsp::{pid_arg, Bsp};
 use crate::drma::BULK_FROM;
 use crate::error::{Error, ErrorKind, SourceLocation};
@@ -172,7 +172,9 @@ impl Process {
         }
         self.check_pointer(src, nbytes, "src", call, loc)?;
         let slot = self.resolve(pid, dst, offset, nbytes, call, loc)?;
-        if self.watch & crate::extension::ROUTE != 0 && self.epoch_route(pid, slot, call, loc)? {
+        if self.watch & crate::process::extension::ROUTE != 0
+            && self.epoch_route(pid, slot, call, loc)?
+        {
             // SAFETY: the caller vouches for `nbytes` bytes at `src`.
             return unsafe {
                 self.epoch_accumulate(pid, slot, offset, src, nbytes, ty, op, call, loc)

@@ -67,7 +67,7 @@ impl RmaState {
     }
 }
 
-use crate::extension::Section;
+use crate::process::extension::Section;
 
 /// Combines the accumulate record at byte `at` of `sender`'s put section
 /// (noted, so its header is in the view) into our memory.

@@ -25,7 +25,7 @@ pub(crate) struct Regions {
 
 /// A process's window regions are an extension slot of the process
 /// (`extension.rs`), made by its first window; no hook point.
-impl crate::extension::Extension for Regions {
+impl crate::process::extension::Extension for Regions {
     fn wants(&self) -> u32 {
         0
     }

@@ -11,12 +11,15 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::bsmp::Inbox;
+pub(crate) mod extension;
+pub(crate) mod inbox;
+
 use crate::engine::{Interrupt, World};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::Outgoing;
 use crate::mem::{AlignedBuf, Shape, VECTOR};
 use crate::registration::{Pending, Registry};
+use inbox::Inbox;
 
 /// Keeps the memory behind a registration or a pending get alive while the
 /// library may still touch it (safe API only; raw callers keep their own).
@@ -154,7 +157,7 @@ pub(crate) struct Process {
     pub(crate) quiet: [bool; 2],
     /// The library call whose sync this is, when its calls on every
     /// process must agree (a collective's): its name and descriptor, which
-    /// the extension taking the [`DESC`](crate::extension::DESC) hook
+    /// the extension taking the [`DESC`](crate::process::extension::DESC) hook
     /// checks; and the OR of the flags of the last sync's barrier A.
     pub(crate) sync_desc: Option<(&'static str, [u64; 4])>,
     /// The window locks, views and epochs this process holds, whether a
@@ -169,7 +172,7 @@ pub(crate) struct Process {
     /// call's (`LAPI_Init`, `LAPI_Gfence`, ...).
     pub(crate) sync_name: Option<&'static str>,
     /// The extensions' slots (`extension.rs`).
-    pub(crate) ext: crate::extension::Slots,
+    pub(crate) ext: crate::process::extension::Slots,
     /// The hook points some extension wants now (`extension.rs`): one
     /// bit test on the core's paths while none does.
     pub(crate) watch: u32,
