@@ -86,7 +86,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bsp::Bsp;
-use crate::engine::{processes, World};
+use crate::engine::start::processes;
+use crate::engine::World;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::runtime::{InRun, Runtime};
 use crate::Engine;
@@ -160,15 +161,15 @@ impl Launch {
             Engine::Processes => runtime.world(World::processes(n), loc)?,
             #[cfg(feature = "mpi")]
             Engine::Mpi => {
-                let (n, member) =
-                    crate::engine::mpi::join(n, false).map_err(|d| Error::startup(d, loc))?;
+                let (n, member) = crate::engine::start::mpi::join(n, false)
+                    .map_err(|d| Error::startup(d, loc))?;
                 match member {
                     Some((pid, engine)) => {
                         rank_pid = Some(pid);
                         runtime.world(World::mpi(n, engine), loc)?
                     }
                     // A rank the run has no process for ends here.
-                    None => crate::engine::mpi::finalize_and_exit(),
+                    None => crate::engine::start::mpi::finalize_and_exit(),
                 }
             }
             #[cfg(not(feature = "mpi"))]
@@ -262,7 +263,7 @@ impl Launch {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         #[cfg(feature = "mpi")]
         if self.engine == Engine::Mpi {
-            crate::engine::mpi::finalize_and_exit();
+            crate::engine::start::mpi::finalize_and_exit();
         }
         // SAFETY: flushing C stdio has no preconditions; `_exit` ends this
         // process without running handlers that belong to process 0.
@@ -489,7 +490,7 @@ pub unsafe fn mpi_rank() -> Result<usize, Error> {
     let startup =
         |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_init", 0, 0, None);
     #[cfg(feature = "mpi")]
-    return crate::engine::mpi::world_rank().map_err(startup);
+    return crate::engine::start::mpi::world_rank().map_err(startup);
     #[cfg(not(feature = "mpi"))]
     Err(startup(
         "this build has no mpi engine: build with the cargo feature mpi".into(),
@@ -507,7 +508,7 @@ pub unsafe fn mpi_rank() -> Result<usize, Error> {
 /// inside an MPI call.
 pub unsafe fn mpi_abort(status: i32) -> ! {
     #[cfg(feature = "mpi")]
-    crate::engine::mpi::abort_with(status);
+    crate::engine::start::mpi::abort_with(status);
     #[cfg(not(feature = "mpi"))]
     std::process::exit(status)
 }

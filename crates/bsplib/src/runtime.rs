@@ -350,7 +350,9 @@ impl Runtime {
             Engine::Serial => self.nprocs.min(1),
             Engine::Threads | Engine::Processes => self.nprocs,
             #[cfg(feature = "mpi")]
-            Engine::Mpi => crate::engine::mpi::world_size().map_or(0, |n| self.nprocs.min(n)),
+            Engine::Mpi => {
+                crate::engine::start::mpi::world_size().map_or(0, |n| self.nprocs.min(n))
+            }
             #[cfg(not(feature = "mpi"))]
             Engine::Mpi => self.nprocs,
         }

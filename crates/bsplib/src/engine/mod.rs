@@ -36,10 +36,11 @@ pub(crate) mod board;
 pub(crate) mod cma;
 mod kind;
 #[cfg(feature = "mpi")]
-pub(crate) mod mpi;
-pub(crate) mod processes;
-pub(crate) mod serial;
-pub(crate) mod threads;
+mod mpi;
+mod processes;
+mod serial;
+pub(crate) mod start;
+mod threads;
 pub(crate) mod window;
 
 mod am_path;

@@ -11,6 +11,15 @@
 //!
 //! Each process allocates its windows in its own region only (the free
 //! list is the process's own, `../window.rs`).
+//!
+//! This is the transport's *window memory* capability; with it come the
+//! wait for a word of that memory to change (a futex on shared memory)
+//! and, on `mpi`, the *native windows* (MPI-3 RMA windows, in shared
+//! memory when every rank is on one node).
+
+#[cfg(feature = "mpi")]
+pub(crate) use super::mpi::win::{MpiWin, NodeWin};
+pub(crate) use super::processes::{futex_wait, futex_wake};
 
 /// The bytes of each process's region: `BSPLIB_WINDOW_MEMORY` if set
 /// (suffixes `K`, `M`, `G`),

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bsp::{AbortUnwind, Bsp};
-use crate::engine::{processes, World};
+use crate::engine::start::processes;
+use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::process::Process;
 

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::bsp::Bsp;
 use crate::codec::Portable;
-use crate::engine::{processes, World};
+use crate::engine::start::processes;
+use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 
 use super::process::nested_error;
@@ -172,7 +173,7 @@ impl Runtime {
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Portable + Send,
     {
-        use crate::engine::mpi;
+        use crate::engine::start::mpi;
         let loc = Some(SourceLocation::caller());
         self.check_start(loc)?;
         let (n, member) = mpi::join(self.nprocs, true).map_err(|d| Error::startup(d, loc))?;

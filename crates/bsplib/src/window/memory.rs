@@ -23,10 +23,10 @@ pub(super) enum Mem {
         /// `mpi` with every rank on one node: the MPI-3 shared window
         /// that holds the blocks (else the run's window memory does).
         #[cfg(feature = "mpi")]
-        node: Option<crate::engine::mpi::win::NodeWin>,
+        node: Option<crate::engine::window::NodeWin>,
     },
     #[cfg(feature = "mpi")]
-    Mpi(crate::engine::mpi::win::MpiWin),
+    Mpi(crate::engine::window::MpiWin),
 }
 
 impl<T: Pod> Window<T> {

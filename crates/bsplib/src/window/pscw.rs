@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use bytemuck::Pod;
 
 use super::{Mem, Window, HEADER};
-use crate::engine::processes::{futex_wait, futex_wake};
+use crate::engine::window::{futex_wait, futex_wake};
 use crate::engine::Interrupt;
 use crate::error::{Error, ErrorKind};
 use crate::process::{Loc, Process};
