@@ -16,6 +16,20 @@ use std::time::Duration;
 use bsplib::{Bsp, Error, ErrorKind};
 use common::{expect_error, scenario};
 
+/// `Raw::am_transport_take`, an `unsafe` test hook.
+fn take(bsp: &Bsp) -> Result<Vec<u8>, Error> {
+    // SAFETY: no run of these tests enters active-message mode, so no
+    // record is taken from the library's own dispatch.
+    unsafe { bsp.raw().am_transport_take() }
+}
+
+/// `Raw::am_transport_wait`, an `unsafe` test hook.
+fn wait(bsp: &Bsp, mark: u64) -> Result<(), Error> {
+    // SAFETY: every wait of these tests is for a record another process
+    // posts, or ends with the run's failure or its deadline.
+    unsafe { bsp.raw().am_transport_wait(mark) }
+}
+
 /// A record `[len][from][seq][seq-derived words...]` of `words` words.
 fn record(from: usize, seq: u64, words: usize) -> Vec<u8> {
     let words = words.max(3);
@@ -84,7 +98,7 @@ fn all_to_all(bsp: &mut Bsp, n: u64) -> Result<(), Error> {
             }
         }
         let mark = bsp.raw().am_transport_mark();
-        let got = bsp.raw().am_transport_take()?;
+        let got = take(bsp)?;
         if got.is_empty() {
             if received == n * p as u64 {
                 // Only the backlog is left: its receivers are draining.
@@ -92,7 +106,7 @@ fn all_to_all(bsp: &mut Bsp, n: u64) -> Result<(), Error> {
                 continue;
             }
             if backlog.iter().all(|b| b.is_empty()) {
-                bsp.raw().am_transport_wait(mark)?;
+                wait(bsp, mark)?;
             } else {
                 std::thread::yield_now();
             }
@@ -160,17 +174,17 @@ fn answered_in_the_barrier(bsp: &mut Bsp) -> Result<(), Error> {
             // Every question came while we waited (the askers arrive only
             // after their answer): none is left.
             check_eq!(bsp, answered, p - 1);
-            check!(bsp, bsp.raw().am_transport_take()?.is_empty());
+            check!(bsp, take(bsp)?.is_empty());
         } else {
             // SAFETY: no process enters active-message mode here.
             unsafe { bsp.raw().am_transport_post(0, &record(me, 10 * round, 3)) }?;
             let answer = loop {
                 let mark = bsp.raw().am_transport_mark();
-                let got = bsp.raw().am_transport_take()?;
+                let got = take(bsp)?;
                 if !got.is_empty() {
                     break got;
                 }
-                bsp.raw().am_transport_wait(mark)?;
+                wait(bsp, mark)?;
             };
             check_eq!(bsp, parse(bsp, &answer)?, vec![(0, 10 * round + 1)]);
             // SAFETY: every process makes this call here.
@@ -198,8 +212,8 @@ fn a_wait_for_a_record_ends_when_another_process_fails() {
             // Nobody posts anything.
             let mark = bsp.raw().am_transport_mark();
             loop {
-                bsp.raw().am_transport_wait(mark)?;
-                if !bsp.raw().am_transport_take()?.is_empty() {
+                wait(bsp, mark)?;
+                if !take(bsp)?.is_empty() {
                     return Ok(());
                 }
             }
@@ -254,10 +268,10 @@ fn a_panic_in_the_dispatching_barrier_fails_the_run() {
                 unsafe { bsp.raw().am_transport_post(0, &record(bsp.pid(), 0, 3)) }?;
                 let mark = bsp.raw().am_transport_mark();
                 loop {
-                    if !bsp.raw().am_transport_take()?.is_empty() {
+                    if !take(bsp)?.is_empty() {
                         break;
                     }
-                    bsp.raw().am_transport_wait(mark)?;
+                    wait(bsp, mark)?;
                 }
                 // SAFETY: as above.
                 unsafe { bsp.raw().am_transport_barrier(&mut |_| {}) }?;

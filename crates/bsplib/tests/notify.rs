@@ -13,6 +13,13 @@ use std::time::{Duration, Instant};
 use bsplib::{Error, ErrorKind, Runtime};
 use common::{configurations_with, expect_error, left, mpi_mode, right, scenario};
 
+/// `Raw::wait_notified`, an `unsafe` test hook.
+fn wait_notified(bsp: &bsplib::Bsp, ch: usize, target: u64) -> Result<(), Error> {
+    // SAFETY: every wait of these tests is for notifications other
+    // processes send, or ends with the run's failure or its deadline.
+    unsafe { bsp.raw().wait_notified(ch, target) }
+}
+
 #[test]
 fn notifications_are_counted_per_channel_and_process() {
     scenario(|bsp| {
@@ -24,8 +31,8 @@ fn notifications_are_counted_per_channel_and_process() {
                 bsp.raw().notify(right(bsp) as i64, 1)?;
             }
             bsp.raw().notify(right(bsp) as i64, 3)?;
-            bsp.raw().wait_notified(1, round * (l + 1))?;
-            bsp.raw().wait_notified(3, round)?;
+            wait_notified(bsp, 1, round * (l + 1))?;
+            wait_notified(bsp, 3, round)?;
             bsp.sync()?;
         }
         Ok(())
@@ -42,7 +49,7 @@ fn a_wait_ends_when_another_process_fails() {
                 bsp.send(bsp.nprocs() + 1, &[], &[1])?;
             }
             // Nobody notifies channel 2.
-            bsp.raw().wait_notified(2, 1)?;
+            wait_notified(bsp, 2, 1)?;
             Ok(())
         },
         |n, e| {
@@ -68,7 +75,7 @@ fn a_wait_for_a_notification_that_never_comes_ends_at_the_deadline() {
                 .fork_with_threads()
         }
         .run_portable(|bsp| {
-            bsp.raw().wait_notified(0, 1)?;
+            wait_notified(bsp, 0, 1)?;
             Ok(())
         });
         let e: Error = r.expect_err("nobody notifies");

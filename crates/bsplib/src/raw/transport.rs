@@ -28,13 +28,20 @@ impl Raw<'_> {
     /// Transport test hook, not part of the API: waits until this process
     /// has received `target` notifications in all on channel `ch`.
     ///
+    /// # Safety
+    ///
+    /// A transport test hook: nothing checks that what it waits for will
+    /// come (no other process may ever notify or post), so it can wait for
+    /// ever (or until the deadline). For the crate's own tests of the
+    /// transport.
+    ///
     /// # Errors
     ///
     /// A channel out of range; the run stopped, or its deadline passed,
     /// while waiting.
     #[doc(hidden)]
     #[track_caller]
-    pub fn wait_notified(&self, ch: usize, target: u64) -> Res {
+    pub unsafe fn wait_notified(&self, ch: usize, target: u64) -> Res {
         const CALL: &str = "bsp_wait";
         let loc = self.loc();
         let p = self.bsp.process();
@@ -92,12 +99,20 @@ impl Raw<'_> {
     /// Transport test hook, not part of the API: the records that arrived
     /// for this process, concatenated.
     ///
+    /// # Safety
+    ///
+    /// In a run in active-message mode, taking the records steals them
+    /// from the library's dispatch: a fence waiting for their
+    /// acknowledgements then waits for ever (or until the deadline). For
+    /// the crate's own tests of the transport, in runs that never enter
+    /// the mode.
+    ///
     /// # Errors
     ///
     /// A run stopped.
     #[doc(hidden)]
     #[track_caller]
-    pub fn am_transport_take(&self) -> Res<Vec<u8>> {
+    pub unsafe fn am_transport_take(&self) -> Res<Vec<u8>> {
         let loc = self.loc();
         let p = self.bsp.process();
         let mut out = Vec::new();
@@ -118,12 +133,19 @@ impl Raw<'_> {
     /// Transport test hook, not part of the API: waits until something
     /// may have arrived since `mark`.
     ///
+    /// # Safety
+    ///
+    /// A transport test hook: nothing checks that what it waits for will
+    /// come (no other process may ever notify or post), so it can wait for
+    /// ever (or until the deadline). For the crate's own tests of the
+    /// transport.
+    ///
     /// # Errors
     ///
     /// The run stopped, or its deadline passed, while waiting.
     #[doc(hidden)]
     #[track_caller]
-    pub fn am_transport_wait(&self, mark: u64) -> Res {
+    pub unsafe fn am_transport_wait(&self, mark: u64) -> Res {
         let loc = self.loc();
         let p = self.bsp.process();
         p.world
