@@ -11,7 +11,11 @@ Then, against crates/bsplib/LAYERS:
 - import cycles between top-level modules (the largest one's size);
 - upward references: an edge from a lower layer to a higher one;
 - modules in no layer;
-- source files over 800 lines, except those LAYERS names with a reason.
+- source files over 800 lines, except those LAYERS names with a reason;
+- in the layer named `extensions`, a reference from one extension to
+  another that LAYERS does not declare with a `uses: a -> b  reason`
+  line (an extension builds on another only through a declared
+  interface), and declarations no reference needs any more.
 
 LAYERS also holds the budget, `budget: cycle=N upward=N long=N`: the
 check fails when any count exceeds its budget (the layering got worse)
@@ -174,7 +178,7 @@ def main():
     cycles = sorted((c for c in sccs if len(c) > 1), key=len, reverse=True)
     cycle = len(cycles[0]) if cycles else 1
 
-    layer_of, budget, exempt = {}, {}, {}
+    layer_of, budget, exempt, declared = {}, {}, {}, {}
     for raw in open(LAYERS):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -188,6 +192,12 @@ def main():
         elif key == "long":
             path, _, why = rest.partition(" ")
             exempt[path] = why.strip()
+        elif key == "uses":
+            m = re.match(r"([a-z_0-9]+)\s*->\s*([a-z_0-9]+)\s+(\S.*)", rest)
+            if not m:
+                print(f"architecture: FAILED: `uses: {rest}` is not `uses: a -> b  reason`")
+                return 1
+            declared[(m.group(1), m.group(2))] = m.group(3)
         else:
             level = len(set(layer_of.values()))
             for m in rest.split():
@@ -199,6 +209,14 @@ def main():
         if a in layer_of and b in layer_of and layer_of[a][0] < layer_of[b][0]
     )
     unplaced = [m for m in modules if m not in layer_of]
+    inside = sorted(
+        (a, b)
+        for a in edges
+        for b in edges[a]
+        if layer_of.get(a, (0, ""))[1] == "extensions" and layer_of.get(b) == layer_of.get(a)
+    )
+    undeclared = [e for e in inside if e not in declared]
+    stale = [e for e in declared if e not in inside]
     too_long = [(p, n) for p, n in long if p not in exempt]
 
     if graph:
@@ -210,6 +228,10 @@ def main():
         print(f"upward: {a} ({layer_of[a][1]}) -> {b} ({layer_of[b][1]})")
     for m in unplaced:
         print(f"in no layer: {m}")
+    for a, b in undeclared:
+        print(f"undeclared: {a} -> {b} (extensions; declare it with `uses: {a} -> {b}  reason`)")
+    for a, b in stale:
+        print(f"stale: `uses: {a} -> {b}` declares a reference no code makes")
     for p, n in sorted(too_long, key=lambda x: -x[1]):
         print(f"over {MAX_LINES} lines: {p} ({n})")
     counts = {"cycle": cycle, "upward": len(upward), "long": len(too_long)}
@@ -219,7 +241,7 @@ def main():
             m=MAX_LINES, b=" ".join(f"{k}={budget.get(k, 0)}" for k in counts), **counts
         )
     )
-    failed = bool(unplaced)
+    failed = bool(unplaced) or bool(undeclared) or bool(stale)
     for k, v in counts.items():
         allowed = budget.get(k, 1 if k == "cycle" else 0)
         if v > allowed:
@@ -229,6 +251,8 @@ def main():
             print(f"architecture: {k} is {v}, under its budget {allowed}: lower the budget in crates/bsplib/LAYERS to keep the gain")
     if unplaced:
         print("architecture: FAILED: every top-level module belongs to a layer in crates/bsplib/LAYERS")
+    if undeclared or stale:
+        print("architecture: FAILED: the references between extensions and the `uses:` lines of crates/bsplib/LAYERS differ")
     return 1 if failed else 0
 
 

@@ -6,7 +6,7 @@ use crate::engine::DESCRIPTOR;
 use crate::mailbox::HpPut;
 use crate::mem::{pad8, put_len, Payload, Records, VECTOR};
 use crate::process::inbox::COLL_RECORD;
-use crate::rma::ACCUMULATE;
+use crate::mem::EXTENDED;
 
 /// What one process sent and received in one superstep (see `PROFILE.md`,
 /// "The h-relation").
@@ -75,7 +75,7 @@ pub(crate) fn count_puts(puts: Records<'_>) -> (u64, u64, u64, u64) {
             return (n, hp, bytes, 1);
         };
         let slot = slot as u64;
-        if slot & ACCUMULATE != 0 {
+        if slot & EXTENDED != 0 {
             // Not a put (its header is a word longer): counted as unknown
             // until accumulates have their own columns (PROFILE.md).
             return (n, hp, bytes, 1);
