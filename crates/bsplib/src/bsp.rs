@@ -103,6 +103,7 @@ impl Bsp {
         self.process.borrow().nprocs
     }
 
+    #[cfg(feature = "raw")]
     /// Sets how this process's errors name BSPlib's calls, for front doors
     /// in other languages: `names` maps the core's name of a call (C's:
     /// `bsp_put`, `bsp_push_reg`) to the one the caller knows (Fortran's

@@ -30,6 +30,7 @@ mod all_to_all;
 mod broadcast;
 mod descriptor;
 mod gather;
+#[cfg(feature = "raw")]
 pub mod level1;
 mod native;
 mod reduce;
@@ -97,7 +98,7 @@ impl Process {
 }
 
 /// The collectives, by the index their descriptors carry: the Rust
-/// methods, then the C functions of `bsp_level1.h` ([`level1`]), so that
+/// methods, then the C functions of `bsp_level1.h` (`level1`), so that
 /// a mismatch names the call the program made.
 pub(crate) const NAMES: [&str; 45] = [
     "broadcast",

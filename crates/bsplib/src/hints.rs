@@ -325,6 +325,7 @@ impl Process {
     }
 
     /// `bsp_sync_hint(flags)` from C: unknown bits stop the run.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn sync_hint_bits(&mut self, flags: i64, loc: Loc) -> Result<(), Error> {
         let hints = u32::try_from(flags).ok().and_then(Hints::from_bits);
         let Some(hints) = hints else {

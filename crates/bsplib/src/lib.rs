@@ -22,8 +22,9 @@
 //!
 //! The safe API is sound: local views of registered memory borrow the
 //! handle, and `sync` needs it mutably. The unbuffered operations
-//! ([`Bsp::hpput`], [`Bsp::hpget`]) are `unsafe fn`s, and [`Bsp::raw`] gives
-//! BSPlib's pointer API, on which the C interface sits.
+//! ([`Bsp::hpput`], [`Bsp::hpget`]) are `unsafe fn`s, and `Bsp::raw` (cargo
+//! feature `raw`) gives BSPlib's pointer API, on which the C interface
+//! sits.
 //!
 //! # Examples
 //!
@@ -84,6 +85,7 @@ mod error;
 mod exchange;
 mod hints;
 mod holds;
+#[cfg(feature = "raw")]
 #[doc(hidden)]
 pub mod launch;
 mod machine;
@@ -93,6 +95,7 @@ pub mod probe;
 mod process;
 mod profile;
 mod progress;
+#[cfg(feature = "raw")]
 pub mod raw;
 mod registration;
 pub mod rma;
@@ -106,7 +109,9 @@ mod window;
 pub use bsp::area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
-pub use collectives::{level1, Algorithm, Reducible};
+#[cfg(feature = "raw")]
+pub use collectives::level1;
+pub use collectives::{Algorithm, Reducible};
 pub use engine::Engine;
 pub use epoch::{Epoch, Lock, LockKind};
 pub use error::{Error, ErrorKind, SourceLocation};

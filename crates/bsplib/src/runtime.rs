@@ -476,6 +476,7 @@ mod process;
 mod report;
 mod start;
 
+#[cfg(feature = "raw")]
 pub(crate) use process::{new_process, InRun};
 use process::{process_main, watch_exits};
 pub(crate) use report::report;

@@ -154,6 +154,7 @@ impl Board {
     }
 
     /// Process `pid`'s word (`superstep << 2 | state`).
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn word(&self, pid: usize) -> &AtomicU64 {
         self.entry(pid)
     }
@@ -226,6 +227,7 @@ fn where_(superstep: u64, state: State) -> String {
 /// run's error was printed, and for each process its superstep and where
 /// it was, as a `process <pid>: <where>` phrase. `None` if no run mapped a
 /// board there.
+#[cfg_attr(not(feature = "raw"), allow(dead_code))]
 pub(crate) fn describe_fd(fd: i32) -> Option<(bool, Vec<(u64, String)>)> {
     // SAFETY: fstat writes the live struct it is given.
     let size = unsafe {

@@ -25,6 +25,7 @@ impl Reported {
 
     /// True once somebody claimed the report (it is printed, or being
     /// printed).
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn is_claimed(&self) -> bool {
         self.0.load(std::sync::atomic::Ordering::Acquire) != 0
     }

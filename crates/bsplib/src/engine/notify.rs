@@ -32,6 +32,7 @@ impl World {
     /// acquire ordering: what the notifiers did before notifying is
     /// visible after. Interrupted when the run is stopped, and by its
     /// deadline; otherwise a notification that never comes waits forever.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn wait_notified(&self, me: usize, ch: usize, target: u64) -> Result<(), Interrupt> {
         match &self.sync {
             Sync::Serial(s) => s.one().await_bell(&self.bells[me][ch], target),

@@ -8,16 +8,18 @@
 /// The `processes` engine: forking the run's processes, waiting for
 /// them, and telling a program's own forks from BSP processes.
 pub(crate) mod processes {
-    pub(crate) use crate::engine::processes::{
-        detach_stdin, fork, is_foreign, join, threads, watch_forks,
-    };
+    #[cfg(feature = "raw")]
+    pub(crate) use crate::engine::processes::detach_stdin;
+    pub(crate) use crate::engine::processes::{fork, is_foreign, join, threads, watch_forks};
 }
 
 /// The `mpi` engine: joining the job `mpirun` started, the ranks, and
 /// ending the job.
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi {
+    #[cfg(feature = "raw")]
+    pub(crate) use crate::engine::mpi::abort_with;
     pub(crate) use crate::engine::mpi::{
-        abort_with, all_gather_bytes, finalize_and_exit, join, world_rank, world_size,
+        all_gather_bytes, finalize_and_exit, join, world_rank, world_size,
     };
 }

@@ -265,6 +265,7 @@ impl Process {
     }
 
     /// The outgoing message buffer for `pid` (test hooks of `raw.rs`).
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn out_sends(&mut self, pid: usize) -> &mut crate::mem::AlignedBuf {
         &mut self.dest(pid).sends
     }
@@ -344,6 +345,7 @@ impl Process {
     }
 
     /// Checks a notification channel.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn check_channel(
         &self,
         ch: usize,

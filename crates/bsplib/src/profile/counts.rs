@@ -4,9 +4,9 @@
 
 use crate::engine::DESCRIPTOR;
 use crate::mailbox::HpPut;
+use crate::mem::EXTENDED;
 use crate::mem::{pad8, put_len, Payload, Records, VECTOR};
 use crate::process::inbox::COLL_RECORD;
-use crate::mem::EXTENDED;
 
 /// What one process sent and received in one superstep (see `PROFILE.md`,
 /// "The h-relation").

@@ -124,6 +124,7 @@ impl<T: Pod> Window<T> {
 
     /// [`check_bytes`](Window::check_bytes) for the raw entry points,
     /// whose offsets and lengths are bytes already: the byte offset.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn check_raw(
         &self,

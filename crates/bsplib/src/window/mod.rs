@@ -24,6 +24,7 @@ mod lock;
 mod lockword;
 mod memory;
 mod pscw;
+#[cfg(feature = "raw")]
 mod raw;
 
 pub(crate) use control::reserve;

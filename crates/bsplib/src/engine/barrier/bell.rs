@@ -37,6 +37,7 @@ impl<W: Wake> Barrier<W> {
     /// sets the sleep bit with a compare-exchange that fails if a
     /// notification came in between; a notifier that finds the bit set
     /// wakes it.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn await_bell(&self, bell: &AtomicU64, target: u64) -> Result<(), Interrupt> {
         self.await_bell_until(bell, target, None)
     }

@@ -169,6 +169,7 @@ impl Drop for OwnFork {
 
 /// Gives a forked process `/dev/null` as standard input: input belongs to
 /// process 0.
+#[cfg_attr(not(feature = "raw"), allow(dead_code))]
 pub(crate) fn detach_stdin() {
     // SAFETY: opening a file and duplicating a descriptor onto 0 only
     // changes this process's descriptor table.

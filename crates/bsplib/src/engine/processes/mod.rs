@@ -33,7 +33,9 @@ mod index;
 mod mapping;
 mod monitor;
 
-pub(crate) use fork::{detach_stdin, fork, is_foreign, threads, watch_forks};
+#[cfg(feature = "raw")]
+pub(crate) use fork::detach_stdin;
+pub(crate) use fork::{fork, is_foreign, threads, watch_forks};
 pub(crate) use futex::{futex_wait, futex_wake, Futex};
 use index::{Index, Own};
 pub(crate) use mapping::Mapping;
@@ -347,6 +349,7 @@ impl Shared {
     }
 
     /// Whether process 0 exits once the run is stopped.
+    #[cfg_attr(not(feature = "raw"), allow(dead_code))]
     pub(crate) fn exit_on_stop(&self, yes: bool) {
         self.exit_on_stop.store(yes, Ordering::Relaxed);
     }
