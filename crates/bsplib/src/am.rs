@@ -101,9 +101,7 @@ pub use counters::{Counter, CounterId, Counters};
 pub use handlers::{Arrival, Done, Handler, Handlers, Kind};
 pub use landing::{Landing, Target};
 pub use send::Source;
-pub(crate) use state::install;
-#[cfg(doc)]
-use state::AmState;
+pub(crate) use state::{install, AmState};
 
 use counters::{Cmpl, CounterCell};
 use dispatch::Pending;

@@ -282,6 +282,10 @@ pub(crate) fn install(p: &mut Process) {
 
 /// The checking mode is an extension of the process (`extension.rs`): it
 /// takes part around every sync and notes every put and hp region.
+impl crate::process::extension::Slotted for Checker {
+    const KEY: usize = 5;
+}
+
 impl Extension for Checker {
     fn wants(&self) -> u32 {
         AROUND_SYNC | NOTES

@@ -66,6 +66,10 @@ pub(crate) fn install(p: &mut Process) {
     p.install(CollState::default());
 }
 
+impl crate::process::extension::Slotted for CollState {
+    const KEY: usize = 3;
+}
+
 impl crate::process::extension::Extension for CollState {
     fn wants(&self) -> u32 {
         crate::process::extension::DESC

@@ -178,6 +178,10 @@ static ROUTES: crate::process::extension::Routes = crate::process::extension::Ro
 /// the [`ROUTE`](crate::process::extension::ROUTE) hook while an access or lock
 /// epoch is open (the code that opens and closes one calls
 /// `Process::rewatch`).
+impl crate::process::extension::Slotted for Epochs {
+    const KEY: usize = 1;
+}
+
 impl crate::process::extension::Extension for Epochs {
     fn wants(&self) -> u32 {
         if self.routing() {
@@ -190,13 +194,13 @@ impl crate::process::extension::Extension for Epochs {
 
 impl crate::process::extension::Slots {
     /// The process's one-sided state (installed in every process).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn epochs(&self) -> &Epochs {
         self.get().expect("one-sided state installed at the start")
     }
 
     /// The process's one-sided state, to change (see [`Slots::get_mut`](crate::process::extension::Slots::get_mut)).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn epochs_mut(&mut self) -> &mut Epochs {
         self.get_mut()
             .expect("one-sided state installed at the start")

@@ -205,6 +205,10 @@ pub(crate) fn install(p: &mut Process) {
     }
 }
 
+impl crate::process::extension::Slotted for HintState {
+    const KEY: usize = 4;
+}
+
 impl Extension for HintState {
     fn wants(&self) -> u32 {
         if self.watch {

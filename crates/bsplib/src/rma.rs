@@ -82,6 +82,10 @@ pub(crate) fn install(p: &mut crate::process::Process) {
     p.install(RmaState::default());
 }
 
+impl crate::process::extension::Slotted for RmaState {
+    const KEY: usize = 2;
+}
+
 impl crate::process::extension::Extension for RmaState {
     fn wants(&self) -> u32 {
         crate::process::extension::RECORDS

@@ -26,11 +26,12 @@ impl Process {
 
     /// Handles what arrived (a progress point).
     pub(crate) fn am_dispatch(&mut self, call: &'static str, loc: Loc) -> Result<(), Error> {
-        let Some(mut ctx) = self.ext.am_mut().ctx.take() else {
+        let am = self.ext.am_mut();
+        let serve = am.serve;
+        let Some(mut ctx) = am.ctx.take() else {
             return Ok(());
         };
         ctx.superstep = self.superstep;
-        let serve = self.ext.am().serve;
         let r = ctx.dispatch(&self.world, false).and_then(|()| match serve {
             Some(serve) => serve(&mut ctx, &mut self.ext, &self.reg, &self.world),
             None => Ok(()),

@@ -48,7 +48,7 @@ impl Bsp {
             }
             let ctx = Context::new(&mut p, handlers);
             p.ext.am_mut().switch = Some(Some(Box::new(ctx)));
-            p.rewatch();
+            p.rewatch::<super::AmState>();
             p.sync_name = (call != CALL).then_some(call);
         }
         let r = self.sync_at(loc);
@@ -93,7 +93,7 @@ impl Bsp {
                 ));
             }
             p.ext.am_mut().switch = Some(None);
-            p.rewatch();
+            p.rewatch::<super::AmState>();
             p.sync_name = (call != CALL).then_some(call);
         }
         let r = self.sync_at(loc);

@@ -57,6 +57,10 @@ static STEPS: SyncSteps = SyncSteps {
     end: Process::am_release_held,
 };
 
+impl crate::process::extension::Slotted for AmState {
+    const KEY: usize = 0;
+}
+
 impl Extension for AmState {
     /// The sync's [`BARRIER`] steps in active-message mode or when a
     /// sync switches into or out of it.
@@ -71,7 +75,7 @@ impl Extension for AmState {
 
 impl Slots {
     /// The process's active-message state (installed in every process).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn am(&self) -> &AmState {
         self.get()
             .expect("active-message state installed at the start")
@@ -79,7 +83,7 @@ impl Slots {
 
     /// The process's active-message state, to change: a change of `switch`
     /// is followed by `Process::rewatch`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn am_mut(&mut self) -> &mut AmState {
         self.get_mut()
             .expect("active-message state installed at the start")
@@ -116,7 +120,7 @@ fn after_barrier(p: &mut Process, all: u32, call: &'static str, loc: Loc) -> Res
     };
     if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
         am.switch = None;
-        p.rewatch();
+        p.rewatch::<AmState>();
         return Err(p.fail(
             ErrorKind::AmMismatch {
                 detail: "some processes entered or left active-message mode (am_init, \
@@ -134,7 +138,7 @@ fn after_barrier(p: &mut Process, all: u32, call: &'static str, loc: Loc) -> Res
         let held = am.ctx.as_ref().is_some_and(|c| c.holds_sends());
         am.active = next.is_some();
         am.ctx = next;
-        p.rewatch();
+        p.rewatch::<AmState>();
         if held {
             return Err(p.fail(
                 ErrorKind::AmMismatch {

@@ -70,7 +70,7 @@ impl Process {
             loc,
             accs: Vec::new(),
         });
-        self.rewatch();
+        self.rewatch::<super::Epochs>();
         Ok(())
     }
 
@@ -97,7 +97,7 @@ impl Process {
         };
         self.held_refuses(self.holds.check_wait(None), call, loc)?;
         let access = self.ext.epochs_mut().access.swap_remove(i);
-        self.rewatch();
+        self.rewatch::<super::Epochs>();
         self.holds.close_epoch(area_key(slot), false);
         let targets = &access.targets;
         let delivered = |ep: &Epochs| {

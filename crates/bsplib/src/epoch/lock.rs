@@ -82,7 +82,7 @@ impl Process {
             loc,
             acc: None,
         });
-        self.rewatch();
+        self.rewatch::<super::Epochs>();
         Ok(())
     }
 
@@ -147,7 +147,7 @@ impl Process {
             .epochs_mut()
             .locks
             .swap_remove(i.unwrap_or_default());
-        self.rewatch();
+        self.rewatch::<super::Epochs>();
         self.holds.close(&counted);
         let line = self.rma_line(slot, call, loc)?;
         let released = self.ext.epochs_mut().lines[&line].give_back(pid, h.exclusive);

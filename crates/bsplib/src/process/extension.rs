@@ -1,5 +1,5 @@
 //! How the layers above the core take part in a process: *slots* and
-//! *hook points* (ARCHITECTURE.md, "The core and its extensions").
+//! *hook points* (ARCHITECTURE.md, "Layers").
 //!
 //! An extension (fence hints, the checking mode, the profiler, ...) keeps
 //! its per-process state in a slot of the [`Process`]: a value of its own
@@ -16,6 +16,16 @@
 //! date when it is put back. A closure given to `with_ext` must not
 //! sync: the slot is out while it runs, and the sync's hook points
 //! would miss it (debug builds assert this).
+//!
+//! Hooks come in two forms. Most are methods of [`Extension`], called on
+//! the state taken out of its slot (hints, accumulate, checking mode,
+//! profiler, collectives). The two whose extensions are written as
+//! methods of the process, reaching several slots at once (the epochs'
+//! [`ROUTE`], the active messages' [`BARRIER`]), are tables of functions
+//! ([`Routes`], [`SyncSteps`]) the extension sets at install: they run
+//! with every slot in place, and reach their state through
+//! [`Slots::get_mut`]. A slot's type is kept beside it, so a lookup is a
+//! short scan of `TypeId`s (a handful of slots), no virtual call.
 
 use std::any::{Any, TypeId};
 
@@ -225,6 +235,21 @@ impl Extension for DefaultDesc {
     }
 }
 
+/// The number of slot keys ([`Slotted::KEY`] is below it).
+pub(crate) const KEYS: usize = 16;
+
+/// An extension's state type with its slot key: a number below [`KEYS`]
+/// the extension picks, unique among the extensions (installing two types
+/// with one key panics, at the start of every process: the tests would
+/// see it), so that a lookup is an index, not a search.
+pub(crate) trait Slotted: Extension + Sized {
+    /// This type's key.
+    const KEY: usize;
+}
+
+/// No slot for a key (in [`Slots::index`]).
+const NONE: u8 = u8::MAX;
+
 /// One slot: the state (out while a hook or `with_ext` runs) and what it
 /// wanted when last put back.
 struct Slot {
@@ -236,16 +261,36 @@ struct Slot {
 
 /// The slots of one process, in the order they were installed (hooks run
 /// in that order).
-#[derive(Default)]
 pub(crate) struct Slots {
     slots: Vec<Slot>,
+    /// By key, the position of its slot in `slots` ([`NONE`]: none).
+    index: [u8; KEYS],
     /// The [`ROUTE`] hook, when an extension routes transfers.
     routes: Option<&'static Routes>,
     /// The [`BARRIER`] hook, when an extension takes part in barrier A.
     steps: Option<&'static SyncSteps>,
 }
 
+impl Default for Slots {
+    fn default() -> Self {
+        Slots {
+            slots: Vec::new(),
+            index: [NONE; KEYS],
+            routes: None,
+            steps: None,
+        }
+    }
+}
+
 impl Slots {
+    /// The position in `slots` of `T`'s slot.
+    #[inline(always)]
+    fn position<T: Slotted>(&self) -> Option<usize> {
+        const { assert!(T::KEY < KEYS) };
+        let i = self.index[T::KEY];
+        (i != NONE).then_some(usize::from(i))
+    }
+
     /// The union of what the slots want.
     fn watch(&self) -> u32 {
         self.slots.iter().fold(0, |w, s| w | s.wants)
@@ -255,33 +300,24 @@ impl Slots {
     /// method of the slots, not of the process: it borrows this field
     /// only, so an extension's code may hold it while it reads the
     /// core's other fields.
-    #[inline]
-    pub(crate) fn get<T: Extension>(&self) -> Option<&T> {
-        let id = TypeId::of::<T>();
-        let state = self
-            .slots
-            .iter()
-            .find(|s| s.type_id == id)?
-            .state
-            .as_deref()?;
-        // SAFETY: the slot's `type_id` is that of the value `state` boxes
-        // (`Process::install` set both), so the data pointer of the `dyn`
-        // is a `T`.
+    #[inline(always)]
+    pub(crate) fn get<T: Slotted>(&self) -> Option<&T> {
+        let state = self.slots[self.position::<T>()?].state.as_deref()?;
+        // SAFETY: the slot at `T::KEY`'s position holds a `T`: `install`
+        // is the only writer of `index` and of a slot's state besides the
+        // hooks, which put back what they took, and it refuses a second
+        // type with the same key; so the data pointer of the `dyn` is a
+        // `T`.
         Some(unsafe { &*std::ptr::from_ref(state).cast::<T>() })
     }
 
     /// [`get`](Slots::get), mutably: for changes that leave what the
     /// extension [`wants`](Extension::wants) as it was (those go through
     /// [`Process::with_ext`], or are followed by [`Process::rewatch`]).
-    #[inline]
-    pub(crate) fn get_mut<T: Extension>(&mut self) -> Option<&mut T> {
-        let id = TypeId::of::<T>();
-        let state = self
-            .slots
-            .iter_mut()
-            .find(|s| s.type_id == id)?
-            .state
-            .as_deref_mut()?;
+    #[inline(always)]
+    pub(crate) fn get_mut<T: Slotted>(&mut self) -> Option<&mut T> {
+        let i = self.position::<T>()?;
+        let state = self.slots[i].state.as_deref_mut()?;
         // SAFETY: as for `get`.
         Some(unsafe { &mut *std::ptr::from_mut(state).cast::<T>() })
     }
@@ -289,43 +325,54 @@ impl Slots {
 
 impl Process {
     /// Installs `state` as the slot of its type (replacing an earlier one).
-    pub(crate) fn install<T: Extension>(&mut self, state: T) {
+    pub(crate) fn install<T: Slotted>(&mut self, state: T) {
         let wants = state.wants();
         let state: Box<dyn Extension> = Box::new(state);
         match self.slot_of::<T>() {
             Some(i) => {
+                assert!(
+                    self.ext.slots[i].type_id == TypeId::of::<T>(),
+                    "two extensions with the slot key {}",
+                    T::KEY
+                );
                 self.ext.slots[i] = Slot {
                     type_id: TypeId::of::<T>(),
                     state: Some(state),
                     wants,
                 }
             }
-            None => self.ext.slots.push(Slot {
-                type_id: TypeId::of::<T>(),
-                state: Some(state),
-                wants,
-            }),
+            None => {
+                self.ext.index[T::KEY] = u8::try_from(self.ext.slots.len()).expect("few slots");
+                self.ext.slots.push(Slot {
+                    type_id: TypeId::of::<T>(),
+                    state: Some(state),
+                    wants,
+                })
+            }
         }
         self.watch = self.ext.watch();
     }
 
     /// The index of the slot holding a `T`.
-    fn slot_of<T: Extension>(&self) -> Option<usize> {
-        let id = TypeId::of::<T>();
-        self.ext.slots.iter().position(|s| s.type_id == id)
+    fn slot_of<T: Slotted>(&self) -> Option<usize> {
+        self.ext.position::<T>()
     }
 
     /// The extension state of type `T`, if installed.
     #[inline]
-    pub(crate) fn ext<T: Extension>(&self) -> Option<&T> {
+    pub(crate) fn ext<T: Slotted>(&self) -> Option<&T> {
         self.ext.get::<T>()
     }
 
-    /// Brings `watch` up to date after an extension changed what it wants
-    /// through [`Slots::get_mut`].
-    pub(crate) fn rewatch(&mut self) {
-        for s in &mut self.ext.slots {
-            if let Some(state) = &s.state {
+    /// Brings `watch` up to date after the extension of type `T` changed
+    /// what it wants through [`Slots::get_mut`].
+    #[inline]
+    pub(crate) fn rewatch<T: Slotted>(&mut self) {
+        if let Some(s) = self.ext.position::<T>().map(|i| &mut self.ext.slots[i]) {
+            if let Some(state) = s.state.as_deref() {
+                // SAFETY: the slot's `type_id` is `T`'s (`install`); the
+                // call is then a static one.
+                let state = unsafe { &*std::ptr::from_ref(state).cast::<T>() };
                 s.wants = state.wants();
             }
         }
@@ -335,7 +382,7 @@ impl Process {
     /// Runs `f` with the extension state of type `T` (installed first with
     /// `init` if there is none) and this process; `watch` follows what
     /// the state wants afterwards.
-    pub(crate) fn with_ext<T: Extension, R>(
+    pub(crate) fn with_ext<T: Slotted, R>(
         &mut self,
         init: impl FnOnce() -> T,
         f: impl FnOnce(&mut T, &mut Process) -> R,
@@ -362,7 +409,7 @@ impl Process {
     }
 
     /// [`with_ext`](Process::with_ext) if a `T` is installed, else `None`.
-    pub(crate) fn if_ext<T: Extension, R>(
+    pub(crate) fn if_ext<T: Slotted, R>(
         &mut self,
         f: impl FnOnce(&mut T, &mut Process) -> R,
     ) -> Option<R> {

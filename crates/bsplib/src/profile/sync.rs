@@ -45,6 +45,10 @@ impl Recorder {
     }
 }
 
+impl crate::process::extension::Slotted for Recorder {
+    const KEY: usize = 6;
+}
+
 impl Extension for Recorder {
     fn wants(&self) -> u32 {
         AROUND_SYNC

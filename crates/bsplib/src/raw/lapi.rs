@@ -37,7 +37,7 @@ impl Raw<'_> {
             }
             let ctx = crate::am::Context::new_c(&mut p);
             p.ext.am_mut().switch = Some(Some(Box::new(ctx)));
-            p.rewatch();
+            p.rewatch::<crate::am::AmState>();
         }
         Self::lapi_sync(bsp, loc, CALL)
     }
@@ -65,7 +65,7 @@ impl Raw<'_> {
                 ));
             }
             p.ext.am_mut().switch = Some(None);
-            p.rewatch();
+            p.rewatch::<crate::am::AmState>();
         }
         Self::lapi_sync(bsp, loc, CALL)
     }

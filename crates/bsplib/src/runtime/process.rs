@@ -141,11 +141,14 @@ pub(crate) fn new_process(pid: usize, world: Arc<World>, start: Instant) -> Proc
         crate::progress::start(&world);
     }
     let mut p = Process::new(pid, world, start);
-    crate::hints::install(&mut p);
-    crate::rma::install(&mut p);
+    // The order is that of the lookups' scans (the active messages' and
+    // the epochs' state are read most) and of the AROUND_SYNC hooks (the
+    // checking mode's before the profiler's).
     crate::am::install(&mut p);
     crate::epoch::install(&mut p);
+    crate::rma::install(&mut p);
     crate::collectives::install(&mut p);
+    crate::hints::install(&mut p);
     crate::check::install(&mut p);
     crate::profile::install(&mut p);
     p

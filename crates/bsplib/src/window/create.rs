@@ -25,6 +25,10 @@ pub(crate) struct Regions {
 
 /// A process's window regions are an extension slot of the process
 /// (`extension.rs`), made by its first window; no hook point.
+impl crate::process::extension::Slotted for Regions {
+    const KEY: usize = 7;
+}
+
 impl crate::process::extension::Extension for Regions {
     fn wants(&self) -> u32 {
         0
