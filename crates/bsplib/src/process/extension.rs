@@ -417,6 +417,29 @@ impl Process {
         Some(self.with_ext(|| unreachable!("installed"), f))
     }
 
+    /// Runs `hook` on slot `i`'s state, taken out of the process for the
+    /// call (so the hook holds its state and the process at once), and
+    /// puts it back with what it wants now; `None` if the slot is out
+    /// already (a hook point reached from inside a hook: a bug, which
+    /// debug builds assert; the hooks that must not be skipped panic).
+    fn call_slot<R>(
+        &mut self,
+        i: usize,
+        hook: impl FnOnce(&mut dyn Extension, &mut Process) -> R,
+    ) -> Option<R> {
+        let Some(mut state) = self.ext.slots[i].state.take() else {
+            debug_assert!(
+                false,
+                "a hook point reached while its extension's slot is out"
+            );
+            return None;
+        };
+        let result = hook(&mut *state, self);
+        self.ext.slots[i].wants = state.wants();
+        self.ext.slots[i].state = Some(state);
+        Some(result)
+    }
+
     /// Runs hook `point` of every slot that wants it, in installation
     /// order, stopping at the first error.
     #[cold]
@@ -431,16 +454,7 @@ impl Process {
             if self.ext.slots[i].wants & point == 0 {
                 continue;
             }
-            let Some(mut state) = self.ext.slots[i].state.take() else {
-                debug_assert!(
-                    false,
-                    "a hook point reached while its extension's slot is out"
-                );
-                continue;
-            };
-            result = hook(&mut *state, self);
-            self.ext.slots[i].wants = state.wants();
-            self.ext.slots[i].state = Some(state);
+            result = self.call_slot(i, &mut hook).unwrap_or(Ok(()));
             if result.is_err() {
                 break;
             }
@@ -464,18 +478,9 @@ impl Process {
             if self.ext.slots[i].wants & AROUND_SYNC == 0 {
                 continue;
             }
-            let Some(mut state) = self.ext.slots[i].state.take() else {
-                debug_assert!(
-                    false,
-                    "a hook point reached while its extension's slot is out"
-                );
-                continue;
-            };
-            let r = state.after_sync(self, loc, ok);
-            self.ext.slots[i].wants = state.wants();
-            self.ext.slots[i].state = Some(state);
+            let r = self.call_slot(i, |e, p| e.after_sync(p, loc, ok));
             if after.is_ok() {
-                after = r;
+                after = r.unwrap_or(Ok(()));
             }
         }
         self.watch = self.ext.watch();
@@ -550,13 +555,8 @@ impl Process {
                 detail: "is of a kind this process does not take".into(),
             });
         };
-        let mut state = self.ext.slots[i]
-            .state
-            .take()
-            .expect("extension slot in use");
-        let result = state.records(self, records, section);
-        self.ext.slots[i].state = Some(state);
-        result
+        self.call_slot(i, |e, p| e.records(p, records, section))
+            .expect("extension slot in use")
     }
 
     /// The slot that takes hook point `point` (the first that wants it).
@@ -577,13 +577,8 @@ impl Process {
         let Some(i) = self.taker(DESC) else {
             return DefaultDesc.desc_mismatch(self, loc);
         };
-        let mut state = self.ext.slots[i]
-            .state
-            .take()
-            .expect("extension slot in use");
-        let err = state.desc_mismatch(self, loc);
-        self.ext.slots[i].state = Some(state);
-        err
+        self.call_slot(i, |e, p| e.desc_mismatch(p, loc))
+            .expect("extension slot in use")
     }
 
     /// Hook point [`DESC`]: after the sync's steps; nothing to do unless
@@ -597,13 +592,8 @@ impl Process {
             self.sync_desc = None;
             return Ok(());
         };
-        let mut state = self.ext.slots[i]
-            .state
-            .take()
-            .expect("extension slot in use");
-        let result = state.desc_check(self, loc);
-        self.ext.slots[i].state = Some(state);
-        result
+        self.call_slot(i, |e, p| e.desc_check(p, loc))
+            .expect("extension slot in use")
     }
 
     /// Sets the [`ROUTE`] hook (one extension routes transfers).
