@@ -13,7 +13,7 @@ Then, against crates/bsplib/LAYERS:
 - modules in no layer;
 - source files over 800 lines, except those LAYERS names with a reason;
 - in the layer named `extensions`, a reference from one extension to
-  another that LAYERS does not declare with a `uses: a -> b  reason`
+  another that LAYERS does not declare with a `# uses: a -> b  reason`
   line (an extension builds on another only through a declared
   interface), and declarations no reference needs any more.
 
@@ -180,6 +180,8 @@ def main():
 
     layer_of, budget, exempt, declared = {}, {}, {}, {}
     for raw in open(LAYERS):
+        if raw.startswith("# uses:"):
+            raw = raw[2:]
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -229,9 +231,9 @@ def main():
     for m in unplaced:
         print(f"in no layer: {m}")
     for a, b in undeclared:
-        print(f"undeclared: {a} -> {b} (extensions; declare it with `uses: {a} -> {b}  reason`)")
+        print(f"undeclared: {a} -> {b} (extensions; declare it with `# uses: {a} -> {b}  reason`)")
     for a, b in stale:
-        print(f"stale: `uses: {a} -> {b}` declares a reference no code makes")
+        print(f"stale: `# uses: {a} -> {b}` declares a reference no code makes")
     for p, n in sorted(too_long, key=lambda x: -x[1]):
         print(f"over {MAX_LINES} lines: {p} ({n})")
     counts = {"cycle": cycle, "upward": len(upward), "long": len(too_long)}
@@ -252,7 +254,7 @@ def main():
     if unplaced:
         print("architecture: FAILED: every top-level module belongs to a layer in crates/bsplib/LAYERS")
     if undeclared or stale:
-        print("architecture: FAILED: the references between extensions and the `uses:` lines of crates/bsplib/LAYERS differ")
+        print("architecture: FAILED: the references between extensions and the `# uses:` lines of crates/bsplib/LAYERS differ")
     return 1 if failed else 0
 
 
