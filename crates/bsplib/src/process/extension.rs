@@ -283,12 +283,46 @@ impl Default for Slots {
 }
 
 impl Slots {
-    /// The position in `slots` of `T`'s slot.
+    /// The position in `slots` of `T`'s slot: the one its key names, if
+    /// that slot holds a `T` (two types with one key are refused at
+    /// install; this check keeps a lookup of a type never installed, whose
+    /// key another type took, from finding that other type's slot).
     #[inline(always)]
     fn position<T: Slotted>(&self) -> Option<usize> {
         const { assert!(T::KEY < KEYS) };
         let i = self.index[T::KEY];
-        (i != NONE).then_some(usize::from(i))
+        (i != NONE && self.slots[usize::from(i)].type_id == TypeId::of::<T>())
+            .then_some(usize::from(i))
+    }
+
+    /// Puts `state` in the slot of its type (replacing an earlier one);
+    /// panics if another type has its key.
+    fn insert<T: Slotted>(&mut self, state: T) {
+        let wants = state.wants();
+        let state: Box<dyn Extension> = Box::new(state);
+        let taken = self.index[T::KEY];
+        assert!(
+            taken == NONE || self.slots[usize::from(taken)].type_id == TypeId::of::<T>(),
+            "two extensions with the slot key {}",
+            T::KEY
+        );
+        match self.position::<T>() {
+            Some(i) => {
+                self.slots[i] = Slot {
+                    type_id: TypeId::of::<T>(),
+                    state: Some(state),
+                    wants,
+                }
+            }
+            None => {
+                self.index[T::KEY] = u8::try_from(self.slots.len()).expect("few slots");
+                self.slots.push(Slot {
+                    type_id: TypeId::of::<T>(),
+                    state: Some(state),
+                    wants,
+                })
+            }
+        }
     }
 
     /// The union of what the slots want.
@@ -303,10 +337,10 @@ impl Slots {
     #[inline(always)]
     pub(crate) fn get<T: Slotted>(&self) -> Option<&T> {
         let state = self.slots[self.position::<T>()?].state.as_deref()?;
-        // SAFETY: the slot at `T::KEY`'s position holds a `T`: `install`
-        // is the only writer of `index` and of a slot's state besides the
-        // hooks, which put back what they took, and it refuses a second
-        // type with the same key; so the data pointer of the `dyn` is a
+        // SAFETY: `position` found a slot whose `type_id` is `T`'s, and
+        // a slot's `type_id` is that of the value its state boxes (set
+        // together by `insert`, the only writer of both; the hooks put
+        // back the state they took): the data pointer of the `dyn` is a
         // `T`.
         Some(unsafe { &*std::ptr::from_ref(state).cast::<T>() })
     }
@@ -326,30 +360,7 @@ impl Slots {
 impl Process {
     /// Installs `state` as the slot of its type (replacing an earlier one).
     pub(crate) fn install<T: Slotted>(&mut self, state: T) {
-        let wants = state.wants();
-        let state: Box<dyn Extension> = Box::new(state);
-        match self.slot_of::<T>() {
-            Some(i) => {
-                assert!(
-                    self.ext.slots[i].type_id == TypeId::of::<T>(),
-                    "two extensions with the slot key {}",
-                    T::KEY
-                );
-                self.ext.slots[i] = Slot {
-                    type_id: TypeId::of::<T>(),
-                    state: Some(state),
-                    wants,
-                }
-            }
-            None => {
-                self.ext.index[T::KEY] = u8::try_from(self.ext.slots.len()).expect("few slots");
-                self.ext.slots.push(Slot {
-                    type_id: TypeId::of::<T>(),
-                    state: Some(state),
-                    wants,
-                })
-            }
-        }
+        self.ext.insert(state);
         self.watch = self.ext.watch();
     }
 
@@ -370,8 +381,8 @@ impl Process {
     pub(crate) fn rewatch<T: Slotted>(&mut self) {
         if let Some(s) = self.ext.position::<T>().map(|i| &mut self.ext.slots[i]) {
             if let Some(state) = s.state.as_deref() {
-                // SAFETY: the slot's `type_id` is `T`'s (`install`); the
-                // call is then a static one.
+                // SAFETY: `position` found a slot whose `type_id` is
+                // `T`'s (see `Slots::get`); the call is then a static one.
                 let state = unsafe { &*std::ptr::from_ref(state).cast::<T>() };
                 s.wants = state.wants();
             }
@@ -398,7 +409,8 @@ impl Process {
             .state
             .take()
             .expect("extension slot in use");
-        // SAFETY: the slot's `type_id` is `T`'s (`install`), so the data
+        // SAFETY: slot `i` was found by `position` (or just installed) for
+        // `T`: its `type_id` is `T`'s (see `Slots::get`), so the data
         // pointer of the `dyn` is a `T`.
         let typed = unsafe { &mut *std::ptr::from_mut(&mut *state).cast::<T>() };
         let result = f(typed, self);
@@ -649,5 +661,54 @@ impl Process {
                 Ok(())
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct A(u32);
+    struct B;
+
+    impl Extension for A {
+        fn wants(&self) -> u32 {
+            self.0
+        }
+    }
+    impl Slotted for A {
+        const KEY: usize = 9;
+    }
+    impl Extension for B {
+        fn wants(&self) -> u32 {
+            0
+        }
+    }
+    impl Slotted for B {
+        const KEY: usize = 9;
+    }
+
+    #[test]
+    fn a_lookup_finds_its_own_type_only() {
+        let mut slots = Slots::default();
+        assert!(slots.get::<A>().is_none());
+        slots.insert(A(TRANSFER));
+        assert_eq!(slots.get::<A>().map(|a| a.0), Some(TRANSFER));
+        assert_eq!(slots.watch(), TRANSFER);
+        // B has A's key but was never installed: not found, never A's
+        // slot read as a B.
+        assert!(slots.get::<B>().is_none());
+        assert!(slots.get_mut::<B>().is_none());
+        slots.insert(A(NOTES));
+        assert_eq!(slots.get::<A>().map(|a| a.0), Some(NOTES));
+        assert_eq!(slots.slots.len(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "two extensions with the slot key 9")]
+    fn two_types_with_one_key_are_refused() {
+        let mut slots = Slots::default();
+        slots.insert(A(0));
+        slots.insert(B);
     }
 }
