@@ -104,6 +104,7 @@ impl Bsp {
     }
 
     #[cfg(feature = "raw")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
     /// Sets how this process's errors name BSPlib's calls, for front doors
     /// in other languages: `names` maps the core's name of a call (C's:
     /// `bsp_put`, `bsp_push_reg`) to the one the caller knows (Fortran's

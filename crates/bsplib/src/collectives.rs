@@ -31,6 +31,7 @@ mod broadcast;
 mod descriptor;
 mod gather;
 #[cfg(feature = "raw")]
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 pub mod level1;
 mod native;
 mod reduce;

@@ -71,6 +71,7 @@
 //! documented in the README of its folder in the source tree.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod am;
 mod bsmp;
@@ -86,6 +87,7 @@ mod exchange;
 mod hints;
 mod holds;
 #[cfg(feature = "raw")]
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 #[doc(hidden)]
 pub mod launch;
 mod machine;
@@ -96,6 +98,7 @@ mod process;
 mod profile;
 mod progress;
 #[cfg(feature = "raw")]
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 pub mod raw;
 mod registration;
 pub mod rma;
@@ -110,6 +113,7 @@ pub use bsp::area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 #[cfg(feature = "raw")]
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 pub use collectives::level1;
 pub use collectives::{Algorithm, Reducible};
 pub use engine::Engine;

@@ -119,6 +119,7 @@ impl<'a> Raw<'a> {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 impl Bsp {
     /// The raw layer: BSPlib's pointer API, for the C interface and for
     /// callers that manage memory themselves.

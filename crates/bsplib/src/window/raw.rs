@@ -9,6 +9,7 @@ use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::rma::Op;
 
+#[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 impl<T: Pod> Window<T> {
     /// The first byte of this process's own memory of the window (the C
     /// interface gives it to the program, whose rule is MPI's: lock one's
