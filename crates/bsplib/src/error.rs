@@ -572,7 +572,20 @@ fn not_registered(addr: usize) -> String {
 ///
 /// Supersteps are numbered from 0: the code before the first `sync` is
 /// superstep 0.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` prints what `Display` does (so an `Error` returned from `main`
+/// reads as a sentence); `{:#?}` prints the fields.
+///
+/// # Examples
+///
+/// ```
+/// let err = bsplib::Runtime::new(1)
+///     .run(|bsp| bsp.put(3, &[1u8], &bsplib::Area::<u8>::new(bsp, 1), 0))
+///     .unwrap_err();
+/// assert_eq!(format!("{err:?}"), format!("{err}"));
+/// assert!(format!("{err:#?}").starts_with("Error {"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
     call: &'static str,
@@ -652,6 +665,21 @@ impl fmt::Display for Error {
             write!(f, ", {loc}")?;
         }
         write!(f, "): {}", self.kind)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("call", &self.call)
+            .field("pid", &self.pid)
+            .field("superstep", &self.superstep)
+            .field("location", &self.location)
+            .finish()
     }
 }
 
