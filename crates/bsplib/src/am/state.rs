@@ -73,6 +73,17 @@ impl Extension for AmState {
     }
 }
 
+impl AmState {
+    /// Whether the process is in active-message mode after the coming
+    /// sync (the switch it makes, else the mode it is in).
+    fn in_mode_after(&self) -> bool {
+        match &self.switch {
+            Some(next) => next.is_some(),
+            None => self.ctx.is_some(),
+        }
+    }
+}
+
 impl Slots {
     /// The process's active-message state (installed in every process).
     #[inline(always)]
@@ -98,10 +109,7 @@ fn before_barrier(p: &mut Process, call: &'static str, loc: Loc) -> Result<u32, 
         p.am_fence(call, loc)?;
     }
     let am = p.ext.am();
-    let after = match &am.switch {
-        Some(next) => next.is_some(),
-        None => am.ctx.is_some(),
-    };
+    let after = am.in_mode_after();
     Ok(match (am.ctx.is_some() || after, after) {
         (false, _) => 0,
         (true, true) => AM_ON,
@@ -114,10 +122,7 @@ fn before_barrier(p: &mut Process, call: &'static str, loc: Loc) -> Result<u32, 
 /// fails the run (some switched, others did not); then the switch.
 fn after_barrier(p: &mut Process, all: u32, call: &'static str, loc: Loc) -> Result<(), Error> {
     let am = p.ext.am_mut();
-    let after = match &am.switch {
-        Some(next) => next.is_some(),
-        None => am.ctx.is_some(),
-    };
+    let after = am.in_mode_after();
     if (all & AM_ON != 0 && !after) || (all & AM_OFF != 0 && after) {
         am.switch = None;
         p.rewatch::<AmState>();

@@ -405,17 +405,15 @@ impl Process {
                 self.ext.slots.len() - 1
             }
         };
-        let mut state = self.ext.slots[i]
-            .state
-            .take()
+        let result = self
+            .call_slot(i, |state, p| {
+                // SAFETY: slot `i` was found by `position` (or just
+                // installed) for `T`: its `type_id` is `T`'s (see
+                // `Slots::get`), so the data pointer of the `dyn` is a `T`.
+                let typed = unsafe { &mut *std::ptr::from_mut(state).cast::<T>() };
+                f(typed, p)
+            })
             .expect("extension slot in use");
-        // SAFETY: slot `i` was found by `position` (or just installed) for
-        // `T`: its `type_id` is `T`'s (see `Slots::get`), so the data
-        // pointer of the `dyn` is a `T`.
-        let typed = unsafe { &mut *std::ptr::from_mut(&mut *state).cast::<T>() };
-        let result = f(typed, self);
-        self.ext.slots[i].wants = state.wants();
-        self.ext.slots[i].state = Some(state);
         self.watch = self.ext.watch();
         result
     }
