@@ -167,7 +167,7 @@ fn profile(dir: &Path) {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             for _ in 0..2 {
-                bsp.put(1 - bsp.pid(), &[7u64; 64], &x, 0)?;
+                bsp.put(1 - bsp.pid(), &x, 0, &[7u64; 64])?;
                 bsp.sync()?;
             }
             Ok(())

@@ -31,7 +31,7 @@ fn spmd(bsp: &mut Bsp) -> Result<Report, Error> {
 
     // Superstep 1: send our pid to the right neighbour.
     let right = (pid + 1) % p;
-    bsp.put(right, &[pid as u64], &inbox, 0)?;
+    bsp.put(right, &inbox, 0, &[pid as u64])?;
     bsp.sync()?;
 
     let received = inbox.as_slice(bsp)[0];

@@ -49,7 +49,7 @@ fn bspip(bsp: &mut Bsp, x: &[f64], y: &[f64]) -> Result<f64, Error> {
 
     let local = compensated_sum(x.iter().zip(y).map(|(a, b)| a * b));
     for t in 0..p {
-        bsp.put(t, &[local], &inprod, pid)?;
+        bsp.put(t, &inprod, pid, &[local])?;
     }
     bsp.sync()?;
 

@@ -233,7 +233,7 @@ fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool, only_lock: bool) -> Result
             let mut err = Ok(());
             let t = time(reps, || {
                 if err.is_ok() {
-                    err = bsp.put(right, &src, &dst, 0).and_then(|()| bsp.sync());
+                    err = bsp.put(right, &dst, 0, &src).and_then(|()| bsp.sync());
                 }
             });
             std::mem::replace(&mut err, Ok(()))?;
@@ -244,7 +244,7 @@ fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool, only_lock: bool) -> Result
                     if err.is_ok() {
                         // SAFETY: `src` lives, unchanged, until after the
                         // sync; nothing else touches `dst` meanwhile.
-                        err = unsafe { bsp.hpput(right, &src, &dst, 0) }.and_then(|()| bsp.sync());
+                        err = unsafe { bsp.hpput(right, &dst, 0, &src) }.and_then(|()| bsp.sync());
                     }
                 });
                 std::mem::replace(&mut err, Ok(()))?;
@@ -255,7 +255,7 @@ fn bench(bsp: &mut Bsp, quick: bool, only_coll: bool, only_lock: bool) -> Result
                 let t = time(reps, || {
                     if err.is_ok() {
                         err = bsp
-                            .get(right, &dst, 0, &got, 0, len)
+                            .get(right, &dst, 0, got.range(..len))
                             .and_then(|()| bsp.sync());
                     }
                 });
@@ -308,7 +308,7 @@ fn round_trips(
     bsp.push_reg(&ids)?;
     bsp.sync()?;
     if me == 1 {
-        bsp.put(0, &[asked.id()], &ids, 0)?;
+        bsp.put(0, &ids, 0, &[asked.id()])?;
     }
     bsp.sync()?;
     let theirs = ids.as_slice(bsp)[0];

@@ -129,8 +129,8 @@ fn soak(bsp: &mut Bsp, steps: u64, intervals: u64) -> Result<Report, Error> {
     for step in 1..=steps {
         let stamp_now = [s as u64, step];
         stamp.as_mut_slice(bsp).copy_from_slice(&stamp_now);
-        bsp.put(right, &stamp_now, &boxed, 0)?;
-        bsp.get(left, &stamp, 0, &got, 0, 2)?;
+        bsp.put(right, &boxed, 0, &stamp_now)?;
+        bsp.get(left, &stamp, 0, got.range(..2))?;
         bsp.send(left, &step.to_ne_bytes(), &(s as u64).to_ne_bytes())?;
         match step % 1024 {
             0 => {
@@ -140,7 +140,7 @@ fn soak(bsp: &mut Bsp, steps: u64, intervals: u64) -> Result<Report, Error> {
             }
             256 => {
                 if let Some(a) = &extra {
-                    bsp.put(right, &[step, s as u64], a, 3)?;
+                    bsp.put(right, a, 3, &[step, s as u64])?;
                 }
             }
             512 => {

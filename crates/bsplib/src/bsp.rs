@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use bytemuck::Pod;
 
-use crate::bsp::area::Area;
+use crate::bsp::area::{Area, AreaRange};
 use crate::error::{Error, ErrorKind};
 use crate::process::Process;
 
@@ -120,7 +120,7 @@ impl Bsp {
     ///     let x = bsplib::Area::from_vec(bsp, vec![0u32; 1]);
     ///     bsp.push_reg(&x)?;
     ///     bsp.sync()?;
-    ///     bsp.get(0, &x, 1, &x, 0, 1)?; // past the end of x on process 0
+    ///     bsp.get(0, &x, 1, x.range(..1))?; // past the end of x on process 0
     ///     bsp.sync()
     /// })
     /// .unwrap_err();

@@ -580,7 +580,7 @@ fn not_registered(addr: usize) -> String {
 ///
 /// ```
 /// let err = bsplib::Runtime::new(1)
-///     .run(|bsp| bsp.put(3, &[1u8], &bsplib::Area::<u8>::new(bsp, 1), 0))
+///     .run(|bsp| bsp.put(3, &bsplib::Area::<u8>::new(bsp, 1), 0, &[1u8]))
 ///     .unwrap_err();
 /// assert_eq!(format!("{err:?}"), format!("{err}"));
 /// assert!(format!("{err:#?}").starts_with("Error {"));

@@ -69,7 +69,7 @@ const CALL: &str = "bsp_sync_hint";
 ///     // Superstep 0 registered (not a transfer) and put nothing.
 ///     bsp.sync_with(Hints::NO_PRECEDE | Hints::NO_PUT)?;
 ///     let to = (bsp.pid() + 1) % bsp.nprocs();
-///     bsp.put(to, &[bsp.pid() as u64 + 10], &x, 0)?;
+///     bsp.put(to, &x, 0, &[bsp.pid() as u64 + 10])?;
 ///     bsp.sync()?;
 ///     let v = x.as_slice(bsp)[0];
 ///     Ok(v)
@@ -403,7 +403,7 @@ impl Bsp {
     ///     let x = Area::<u32>::new(bsp, 1);
     ///     bsp.push_reg(&x)?;
     ///     bsp.sync_with(Hints::NO_PRECEDE)?;
-    ///     bsp.put(1 - bsp.pid(), &[7 + bsp.pid() as u32], &x, 0)?;
+    ///     bsp.put(1 - bsp.pid(), &x, 0, &[7 + bsp.pid() as u32])?;
     ///     bsp.sync_with(Hints::NO_SUCCEED)?;
     ///     let v = x.as_slice(bsp)[0];
     ///     bsp.sync_with(Hints::NO_PRECEDE | Hints::NO_PUT)?;
@@ -417,7 +417,7 @@ impl Bsp {
     ///         let x = Area::<u32>::new(bsp, 1);
     ///         bsp.push_reg(&x)?;
     ///         bsp.sync_with(Hints::NO_SUCCEED)?;
-    ///         bsp.put(0, &[1], &x, 0)?;
+    ///         bsp.put(0, &x, 0, &[1])?;
     ///         bsp.sync()
     ///     })
     ///     .unwrap_err();

@@ -42,7 +42,7 @@
 //!     let mut i = 1;
 //!     while i < p {
 //!         if pid >= i {
-//!             bsp.get(pid - i, &right, 0, &left, 0, 1)?;
+//!             bsp.get(pid - i, &right, 0, left.range(..1))?;
 //!         }
 //!         bsp.sync()?;
 //!         if pid >= i {
@@ -109,7 +109,7 @@ mod superstep;
 mod vector;
 mod window;
 
-pub use bsp::area::{Area, AreaRef};
+pub use bsp::area::{Area, AreaRange, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
 pub use codec::Portable;
 #[cfg(feature = "raw")]

@@ -23,7 +23,7 @@
 //!     bsp.push_reg(&hist)?;
 //!     bsp.sync()?;
 //!     for v in [bsp.pid(), 3] {
-//!         bsp.accumulate(0, &[1u64], &hist, v, Op::Sum)?;
+//!         bsp.accumulate(0, &hist, v, &[1u64], Op::Sum)?;
 //!     }
 //!     bsp.sync()?;
 //!     Ok(hist.as_slice(bsp).to_vec())

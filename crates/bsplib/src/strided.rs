@@ -194,7 +194,7 @@ impl Bsp {
     ///     bsp.sync()?;
     ///     let mine = [me as f64; 3];
     ///     let col = Strided::column(me, n, n);
-    ///     bsp.put_strided(0, &mine, Strided::contiguous(0, n), &m, col)?;
+    ///     bsp.put_strided(0, &m, col, &mine, Strided::contiguous(0, n))?;
     ///     bsp.sync()?;
     ///     Ok(m.as_slice(bsp).to_vec())
     /// })?;
@@ -205,10 +205,10 @@ impl Bsp {
     pub fn put_strided<T: Pod>(
         &self,
         pid: usize,
-        src: &[T],
-        from: Strided,
         dst: &Area<T>,
         to: Strided,
+        src: &[T],
+        from: Strided,
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_put_strided";
         let loc = Some(SourceLocation::caller());
@@ -336,7 +336,7 @@ impl Bsp {
     ///     bsp.push_reg(&a)?;
     ///     bsp.sync()?;
     ///     let pieces = [Piece::new(0, 4, 2), Piece::new(2, 0, 3)];
-    ///     bsp.put_vec(1 - bsp.pid(), b"abcde", &pieces, &a)?;
+    ///     bsp.put_vec(1 - bsp.pid(), &a, &pieces, b"abcde")?;
     ///     bsp.sync()?;
     ///     Ok(a.as_slice(bsp).to_vec())
     /// })?;
@@ -347,9 +347,9 @@ impl Bsp {
     pub fn put_vec<T: Pod>(
         &self,
         pid: usize,
-        src: &[T],
-        pieces: &[Piece],
         dst: &Area<T>,
+        pieces: &[Piece],
+        src: &[T],
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_put_vec";
         let loc = Some(SourceLocation::caller());

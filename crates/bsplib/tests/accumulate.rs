@@ -34,7 +34,7 @@ fn seed_example_b_of_map_i_plus_equals_a_i() {
             bsp.sync()?;
             for i in s * M..(s + 1) * M {
                 let j = map(i, n);
-                bsp.accumulate(j / M, &[a(i)], &b, j % M, Op::Sum)?;
+                bsp.accumulate(j / M, &b, j % M, &[a(i)], Op::Sum)?;
             }
             bsp.sync()?;
             Ok(b.as_slice(bsp)
@@ -76,9 +76,9 @@ fn histogram_with_concurrent_accumulates_is_exact() {
         bsp.push_reg(&total)?;
         bsp.sync()?;
         for b in values(bsp.pid(), bins) {
-            bsp.accumulate(b % p, &[1u32], &hist, b / p, Op::Sum)?;
+            bsp.accumulate(b % p, &hist, b / p, &[1u32], Op::Sum)?;
         }
-        bsp.accumulate(0, &[N as u64], &total, 0, Op::Sum)?;
+        bsp.accumulate(0, &total, 0, &[N as u64], Op::Sum)?;
         bsp.sync()?;
         let mut want = vec![0u32; bins];
         for pid in 0..p {
@@ -123,7 +123,7 @@ fn floating_point_sums_are_bit_identical_to_the_documented_order() {
                     for k in 0..K {
                         let v: Vec<f64> =
                             (0..L).map(|i| float_term(me, k + round * K, i)).collect();
-                        bsp.accumulate(t, &v, &x, 0, Op::Sum)?;
+                        bsp.accumulate(t, &x, 0, &v, Op::Sum)?;
                     }
                 }
                 bsp.sync()?;
@@ -165,7 +165,7 @@ fn a_large_accumulate_combines_every_element() {
         let mine: Vec<f64> = (0..N)
             .map(|i| (i % 1000) as f64 + bsp.pid() as f64)
             .collect();
-        bsp.accumulate(0, &mine, &x, 0, Op::Sum)?;
+        bsp.accumulate(0, &x, 0, &mine, Op::Sum)?;
         bsp.sync()?;
         if bsp.pid() == 0 {
             let s = x.as_slice(bsp);
@@ -194,13 +194,13 @@ fn puts_land_before_accumulates_and_gets_read_before_both() {
         bsp.push_reg(&x)?;
         bsp.sync()?;
         let me = bsp.pid() as i64;
-        bsp.get(0, &x, 0, &seen, 0, 1)?;
-        bsp.accumulate(0, &[me + 1, 10 * (me + 1)], &x, 0, Op::Sum)?;
+        bsp.get(0, &x, 0, seen.range(..1))?;
+        bsp.accumulate(0, &x, 0, &[me + 1, 10 * (me + 1)], Op::Sum)?;
         if bsp.pid() == last {
-            bsp.put(0, &[100i64], &x, 0)?;
-            bsp.put_owned(0, vec![1000i64], &x, 1)?;
+            bsp.put(0, &x, 0, &[100i64])?;
+            bsp.put_owned(0, &x, 1, vec![1000i64])?;
         }
-        bsp.accumulate(0, &[1], &x, 2, Op::Sum)?;
+        bsp.accumulate(0, &x, 2, &[1], Op::Sum)?;
         bsp.sync()?;
         check_eq!(bsp, seen.as_slice(bsp)[0], 7);
         if bsp.pid() == 0 {
@@ -213,7 +213,7 @@ fn puts_land_before_accumulates_and_gets_read_before_both() {
             );
         }
         // The next superstep starts afresh: another operator is fine.
-        bsp.accumulate(0, &[me], &x, 0, Op::Max)?;
+        bsp.accumulate(0, &x, 0, &[me], Op::Max)?;
         bsp.sync()?;
         if bsp.pid() == 0 {
             let n = p as i64;
@@ -234,8 +234,8 @@ fn replace_lands_in_origin_pid_order_then_issue_order() {
         bsp.sync()?;
         let me = bsp.pid() as u16;
         for t in (0..p).rev() {
-            bsp.accumulate(t, &[me * 10, 5], &x, 0, Op::Replace)?;
-            bsp.accumulate(t, &[me * 10 + 1], &x, 0, Op::Replace)?;
+            bsp.accumulate(t, &x, 0, &[me * 10, 5], Op::Replace)?;
+            bsp.accumulate(t, &x, 0, &[me * 10 + 1], Op::Replace)?;
         }
         bsp.sync()?;
         check_eq!(bsp, x.as_slice(bsp), &[(p as u16 - 1) * 10 + 1, 5][..]);
@@ -363,7 +363,7 @@ fn every_op_on<T: Model>(bsp: &mut Bsp) -> Result<(), Error> {
         for (c, t) in targets(me, p).into_iter().enumerate() {
             for k in 0..2 {
                 let v: Vec<T> = (0..OP_LEN).map(|i| term(me, c, k, i)).collect();
-                bsp.accumulate(t, &v, &x, 0, op)?;
+                bsp.accumulate(t, &x, 0, &v, op)?;
             }
         }
         bsp.sync()?;
@@ -516,7 +516,7 @@ fn an_operator_not_defined_on_the_type_stops_the_run() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1.0], &x, 0, Op::BitXor)?; // ERROR bitxor-f64
+                bsp.accumulate(0, &x, 0, &[1.0], Op::BitXor)?; // ERROR bitxor-f64
             }
             bsp.sync()?;
             Ok(())
@@ -538,7 +538,7 @@ fn an_operator_not_defined_on_the_type_stops_the_run() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1], &x, 0, Op::MinLoc)?; // ERROR minloc-i32
+                bsp.accumulate(0, &x, 0, &[1], Op::MinLoc)?; // ERROR minloc-i32
             }
             bsp.sync()?;
             Ok(())
@@ -554,7 +554,7 @@ fn an_operator_not_defined_on_the_type_stops_the_run() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[ValueIndex::default()], &x, 0, Op::Sum)?; // ERROR sum-pair
+                bsp.accumulate(0, &x, 0, &[ValueIndex::default()], Op::Sum)?; // ERROR sum-pair
             }
             bsp.sync()?;
             Ok(())
@@ -574,8 +574,8 @@ fn two_operators_into_one_area_from_one_process_stop_the_run_at_the_call() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1], &x, 0, Op::Sum)?;
-                bsp.accumulate(0, &[1], &x, 3, Op::Max)?; // ERROR one-origin
+                bsp.accumulate(0, &x, 0, &[1], Op::Sum)?;
+                bsp.accumulate(0, &x, 3, &[1], Op::Max)?; // ERROR one-origin
             }
             bsp.sync()?;
             Ok(())
@@ -600,7 +600,7 @@ fn two_operators_into_one_area_from_two_processes_stop_the_run_at_the_owner() {
             } else {
                 Op::Sum
             };
-            bsp.accumulate(0, &[1], &x, 1, op)?;
+            bsp.accumulate(0, &x, 1, &[1], op)?;
             bsp.sync()?;
             Ok(())
         },
@@ -635,12 +635,12 @@ fn two_element_types_into_one_slot_from_two_processes_stop_the_run_at_the_owner(
                 let x = Area::<f64>::new(bsp, 2);
                 bsp.push_reg(&x)?;
                 bsp.sync()?;
-                bsp.accumulate(0, &[1.0], &x, 0, Op::Sum)?;
+                bsp.accumulate(0, &x, 0, &[1.0], Op::Sum)?;
             } else {
                 let x = Area::<u64>::new(bsp, 2);
                 bsp.push_reg(&x)?;
                 bsp.sync()?;
-                bsp.accumulate(0, &[1], &x, 1, Op::Sum)?;
+                bsp.accumulate(0, &x, 1, &[1], Op::Sum)?;
             }
             bsp.sync()?;
             Ok(())
@@ -661,7 +661,7 @@ fn an_accumulate_beyond_the_remote_area_stops_the_run() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1, 2], &x, 3, Op::Sum)?; // ERROR beyond
+                bsp.accumulate(0, &x, 3, &[1, 2], Op::Sum)?; // ERROR beyond
             }
             bsp.sync()?;
             Ok(())
@@ -688,7 +688,7 @@ fn an_accumulate_into_an_unregistered_area_stops_the_run() {
             let x = Area::<u32>::new(bsp, 4);
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1], &x, 0, Op::Sum)?; // ERROR unregistered
+                bsp.accumulate(0, &x, 0, &[1], Op::Sum)?; // ERROR unregistered
             }
             bsp.sync()?;
             Ok(())
@@ -712,7 +712,7 @@ fn an_accumulate_into_a_null_registration_stops_the_run() {
             }
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(0, &[1], &x, 0, Op::Sum)?; // ERROR null
+                bsp.accumulate(0, &x, 0, &[1], Op::Sum)?; // ERROR null
             }
             bsp.sync()?;
             Ok(())
@@ -732,7 +732,7 @@ fn an_accumulate_to_a_pid_out_of_range_stops_the_run() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.accumulate(bsp.nprocs(), &[1], &x, 0, Op::Sum)?; // ERROR pid
+                bsp.accumulate(bsp.nprocs(), &x, 0, &[1], Op::Sum)?; // ERROR pid
             }
             bsp.sync()?;
             Ok(())

@@ -101,7 +101,7 @@ fn exchange_ids(bsp: &mut Bsp, mine: CounterId) -> Result<Vec<CounterId>, Error>
     bsp.push_reg(&ids)?;
     bsp.sync()?;
     for q in 0..p {
-        bsp.put(q, &[mine], &ids, bsp.pid())?;
+        bsp.put(q, &ids, bsp.pid(), &[mine])?;
     }
     bsp.sync()?;
     let out = ids.as_slice(bsp).to_vec();
@@ -283,8 +283,8 @@ fn mixing(bsp: &mut Bsp) -> Result<(), Error> {
         Counters::none(),
     )?;
     // To our left: a put of word 0. From our right: a get of word 1.
-    bsp.put(l, &[200 + me as u64], &x, 0)?;
-    bsp.get(l, &x, 1, &seen, 0, 1)?;
+    bsp.put(l, &x, 0, &[200 + me as u64])?;
+    bsp.get(l, &x, 1, seen.range(..1))?;
     bsp.sync()?;
     // Word 0: the put from our right neighbour; word 1: the active message
     // from our left one.

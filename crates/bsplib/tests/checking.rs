@@ -142,16 +142,16 @@ fn puts_that_do_not_overlap_are_silent() {
         bsp.sync()?;
         let col = vec![me as u32; p];
         for t in 0..p {
-            bsp.put(t, &[me as u64], &x, me)?;
+            bsp.put(t, &x, me, &[me as u64])?;
             bsp.put_strided(
                 t,
-                &col,
-                Strided::contiguous(0, p),
                 &m,
                 Strided::column(me, p, p),
+                &col,
+                Strided::contiguous(0, p),
             )?;
         }
-        bsp.put(me, &[me as u64], &x, me)?;
+        bsp.put(me, &x, me, &[me as u64])?;
         bsp.sync()?;
         check_eq!(bsp, x.as_slice(bsp)[me], me as u64);
         for r in 0..p {
@@ -185,9 +185,9 @@ fn overlapping_puts_are_reported_with_both_sources() {
             bsp.sync()?;
             let last = bsp.nprocs() - 1;
             if bsp.pid() == 0 {
-                bsp.put(last, &[1, 2, 3], &x, 2)?; // PUT A
+                bsp.put(last, &x, 2, &[1, 2, 3])?; // PUT A
             } else if bsp.pid() == last {
-                bsp.put(last, &[9, 9], &x, 4)?; // PUT B
+                bsp.put(last, &x, 4, &[9, 9])?; // PUT B
             }
             bsp.sync()
         },
@@ -224,10 +224,10 @@ fn a_strided_put_crossing_another_is_reported() {
             if bsp.pid() == 0 {
                 // Column 1 of a 4 x 4 matrix on process 0.
                 let (from, to) = (Strided::contiguous(0, 4), Strided::column(1, 4, 4));
-                bsp.put_strided(0, &[1; 4], from, &m, to)?; // COLUMN
+                bsp.put_strided(0, &m, to, &[1; 4], from)?; // COLUMN
             } else if bsp.pid() == p - 1 {
                 // SAFETY: the source is a constant, alive until the sync.
-                unsafe { bsp.hpput(0, &[2u32; 4], &m, 8)? }; // ROW
+                unsafe { bsp.hpput(0, &m, 8, &[2u32; 4])? }; // ROW
             }
             bsp.sync()
         },
@@ -263,7 +263,7 @@ fn an_hpput_source_written_before_the_sync_is_reported() {
             let mut src = vec![5u64; 4];
             let to = bsp.nprocs() - 1 - bsp.pid();
             // SAFETY: `src` outlives the sync (the defect is the write).
-            unsafe { bsp.hpput(to, &src, &x, 0)? }; // HPPUT
+            unsafe { bsp.hpput(to, &x, 0, &src)? }; // HPPUT
             src[2] = 6; // the defect: BSPlib reads it at the sync
             std::hint::black_box(&mut src);
             bsp.sync()
@@ -296,7 +296,7 @@ fn an_hpget_destination_written_before_the_sync_is_reported() {
             bsp.sync()?;
             let from = bsp.nprocs() - 1 - bsp.pid();
             // SAFETY: `y` is not accessed by anyone else until the sync.
-            unsafe { bsp.hpget(from, &x, 0, &y, 0, 4)? }; // HPGET
+            unsafe { bsp.hpget(from, &x, 0, y.range(..4))? }; // HPGET
             y.as_mut_slice(bsp)[0] = 1; // the defect
             bsp.sync()
         },
@@ -323,10 +323,10 @@ fn hp_regions_left_alone_are_silent() {
         let other = bsp.nprocs() - 1 - bsp.pid();
         // SAFETY: `src` and `y` are left alone until the sync.
         unsafe {
-            bsp.hpput(other, &src, &x, 0)?;
-            bsp.hpget(other, &x, 0, &y, 0, 4)?;
+            bsp.hpput(other, &x, 0, &src)?;
+            bsp.hpget(other, &x, 0, y.range(..4))?;
         }
-        bsp.put_owned(bsp.pid(), vec![1u64], &x, 3)?;
+        bsp.put_owned(bsp.pid(), &x, 3, vec![1u64])?;
         bsp.sync()?;
         check_eq!(bsp, x.as_slice(bsp)[0], other as u64);
         Ok(())

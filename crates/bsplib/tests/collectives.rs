@@ -218,7 +218,7 @@ fn like_sync_with(bsp: &mut Bsp) -> Result<(), Error> {
     let x = Area::<u32>::new(bsp, 1);
     bsp.push_reg(&x)?;
     bsp.sync()?;
-    bsp.put(right, &[me as u32 + 7], &x, 0)?;
+    bsp.put(right, &x, 0, &[me as u32 + 7])?;
     bsp.send(right, &[], &[me as u8])?;
     let mut b = [me as u16];
     bsp.broadcast(0, &mut b)?;

@@ -36,7 +36,7 @@ fn ring_exchange_with_post_start_complete_wait() {
             check_eq!(bsp, x.as_slice(bsp).to_vec(), want);
             // A second round reads the right neighbour's area back.
             let mut e = bsp.epoch(&x, &[l], &[r])?;
-            e.get(r, 0, &got, 0, N)?;
+            e.get(r, 0, got.range(..N))?;
             e.complete()?;
             while !e.test()? {} // polls until the left neighbour completed
             drop(e);
@@ -365,7 +365,7 @@ fn lock_guard_dropped_releases_and_gets_land_by_unlock() {
         let t = (me + 1) % p;
         {
             let l = bsp.lock(t, &x, LockKind::Shared)?;
-            l.get(0, &got, 0, 4)?;
+            l.get(0, got.range(..4))?;
             // dropped: unlocked, the get landed
         }
         check_eq!(bsp, got.as_slice(bsp).to_vec(), vec![t as u32 + 1; 4]);
@@ -599,7 +599,7 @@ fn the_readme_example_of_the_three_modes() {
             let x = Area::<u64>::new(bsp, 3);
             bsp.push_reg(&x)?;
             bsp.rma_init()?;
-            bsp.put(right, &[me as u64], &x, 0)?;
+            bsp.put(right, &x, 0, &[me as u64])?;
             bsp.sync()?;
             let fence = x.as_slice(bsp)[0];
             let e = bsp.epoch(&x, &[left], &[right])?;

@@ -152,9 +152,9 @@ fn get_into_too_short_destination() {
                     // Elements 2..4 of an area of 3.
                     if hp {
                         // SAFETY: refused before anything is queued.
-                        unsafe { bsp.hpget(0, &x, 0, &dst, 2, 2)? }
+                        unsafe { bsp.hpget(0, &x, 0, dst.range(2..4))? }
                     } else {
-                        bsp.get(0, &x, 0, &dst, 2, 2)?
+                        bsp.get(0, &x, 0, dst.range(2..4))?
                     }
                 }
                 bsp.sync()
@@ -318,7 +318,7 @@ fn refused_transfer_writes_nothing() {
                 bsp.push_reg_prefix(&big, 4)?;
                 bsp.sync()?;
                 let r = if is_last(bsp) {
-                    bsp.put(0, &[1, 2], &big, 0)?;
+                    bsp.put(0, &big, 0, &[1, 2])?;
                     op.issue(bsp, 0, &big, 2, &local, 4)
                 } else {
                     bsp.sync()
@@ -590,11 +590,11 @@ fn ignored_error_still_stops_the_run() {
             let _ = bsp.push_reg(&x);
             let _ = bsp.sync();
             if is_last(bsp) {
-                let _ = bsp.put(bsp.nprocs(), &[1], &x, 0);
+                let _ = bsp.put(bsp.nprocs(), &x, 0, &[1]);
             }
             let r = bsp.sync();
             note(log, bsp, Seen::Call(r));
-            note(log, bsp, Seen::Call(bsp.put(0, &[1], &x, 0)));
+            note(log, bsp, Seen::Call(bsp.put(0, &x, 0, &[1])));
             Ok(())
         },
         |n, err, seen| {

@@ -44,7 +44,7 @@ fn a_pid_out_of_range_is_returned_everywhere() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.put(bsp.nprocs() + 3, &[1], &x, 0)?;
+                bsp.put(bsp.nprocs() + 3, &x, 0, &[1])?;
             }
             bsp.sync()?;
             bsp.sync()?;
@@ -66,7 +66,7 @@ fn a_get_beyond_the_remote_area_is_returned_everywhere() {
             bsp.push_reg(&x)?;
             bsp.sync()?;
             if bsp.pid() == last(bsp) {
-                bsp.get(0, &x, 1, &y, 0, 4)?;
+                bsp.get(0, &x, 1, y.range(..4))?;
             }
             bsp.sync()?;
             Ok(())

@@ -522,12 +522,12 @@ fn calls_after_an_ignored_failed_sync_are_refused() {
                 bsp.set_tagsize(4)?;
             }
             bsp.set_tagsize(4)?;
-            bsp.get(0, &a, 0, &a, 0, 4)?;
+            bsp.get(0, &a, 0, a.range(..4))?;
             let failed = bsp.sync();
             note(log, bsp, Seen::Call(failed.clone()));
             // Ignore the failure and carry on as if nothing happened.
             note(log, bsp, Seen::Call(bsp.set_tagsize(4).map(|_| ())));
-            note(log, bsp, Seen::Call(bsp.put(0, &[1], &a, 0)));
+            note(log, bsp, Seen::Call(bsp.put(0, &a, 0, &[1])));
             note(log, bsp, Seen::Call(bsp.push_reg(&a)));
             note(log, bsp, Seen::Call(bsp.send(0, &[], b"x")));
             check!(bsp, bsp.hpmove().is_none());

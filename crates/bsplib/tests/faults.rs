@@ -129,8 +129,8 @@ fn spmd(bsp: &mut Bsp, victim: usize, fault_step: usize, kind: &str) -> Result<u
     for step in 1..=NSTEPS {
         let value = (s * 100_000 + step) as u64;
         mine.as_mut_slice(bsp)[0] = value;
-        bsp.put(right, &[value], &boxed, 0)?;
-        bsp.get(left, &mine, 0, &got, 0, 1)?;
+        bsp.put(right, &boxed, 0, &[value])?;
+        bsp.get(left, &mine, 0, got.range(..1))?;
         bsp.send(
             left,
             &(step as u64).to_ne_bytes(),

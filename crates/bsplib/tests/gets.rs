@@ -34,9 +34,9 @@ fn unregistered_destinations(bsp: &mut Bsp) -> Result<u64, Error> {
     // A superstep of large gets only (read across address spaces on
     // `processes` where the kernel allows it), the source overwritten by
     // a put in the same superstep.
-    bsp.get(left, &src, 0, &big, 0, n / 2)?;
-    bsp.get(left, &src, n / 2, &big, n / 2, n / 2)?;
-    bsp.put(right, &vec![7u64; n], &src, 0)?;
+    bsp.get(left, &src, 0, big.range(..n / 2))?;
+    bsp.get(left, &src, n / 2, big.range(n / 2..))?;
+    bsp.put(right, &src, 0, &vec![7u64; n])?;
     bsp.sync()?;
     let want: Vec<u64> = (0..n).map(|i| (left * n + i) as u64).collect();
     check_eq!(bsp, big.as_slice(bsp), &want[..]);
@@ -48,11 +48,11 @@ fn unregistered_destinations(bsp: &mut Bsp) -> Result<u64, Error> {
     bsp.sync()?;
 
     // Large and small gets in one superstep.
-    bsp.get(left, &src, 0, &big, 0, n)?;
-    bsp.get(left, &src, 7, &small, 0, 3)?;
+    bsp.get(left, &src, 0, big.range(..n))?;
+    bsp.get(left, &src, 7, small.range(..3))?;
     // Overwrite the right neighbour's words in the same superstep: its
     // gets from us must still see the old values.
-    bsp.put(right, &vec![u64::MAX; n], &src, 0)?;
+    bsp.put(right, &src, 0, &vec![u64::MAX; n])?;
     bsp.sync()?;
 
     check_eq!(bsp, big.as_slice(bsp), &want[..]);
@@ -92,9 +92,9 @@ fn registered_destinations(bsp: &mut Bsp) -> Result<u64, Error> {
     let local = Area::<u64>::new(bsp, 4);
     // First a get into local memory (alone it would be copied directly),
     // then one into registered memory, then one overlapping the first.
-    bsp.get(left, &a, 0, &local, 0, 4)?;
-    bsp.get(left, &a, 0, &a, 0, 4)?;
-    bsp.get(left, &b, 0, &local, 2, 2)?;
+    bsp.get(left, &a, 0, local.range(..4))?;
+    bsp.get(left, &a, 0, a.range(..4))?;
+    bsp.get(left, &b, 0, local.range(2..4))?;
     bsp.sync()?;
 
     let l = left as u64;
@@ -136,9 +136,9 @@ fn a_destination_read_by_another_get(bsp: &mut Bsp) -> Result<u64, Error> {
     let seen = Area::<u64>::new(bsp, 8);
     let writes = me % 2 == 0;
     if writes {
-        bsp.get(left, &src, 0, &buf, 0, 8)?;
+        bsp.get(left, &src, 0, buf.range(..8))?;
     } else {
-        bsp.get(left, &buf, 0, &seen, 0, 8)?;
+        bsp.get(left, &buf, 0, seen.range(..8))?;
     }
     bsp.sync()?;
     if writes {

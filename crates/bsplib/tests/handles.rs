@@ -157,30 +157,30 @@ fn an_area_of_another_run_is_an_error_in_every_call_that_takes_one() {
         let e = use_in_next_run(engine, p, |bsp, a| bsp.pop_reg(&a));
         assert_foreign(engine, &e, "bsp_pop_reg");
         // As the destination of a put, registered or not in this run.
-        let e = use_in_next_run(engine, p, |bsp, a| bsp.put(0, &[1u64], &a, 0));
+        let e = use_in_next_run(engine, p, |bsp, a| bsp.put(0, &a, 0, &[1u64]));
         assert_foreign(engine, &e, "bsp_put");
         let e = use_in_next_run(engine, p, |bsp, a| {
             let src = [1u64];
             // SAFETY: refused before anything is queued; `src` outlives the
             // call anyway.
-            unsafe { bsp.hpput(0, &src, &a, 0) }
+            unsafe { bsp.hpput(0, &a, 0, &src) }
         });
         assert_foreign(engine, &e, "bsp_hpput");
         // As the source or the destination of a get.
         let e = use_in_next_run(engine, p, |bsp, a| {
             let mine = Area::<u64>::new(bsp, 4);
-            bsp.get(0, &a, 0, &mine, 0, 1)
+            bsp.get(0, &a, 0, mine.range(..1))
         });
         assert_foreign(engine, &e, "bsp_get");
         let e = use_in_next_run(engine, p, |bsp, a| {
             let mine = Area::<u64>::new(bsp, 4);
-            bsp.get(0, &mine, 0, &a, 0, 1)
+            bsp.get(0, &mine, 0, a.range(..1))
         });
         assert_foreign(engine, &e, "bsp_get");
         let e = use_in_next_run(engine, p, |bsp, a| {
             let mine = Area::<u64>::new(bsp, 4);
             // SAFETY: refused before anything is queued.
-            unsafe { bsp.hpget(0, &mine, 0, &a, 0, 1) }
+            unsafe { bsp.hpget(0, &mine, 0, a.range(..1)) }
         });
         assert_foreign(engine, &e, "bsp_hpget");
     }
@@ -230,7 +230,7 @@ fn an_area_of_this_run_still_works() {
                 bsp.push_reg(&a)?;
                 bsp.sync()?;
                 let right = (bsp.pid() + 1) % bsp.nprocs();
-                bsp.put(right, &[10 + bsp.pid() as u64], &a, 1)?;
+                bsp.put(right, &a, 1, &[10 + bsp.pid() as u64])?;
                 bsp.sync()?;
                 a.as_mut_slice(bsp)[0] += 100;
                 bsp.pop_reg(&a)?;

@@ -48,11 +48,11 @@ fn true_hints(bsp: &mut Bsp, hinted: bool) -> Result<Vec<u64>, Error> {
         Hints::NO_PRECEDE | Hints::NO_PUT | Hints::NO_STORE,
     )?;
     let (next, prev) = ((s + 1) % p, (s + p - 1) % p);
-    bsp.put(next, &[10 + s as u64], &x, 0)?;
+    bsp.put(next, &x, 0, &[10 + s as u64])?;
     let got = Area::<u64>::new(bsp, 1);
-    bsp.get(prev, &x, 0, &got, 0, 1)?;
+    bsp.get(prev, &x, 0, got.range(..1))?;
     bsp.send_pod(next, &(s as u32), &[s as u64 * 3])?;
-    bsp.put_owned(next, vec![20 + s as u64], &x, 1)?;
+    bsp.put_owned(next, &x, 1, vec![20 + s as u64])?;
     sync(bsp, hinted, Hints::NO_SUCCEED)?;
     let mut out = x.to_vec(bsp);
     out.push(got.to_vec(bsp)[0]);
@@ -63,7 +63,7 @@ fn true_hints(bsp: &mut Bsp, hinted: bool) -> Result<Vec<u64>, Error> {
         out.push(u64::from(tag) * 100 + m.payload_as::<u64>().unwrap_or(&[0])[0]);
     }
     sync(bsp, hinted, Hints::NO_PRECEDE | Hints::NO_PUT)?;
-    bsp.accumulate(0, &[s as u64 + 1], &acc, 0, Op::Sum)?;
+    bsp.accumulate(0, &acc, 0, &[s as u64 + 1], Op::Sum)?;
     let nothing_in = if s == 0 { Hints::NONE } else { Hints::NO_PUT };
     sync(bsp, hinted, nothing_in | Hints::NO_STORE)?;
     out.push(acc.to_vec(bsp)[0]);
@@ -172,7 +172,7 @@ fn a_transfer_after_no_succeed_is_an_error_at_the_call_checking_or_not() {
                 bsp.push_reg(&x)?;
                 bsp.sync_with(Hints::NO_SUCCEED)?; // HERE put-sync
                 if bsp.pid() == bsp.nprocs() - 1 {
-                    bsp.put(0, &[1], &x, 0)?; // HERE put
+                    bsp.put(0, &x, 0, &[1])?; // HERE put
                 }
                 bsp.sync()
             },
@@ -198,11 +198,11 @@ fn a_transfer_after_no_succeed_is_an_error_at_the_call_checking_or_not() {
                 bsp.push_reg(&y)?;
                 bsp.sync_with(Hints::NO_SUCCEED)?;
                 bsp.sync()?;
-                bsp.put(bsp.pid(), &[1], &x, 0)?;
+                bsp.put(bsp.pid(), &x, 0, &[1])?;
                 bsp.sync_with(Hints::NO_SUCCEED)?;
                 let to = Area::<u32>::new(bsp, 1);
                 if bsp.pid() == 0 {
-                    bsp.get(0, &x, 0, &to, 0, 1)?; // HERE get
+                    bsp.get(0, &x, 0, to.range(..1))?; // HERE get
                 }
                 bsp.sync()
             },
@@ -228,7 +228,7 @@ fn a_transfer_after_no_succeed_is_an_error_at_the_call_checking_or_not() {
                 bsp.push_reg(&x)?;
                 bsp.sync_with(Hints::NO_SUCCEED | Hints::NO_PRECEDE)?;
                 if bsp.pid() == 0 {
-                    bsp.accumulate(0, &[1], &x, 0, Op::Sum)?; // HERE acc
+                    bsp.accumulate(0, &x, 0, &[1], Op::Sum)?; // HERE acc
                 }
                 bsp.sync()
             },
@@ -244,7 +244,7 @@ fn false_hint(bsp: &mut Bsp, hints: Hints) -> Result<(), Error> {
     bsp.sync()?;
     let last = bsp.nprocs() - 1;
     if bsp.pid() == last {
-        bsp.put(0, &[7], &x, 1)?; // HERE false-put
+        bsp.put(0, &x, 1, &[7])?; // HERE false-put
     }
     bsp.sync_with(hints)?; // HERE false-sync
     let got = x.to_vec(bsp)[1];
@@ -293,7 +293,7 @@ fn a_false_no_put_is_found_in_the_checking_mode_naming_the_origin() {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
             bsp.sync()?;
-            bsp.accumulate(0, &[1], &x, 0, Op::Max)?;
+            bsp.accumulate(0, &x, 0, &[1], Op::Max)?;
             bsp.sync_with(Hints::NO_PUT) // HERE acc-sync
         },
         violated(
@@ -323,7 +323,7 @@ fn a_false_no_store_is_found_in_the_checking_mode_naming_the_area() {
             bsp.rma_init()?;
             let last = bsp.nprocs() - 1;
             if bsp.pid() == last {
-                bsp.put(0, &[7], &x, 1)?;
+                bsp.put(0, &x, 1, &[7])?;
                 let l = bsp.lock(0, &y, bsplib::LockKind::Exclusive)?;
                 l.put(0, &[3])?;
                 l.unlock()?;

@@ -28,10 +28,10 @@ fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
         // first, then a large one overlapping the small one in part.
         let src: Vec<u8> = (0..2 * n + 64).map(|i| byte(me, s, i)).collect();
         let a = 65_536 + s * 1000;
-        bsp.put(right, &src[s..s + a], &dst, 0)?;
-        bsp.put(right, &src[s + 1..s + 1 + n], &dst, n)?;
-        bsp.put(right, &[0xEE; 100], &dst, 10)?;
-        bsp.put(right, &src[3..3 + 70_000], &dst, 50)?;
+        bsp.put(right, &dst, 0, &src[s..s + a])?;
+        bsp.put(right, &dst, n, &src[s + 1..s + 1 + n])?;
+        bsp.put(right, &dst, 10, &[0xEE; 100])?;
+        bsp.put(right, &dst, 50, &src[3..3 + 70_000])?;
         bsp.sync()?;
 
         let got = dst.as_slice(bsp);
@@ -84,10 +84,10 @@ fn unbuffered(bsp: &mut Bsp) -> Result<u64, Error> {
     let src: Vec<u8> = (0..n + 8).map(|i| (i * 7 + me) as u8).collect();
     // SAFETY: `src` lives, unchanged, until after the sync; nobody else
     // touches the range of `dst` it goes to.
-    unsafe { bsp.hpput(right, &src[5..5 + n], &dst, 1)? };
+    unsafe { bsp.hpput(right, &dst, 1, &src[5..5 + n])? };
     let owned: Vec<u8> = (0..n).map(|i| (i * 3 + me) as u8).collect();
-    bsp.put_owned(right, owned, &dst, n + 3)?;
-    bsp.put(right, &[0xAB; 10], &dst, 2 * n + 10)?;
+    bsp.put_owned(right, &dst, n + 3, owned)?;
+    bsp.put(right, &dst, 2 * n + 10, &[0xAB; 10])?;
     bsp.sync()?;
     let got = dst.as_slice(bsp);
     let bad = (0..n).find(|&i| got[1 + i] != ((i + 5) * 7 + left) as u8);

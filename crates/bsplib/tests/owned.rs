@@ -22,15 +22,15 @@ fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
     let left = (me + p - 1) % p;
     // One large Vec to the right neighbour.
     let data: Vec<u64> = (0..n as u64).map(|i| i * 3 + me as u64).collect();
-    bsp.put_owned(right, data, &big, 0)?;
+    bsp.put_owned(right, &big, 0, data)?;
     // One Arc to everyone (a copy per receiver, none at the call), a Box
     // and an Arc<Vec> into the other words of our own column.
     let shared: Arc<[u32]> = Arc::from(vec![me as u32 + 1; 2]);
     let watch = Arc::clone(&shared);
     for to in 0..p {
-        bsp.put_owned(to, Arc::clone(&shared), &row, 4 * me)?;
-        bsp.put_owned(to, Box::from([me as u32 + 10]), &row, 4 * me + 2)?;
-        bsp.put_owned(to, Arc::new(vec![me as u32 + 20]), &row, 4 * me + 3)?;
+        bsp.put_owned(to, &row, 4 * me, Arc::clone(&shared))?;
+        bsp.put_owned(to, &row, 4 * me + 2, Box::from([me as u32 + 10]))?;
+        bsp.put_owned(to, &row, 4 * me + 3, Arc::new(vec![me as u32 + 20]))?;
     }
     drop(shared);
     bsp.sync()?;
@@ -50,9 +50,9 @@ fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
     check_eq!(bsp, row.as_slice(bsp), &want[..]);
 
     // An empty one does nothing; a bad destination is the usual error.
-    bsp.put_owned(right, Vec::<u64>::new(), &big, n)?;
+    bsp.put_owned(right, &big, n, Vec::<u64>::new())?;
     let too_long = vec![0u64; n + 1];
-    let err = bsp.put_owned(right, too_long, &big, 0).unwrap_err();
+    let err = bsp.put_owned(right, &big, 0, too_long).unwrap_err();
     check!(
         bsp,
         matches!(err.kind(), bsplib::ErrorKind::OutOfBounds { .. })

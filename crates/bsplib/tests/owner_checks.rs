@@ -351,7 +351,7 @@ fn a_large_put_refused_while_others_move_large_payloads_ends_the_run() {
             bsp.sync()?;
             let mine = vec![pid as u8; LARGE];
             for t in 0..p {
-                bsp.put(t, &mine, &x, 0)?;
+                bsp.put(t, &x, 0, &mine)?;
             }
             if pid == 0 {
                 // SAFETY: a test of the owner's checks: the forged large put

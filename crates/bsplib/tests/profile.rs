@@ -88,11 +88,11 @@ fn known(bsp: &mut Bsp) -> Result<u32, Error> {
     bsp.push_reg(&x)?;
     bsp.push_reg(&y)?;
     bsp.sync()?; LINES[0].store(line!() as usize, Ordering::Relaxed);
-    bsp.put(right, &[1, 2, 3], &x, 0)?;
-    bsp.put(right, &[4], &x, 3)?;
+    bsp.put(right, &x, 0, &[1, 2, 3])?;
+    bsp.put(right, &x, 3, &[4])?;
     bsp.send(left, &[], &[7u8; 8])?;
     bsp.sync()?; LINES[1].store(line!() as usize, Ordering::Relaxed);
-    bsp.get(left, &x, 0, &y, 0, 2)?;
+    bsp.get(left, &x, 0, y.range(..2))?;
     bsp.send(right, &[], &[1u8; 5])?;
     bsp.send(right, &[], &[2u8; 5])?;
     bsp.sync()?; LINES[2].store(line!() as usize, Ordering::Relaxed);
@@ -303,9 +303,9 @@ fn hpputs_and_owned_puts_are_counted_as_hpputs_where_the_engine_keeps_them_apart
             let src = [7u64, 8];
             // SAFETY: `src` lives until after the sync and nobody else
             // touches words 0..2 of `x` on `right` in this superstep.
-            unsafe { bsp.hpput(right, &src, &x, 0)? };
-            bsp.put_owned(right, vec![9u64], &x, 2)?;
-            bsp.put(right, &[10u64], &x, 3)?;
+            unsafe { bsp.hpput(right, &x, 0, &src)? };
+            bsp.put_owned(right, &x, 2, vec![9u64])?;
+            bsp.put(right, &x, 3, &[10u64])?;
             bsp.sync()?;
             Ok(x.as_slice(bsp).iter().sum::<u64>() as u32)
         })
@@ -350,8 +350,8 @@ fn an_accumulate_counts_as_other_and_is_not_misread_as_a_put() {
             let x = Area::<u64>::new(bsp, 4);
             bsp.push_reg(&x)?;
             bsp.sync()?;
-            bsp.put(right, &[10u64], &x, 0)?;
-            bsp.accumulate(right, &[5u64, 0], &x, 1, Op::Sum)?;
+            bsp.put(right, &x, 0, &[10u64])?;
+            bsp.accumulate(right, &x, 1, &[5u64, 0], Op::Sum)?;
             bsp.sync()?;
             Ok(x.as_slice(bsp).iter().sum::<u64>() as u32)
         })

@@ -19,7 +19,7 @@ fn reverse(bsp: &mut Bsp, x: i32) -> Result<i32, Error> {
     bsp.push_reg(&xa)?;
     bsp.sync()?;
     // `&x` is both the source and the destination, as in the paper.
-    bsp.put(bsp.nprocs() - bsp.pid() - 1, xa.as_slice(bsp), &xa, 0)?;
+    bsp.put(bsp.nprocs() - bsp.pid() - 1, &xa, 0, xa.as_slice(bsp))?;
     bsp.sync()?;
     bsp.pop_reg(&xa)?;
     Ok(xa.as_slice(bsp)[0])
@@ -38,7 +38,7 @@ fn put_array(bsp: &mut Bsp, xs: &Area<u32>, n: usize) -> Result<(), Error> {
     for i in 0..n_over_p {
         let v = xs.as_slice(bsp)[i] as usize;
         let (pid, local_idx) = (v / n_over_p, v % n_over_p);
-        bsp.put(pid, &xs.as_slice(bsp)[i..=i], xs, local_idx)?;
+        bsp.put(pid, xs, local_idx, &xs.as_slice(bsp)[i..=i])?;
     }
     bsp.sync()?;
     bsp.pop_reg(xs)?;
@@ -57,7 +57,7 @@ fn get_array(bsp: &mut Bsp, xs: &Area<u32>, n: usize) -> Result<(), Error> {
     for i in 0..n_over_p {
         let v = xs.as_slice(bsp)[i] as usize;
         let (pid, local_idx) = (v / n_over_p, v % n_over_p);
-        bsp.get(pid, xs, local_idx, xs, i, 1)?;
+        bsp.get(pid, xs, local_idx, xs.range(i..i + 1))?;
     }
     bsp.sync()?;
     bsp.pop_reg(xs)?;
@@ -76,7 +76,7 @@ fn bsp_sum(bsp: &mut Bsp, xs: &[i64]) -> Result<(i64, Vec<i64>), Error> {
     for i in 0..p {
         // SAFETY: `result` is not changed by anyone during this superstep,
         // and element `i` of `local_sums` is written by this hpget only.
-        unsafe { bsp.hpget(i, &result, 0, &local_sums, i, 1)? };
+        unsafe { bsp.hpget(i, &result, 0, local_sums.range(i..i + 1))? };
     }
     bsp.sync()?;
     let sums = local_sums.to_vec(bsp);
@@ -99,7 +99,7 @@ fn cyclic_shift_get(bsp: &mut Bsp, x: i64) -> Result<i64, Error> {
     let xa = Area::from_vec(bsp, vec![x]);
     bsp.push_reg(&xa)?;
     bsp.sync()?;
-    bsp.get(left(bsp), &xa, 0, &xa, 0, 1)?;
+    bsp.get(left(bsp), &xa, 0, xa.range(..1))?;
     bsp.sync()?;
     bsp.pop_reg(&xa)?;
     Ok(xa.as_slice(bsp)[0])
@@ -113,7 +113,7 @@ fn cyclic_shift_hpget(bsp: &mut Bsp, x: i64) -> Result<i64, Error> {
     bsp.sync()?;
     // SAFETY: nobody writes `xa` in this superstep, and `result` is only
     // written by this hpget.
-    unsafe { bsp.hpget(left(bsp), &xa, 0, &result, 0, 1)? };
+    unsafe { bsp.hpget(left(bsp), &xa, 0, result.range(..1))? };
     bsp.sync()?;
     // (The manual page pops `&result` here, which was never registered: a
     // typo; `x` is what was pushed.)
@@ -133,7 +133,7 @@ fn bsp_allsums(bsp: &mut Bsp, x: i64) -> Result<i64, Error> {
     let mut i = 1;
     while i < p {
         if pid >= i {
-            bsp.get(pid - i, &right, 0, &left, 0, 1)?;
+            bsp.get(pid - i, &right, 0, left.range(..1))?;
         }
         bsp.sync()?;
         if pid >= i {

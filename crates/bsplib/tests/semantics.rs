@@ -25,11 +25,11 @@ fn put_copies_source_at_call() {
         bsp.push_reg(&y)?;
         bsp.sync()?;
         // Source: the registered area itself, overwritten right after.
-        bsp.put(right(bsp), x.as_slice(bsp), &x, 0)?;
+        bsp.put(right(bsp), &x, 0, x.as_slice(bsp))?;
         x.as_mut_slice(bsp).fill(999);
         // Source: a local vector, changed and freed right after.
         let mut v = vec![me + 100; 3];
-        bsp.put(right(bsp), &v, &y, 0)?;
+        bsp.put(right(bsp), &y, 0, &v)?;
         v.fill(7);
         drop(v);
         bsp.sync()?;
@@ -47,7 +47,7 @@ fn get_reads_value_at_end_of_remote_superstep() {
         let y = Area::<u64>::new(bsp, 2);
         bsp.push_reg(&x)?;
         bsp.sync()?;
-        bsp.get(right(bsp), &x, 0, &y, 0, 2)?;
+        bsp.get(right(bsp), &x, 0, y.range(..2))?;
         x.as_mut_slice(bsp)[0] = 2000 + me;
         check_eq!(bsp, y.to_vec(bsp), vec![0, 0]);
         // The owners change the source well after the gets were issued.
@@ -71,10 +71,10 @@ fn get_data_written_before_put_data() {
         bsp.sync()?;
         z.as_mut_slice(bsp)[0] = 500 + me;
         // Into z: a get (of the right's src) and a put (from the right).
-        bsp.get(right(bsp), &src, 0, &z, 0, 1)?;
-        bsp.put(left(bsp), &[2000 + me], &z, 0)?;
+        bsp.get(right(bsp), &src, 0, z.range(..1))?;
+        bsp.put(left(bsp), &z, 0, &[2000 + me])?;
         // z as a get source: read before any write lands.
-        bsp.get(left(bsp), &z, 0, &w, 0, 1)?;
+        bsp.get(left(bsp), &z, 0, w.range(..1))?;
         bsp.sync()?;
         check_eq!(bsp, z.as_slice(bsp)[0], 2000 + r);
         check_eq!(bsp, w.as_slice(bsp)[0], 500 + l);
@@ -89,9 +89,9 @@ fn self_put_lands_at_sync() {
         let x = Area::from_slice(bsp, &o);
         bsp.push_reg(&x)?;
         bsp.sync()?;
-        bsp.put(bsp.pid(), &[77], &x, 0)?;
+        bsp.put(bsp.pid(), &x, 0, &[77])?;
         // Overlapping source and destination: the source is copied now.
-        bsp.put(bsp.pid(), &x.as_slice(bsp)[0..3], &x, 1)?;
+        bsp.put(bsp.pid(), &x, 1, &x.as_slice(bsp)[0..3])?;
         check_eq!(bsp, x.to_vec(bsp), o);
         bsp.sync()?;
         check_eq!(bsp, x.to_vec(bsp), vec![77, o[0], o[1], o[2]]);
@@ -107,8 +107,8 @@ fn self_get_lands_at_sync() {
         let y = Area::<u64>::new(bsp, 4);
         bsp.push_reg(&x)?;
         bsp.sync()?;
-        bsp.get(bsp.pid(), &x, 0, &y, 0, 4)?;
-        bsp.get(bsp.pid(), &x, 0, &x, 1, 3)?;
+        bsp.get(bsp.pid(), &x, 0, y.range(..4))?;
+        bsp.get(bsp.pid(), &x, 0, x.range(1..4))?;
         check_eq!(bsp, y.to_vec(bsp), vec![0; 4]);
         check_eq!(bsp, x.to_vec(bsp), o);
         // Read at the end of the superstep: this change is seen.
@@ -134,8 +134,8 @@ fn hpput_lands_by_end_of_sync() {
         // SAFETY: both sources live unchanged until after the sync; each
         // destination range has a single writer and nobody reads it.
         unsafe {
-            bsp.hpput(right(bsp), &to_right, &x, 0)?;
-            bsp.hpput(bsp.pid(), &to_self, &x, 4)?;
+            bsp.hpput(right(bsp), &x, 0, &to_right)?;
+            bsp.hpput(bsp.pid(), &x, 4, &to_self)?;
         }
         bsp.sync()?;
         let mut want: Vec<u64> = (0..4).map(|k| l * 10 + k).collect();
@@ -156,8 +156,8 @@ fn hpget_lands_by_end_of_sync() {
         // SAFETY: no one writes `x` this superstep; each range of `y` is
         // written by one hpget only.
         unsafe {
-            bsp.hpget(left(bsp), &x, 0, &y, 0, 3)?;
-            bsp.hpget(bsp.pid(), &x, 1, &y, 3, 2)?;
+            bsp.hpget(left(bsp), &x, 0, y.range(..3))?;
+            bsp.hpget(bsp.pid(), &x, 1, y.range(3..5))?;
         }
         bsp.sync()?;
         check_eq!(
@@ -194,7 +194,7 @@ fn overlapping_puts_from_different_processes_land_whole() {
             // Every process writes W words at offset pid on every process.
             let mine: Vec<u64> = (pid..pid + W).map(|i| word(pid, round, i)).collect();
             for t in 0..p {
-                bsp.put(t, &mine, &a, pid)?;
+                bsp.put(t, &a, pid, &mine)?;
             }
             bsp.sync()?;
             for (i, &v) in a.as_slice(bsp).iter().enumerate() {
@@ -234,25 +234,25 @@ fn large_puts_land_whole_and_in_order() {
             // To the right neighbour: large 0..N, small into its middle,
             // large over its second half, small at its very end.
             let mut src: Vec<u64> = (0..N).map(|i| val(pid, round, i)).collect();
-            bsp.put(right, &src, &a, 0)?;
+            bsp.put(right, &a, 0, &src)?;
             // Buffered: the change below must not reach anyone.
             src.fill(u64::MAX);
             let small: Vec<u64> = (0..16).map(|i| val(pid, 100 + round, i)).collect();
-            bsp.put(right, &small, &a, N / 2 - 8)?;
+            bsp.put(right, &a, N / 2 - 8, &small)?;
             let second: Vec<u64> = (0..3 * N / 4).map(|i| val(pid, 200 + round, i)).collect();
-            bsp.put(right, &second[N / 4..], &a, N / 2)?;
+            bsp.put(right, &a, N / 2, &second[N / 4..])?;
             // An hpput (unordered with puts, so into an area of its own).
             // SAFETY: `second` lives, unchanged, until after the sync, and
             // nothing else touches `b` on `right` meanwhile.
-            unsafe { bsp.hpput(right, &second, &b, 0)? };
-            bsp.put(right, &small[..4], &a, N - 4)?;
+            unsafe { bsp.hpput(right, &b, 0, &second)? };
+            bsp.put(right, &a, N - 4, &small[..4])?;
             // To process 0 from everyone, the same range: the last pid wins.
             // (Under BSPLIB_CHECK only process p - 1 writes it: puts of
             // several processes to the same bytes are what checking
             // reports, `tests/checking.rs`.)
             let mine: Vec<u64> = (0..N).map(|i| val(pid, 300 + round, i)).collect();
             if !checking_from_env() || pid == p - 1 {
-                bsp.put(0, &mine, &all, 0)?;
+                bsp.put(0, &all, 0, &mine)?;
             }
             bsp.sync()?;
             drop(second);
@@ -326,9 +326,9 @@ fn many_supersteps_reuse_buffers() {
             for (v, w) in published.as_mut_slice(bsp).iter_mut().zip(g(s, pid)) {
                 *v = w;
             }
-            bsp.put((pid + s) % p, &[h(s, pid)], &inbox, pid)?;
+            bsp.put((pid + s) % p, &inbox, pid, &[h(s, pid)])?;
             let from = (pid + 2 * s + 1) % p;
-            bsp.get(from, &published, 0, &got, 0, 4)?;
+            bsp.get(from, &published, 0, got.range(..4))?;
             for j in 0..nmsg(s, pid) {
                 let tag = [s as u32, pid as u32, j as u32];
                 bsp.send_pod((pid + 3 * s) % p, &tag, &body(s, pid, j))?;
@@ -340,7 +340,7 @@ fn many_supersteps_reuse_buffers() {
                     bsp.push_reg(&t)?;
                     temp = Some(t);
                 }
-                1..=4 => bsp.put(right(bsp), &[s as u64], temp.as_ref().unwrap(), pid)?,
+                1..=4 => bsp.put(right(bsp), temp.as_ref().unwrap(), pid, &[s as u64])?,
                 5 => bsp.pop_reg(&temp.take().unwrap())?,
                 _ => {}
             }
@@ -438,14 +438,14 @@ fn safe_program(bsp: &mut Bsp) -> Result<Outcome, Error> {
     bsp.set_tagsize(4)?;
     bsp.sync()?;
     let hp_src = [me + 500];
-    bsp.put(right(bsp), &[me + 100, me + 200], &x, 1)?;
+    bsp.put(right(bsp), &x, 1, &[me + 100, me + 200])?;
     // SAFETY: `hp_src` outlives the sync; x[3] and z are written by these
     // calls only, and nobody writes x[0].
     unsafe {
-        bsp.hpput(left(bsp), &hp_src, &x, 3)?;
-        bsp.hpget(right(bsp), &x, 0, &z, 0, 1)?;
+        bsp.hpput(left(bsp), &x, 3, &hp_src)?;
+        bsp.hpget(right(bsp), &x, 0, z.range(..1))?;
     }
-    bsp.get(left(bsp), &x, 0, &y, 0, 2)?;
+    bsp.get(left(bsp), &x, 0, y.range(..2))?;
     bsp.send(
         right(bsp),
         &(pid as u32).to_ne_bytes(),

@@ -26,7 +26,7 @@ fn registration_takes_effect_at_next_sync() {
             let x = Area::<u64>::new(bsp, 2);
             bsp.sync()?;
             bsp.push_reg(&x)?;
-            bsp.put(right(bsp), &[1], &x, 0)?;
+            bsp.put(right(bsp), &x, 0, &[1])?;
             bsp.sync()?;
             Ok(())
         },
@@ -42,7 +42,7 @@ fn registration_takes_effect_at_next_sync() {
         bsp.push_reg(&x)?;
         bsp.sync()?;
         bsp.push_reg_prefix(&x, 1)?;
-        bsp.put(right(bsp), &[5, 6], &x, 0)?;
+        bsp.put(right(bsp), &x, 0, &[5, 6])?;
         bsp.sync()?;
         check_eq!(bsp, x.to_vec(bsp), vec![5, 6]);
         Ok(())
@@ -60,7 +60,7 @@ fn newer_registration_shadows_older() {
             bsp.sync()?;
             bsp.push_reg_prefix(&a, 2)?;
             bsp.sync()?;
-            bsp.put(right(bsp), &[1], &a, 2)?;
+            bsp.put(right(bsp), &a, 2, &[1])?;
             bsp.sync()?;
             Ok(())
         },
@@ -79,12 +79,12 @@ fn newer_registration_shadows_older() {
         bsp.sync()?;
         bsp.push_reg_prefix(&a, 2)?;
         bsp.sync()?;
-        bsp.put(right(bsp), &[me, me + 1], &a, 0)?;
+        bsp.put(right(bsp), &a, 0, &[me, me + 1])?;
         bsp.sync()?;
         check_eq!(bsp, a.to_vec(bsp), vec![l, l + 1, 0, 0]);
         bsp.pop_reg(&a)?;
         bsp.sync()?;
-        bsp.put(right(bsp), &[me + 7; 2], &a, 2)?;
+        bsp.put(right(bsp), &a, 2, &[me + 7; 2])?;
         bsp.sync()?;
         check_eq!(bsp, a.to_vec(bsp), vec![l, l + 1, l + 7, l + 7]);
         // The slot gives the remote address: in a new slot, even processes
@@ -98,7 +98,7 @@ fn newer_registration_shadows_older() {
         bsp.push_reg(if pid % 2 == 0 { &c } else { &d })?;
         bsp.sync()?;
         for t in 0..p {
-            bsp.put(t, &[me + 1], &c, pid)?;
+            bsp.put(t, &c, pid, &[me + 1])?;
         }
         bsp.sync()?;
         let (c, d) = (c.to_vec(bsp), d.to_vec(bsp));
@@ -128,8 +128,8 @@ fn pop_out_of_order() {
         bsp.pop_reg(&a)?;
         bsp.sync()?;
         for t in 0..p {
-            bsp.put(t, &[pid as u64 + 10], &b, pid)?;
-            bsp.put(t, &[pid as u64 + 20], &c, pid)?;
+            bsp.put(t, &b, pid, &[pid as u64 + 10])?;
+            bsp.put(t, &c, pid, &[pid as u64 + 20])?;
         }
         bsp.sync()?;
         let want = |k: u64| (0..p as u64).map(|s| s + k).collect::<Vec<_>>();
@@ -140,7 +140,7 @@ fn pop_out_of_order() {
         bsp.pop_reg(&c)?;
         bsp.sync()?;
         for t in 0..p {
-            bsp.put(t, &[pid as u64 + 30], &b, pid)?;
+            bsp.put(t, &b, pid, &[pid as u64 + 30])?;
         }
         bsp.sync()?;
         check_eq!(bsp, b.to_vec(bsp), want(30));
@@ -163,8 +163,8 @@ fn pop_out_of_order() {
             bsp.sync()?;
             bsp.pop_reg(&a)?;
             bsp.sync()?;
-            bsp.put(right(bsp), &[1], &b, 0)?;
-            bsp.put(right(bsp), &[1], &a, 0)?;
+            bsp.put(right(bsp), &b, 0, &[1])?;
+            bsp.put(right(bsp), &a, 0, &[1])?;
             bsp.sync()?;
             Ok(())
         },
@@ -186,8 +186,8 @@ fn pop_takes_effect_at_next_sync() {
         bsp.push_reg(&x)?;
         bsp.sync()?;
         bsp.pop_reg(&x)?;
-        bsp.put(right(bsp), &[me + 100], &x, 0)?;
-        bsp.get(left(bsp), &x, 1, &y, 0, 1)?;
+        bsp.put(right(bsp), &x, 0, &[me + 100])?;
+        bsp.get(left(bsp), &x, 1, y.range(..1))?;
         bsp.sync()?;
         check_eq!(bsp, x.to_vec(bsp), vec![l + 100, me + 50]);
         check_eq!(bsp, y.as_slice(bsp)[0], l + 50);
@@ -211,7 +211,7 @@ fn null_registration() {
         bsp.sync()?;
         if pid != 0 {
             for t in 1..p {
-                bsp.put(t, &[pid as u64 * 3], &x, pid)?;
+                bsp.put(t, &x, pid, &[pid as u64 * 3])?;
             }
         }
         bsp.sync()?;
@@ -229,7 +229,7 @@ fn null_registration() {
         // The tables still agree: a full registration works.
         bsp.push_reg(&x)?;
         bsp.sync()?;
-        bsp.put(right(bsp), &[9], &x, 0)?;
+        bsp.put(right(bsp), &x, 0, &[9])?;
         bsp.sync()?;
         check_eq!(bsp, x.as_slice(bsp)[0], 9);
         Ok(())
@@ -262,7 +262,7 @@ fn null_registrations_pop_out_of_order() {
         // The slot of `b` is still live: a self-put through it lands. (A
         // put through `a` would now be an error, which stops the run.)
         if pid == 0 {
-            bsp.put(0, &[5], &b, 1)?;
+            bsp.put(0, &b, 1, &[5])?;
         }
         bsp.sync()?;
         check_eq!(
@@ -299,9 +299,9 @@ fn zero_size_registration() {
         }
         bsp.sync()?;
         for t in (1..p).filter(|_| pid == 0) {
-            bsp.put(t, &[555], &x, 0)?;
-            bsp.put(t, &[666], &empty, 1)?;
-            bsp.get(t, &x, 1, &got, t, 1)?;
+            bsp.put(t, &x, 0, &[555])?;
+            bsp.put(t, &empty, 1, &[666])?;
+            bsp.get(t, &x, 1, got.range(t..t + 1))?;
         }
         bsp.sync()?;
         if pid == 0 {
@@ -323,8 +323,8 @@ fn zero_size_registration() {
             bsp.push_reg_prefix(&x, (bsp.pid() != 0) as usize)?;
             bsp.sync()?;
             if bsp.pid() == 1 {
-                bsp.put(0, &[], &x, 0)?; // zero bytes: fine
-                bsp.put(0, &[1], &x, 0)?;
+                bsp.put(0, &x, 0, &[])?; // zero bytes: fine
+                bsp.put(0, &x, 0, &[1])?;
             }
             bsp.sync()?;
             Ok(())
@@ -350,8 +350,8 @@ fn empty_areas_are_distinct_registrations() {
         bsp.push_reg(if pid == 0 { &e2 } else { &a2 })?;
         bsp.sync()?;
         for t in (1..p).filter(|_| pid == 0) {
-            bsp.put(t, &[7], &e1, 0)?;
-            bsp.put(t, &[9], &e2, 0)?;
+            bsp.put(t, &e1, 0, &[7])?;
+            bsp.put(t, &e2, 0, &[9])?;
         }
         bsp.sync()?;
         if pid != 0 {
@@ -370,17 +370,17 @@ fn zero_byte_transfers_do_nothing() {
         bsp.push_reg(&x)?;
         bsp.sync()?;
         let (r, none): (usize, &[u64]) = (right(bsp), &[]);
-        bsp.put(r, none, &x, 0)?;
-        bsp.put(r, none, &x, 3)?; // at the end of the extent
-        bsp.get(r, &x, 0, &y, 0, 0)?;
-        bsp.get(r, &x, 3, &y, 2, 0)?;
+        bsp.put(r, &x, 0, none)?;
+        bsp.put(r, &x, 3, none)?; // at the end of the extent
+        bsp.get(r, &x, 0, y.range(..0))?;
+        bsp.get(r, &x, 3, y.range(2..2))?;
         let px = x.as_slice(bsp).as_ptr() as *mut c_void;
         let py = y.as_slice(bsp).as_ptr() as *mut c_void;
         let r = r as i64;
         // SAFETY: zero-byte transfers read and write nothing.
         unsafe {
-            bsp.hpput(r as usize, none, &x, 1)?;
-            bsp.hpget(r as usize, &x, 1, &y, 1, 0)?;
+            bsp.hpput(r as usize, &x, 1, none)?;
+            bsp.hpget(r as usize, &x, 1, y.range(1..1))?;
             bsp.raw().put(r, px, px, 0, 0)?;
             bsp.raw().hpput(r, px, px, 3, 0)?;
             bsp.raw().get(r, px, 0, py, 0)?;

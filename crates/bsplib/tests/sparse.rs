@@ -34,13 +34,13 @@ fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
         // Puts to two destinations (perhaps the same), a message to a
         // third, a get from a fourth.
         for t in targets(me, s, p) {
-            bsp.put(t, &[me as u64 + 1], &area, me + 1)?;
+            bsp.put(t, &area, me + 1, &[me as u64 + 1])?;
         }
         // Four senders per receiver (pids 4k..4k+3), to see the order.
         let to = (me / 4 + s) % p;
         bsp.send(to, &(me as u64).to_ne_bytes(), &[s as u8])?;
         let from = (me + 11 + s) % p;
-        bsp.get(from, &area, 0, &got, 0, 1)?;
+        bsp.get(from, &area, 0, got.range(..1))?;
         bsp.sync()?;
 
         // Every writer's put landed, and nothing else did.
@@ -104,7 +104,7 @@ fn registrations_and_data(bsp: &mut Bsp) -> Result<u64, Error> {
     bsp.set_tagsize(8)?;
     bsp.sync()?;
     // Superstep 1: a put to the right into the 6th area.
-    bsp.put(right, &[me as u64 + 100], &areas[5], 1)?;
+    bsp.put(right, &areas[5], 1, &[me as u64 + 100])?;
     bsp.sync()?;
     check_eq!(
         bsp,
@@ -115,7 +115,7 @@ fn registrations_and_data(bsp: &mut Bsp) -> Result<u64, Error> {
     // message to the right.
     let last = Area::<u64>::new(bsp, 1);
     bsp.push_reg(&last)?;
-    bsp.put(far, &[me as u64 + 200], &areas[0], 0)?;
+    bsp.put(far, &areas[0], 0, &[me as u64 + 200])?;
     bsp.send(right, &(me as u64).to_ne_bytes(), &[7])?;
     bsp.sync()?;
     check_eq!(
@@ -127,7 +127,7 @@ fn registrations_and_data(bsp: &mut Bsp) -> Result<u64, Error> {
     check_eq!(bsp, bsp.get_tag(&mut tag)?, Some(1));
     check_eq!(bsp, u64::from_ne_bytes(tag), ((me + p - 1) % p) as u64);
     // Superstep 3: every registration popped, a put into the newest.
-    bsp.put(right, &[me as u64 + 300], &last, 0)?;
+    bsp.put(right, &last, 0, &[me as u64 + 300])?;
     for a in &areas {
         bsp.pop_reg(a)?;
     }

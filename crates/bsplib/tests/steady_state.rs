@@ -59,13 +59,13 @@ fn traffic(
     let right = (pid + 1) % p;
     let words = [step, pid as u64, 7, 9];
     for k in 0..4 {
-        bsp.put(right, &words[k..k + 1], a, k)?;
+        bsp.put(right, a, k, &words[k..k + 1])?;
     }
-    bsp.get(right, a, 0, b, 0, 4)?;
+    bsp.get(right, a, 0, b.range(..4))?;
     bsp.send_pod(right, &step, &words[..2])?;
     // SAFETY: `words` lives until after the sync below and is not modified;
     // nothing else touches slot 4..8 of `a` on `right` in this superstep.
-    unsafe { bsp.hpput(right, &words, a, 4)? };
+    unsafe { bsp.hpput(right, a, 4, &words)? };
     bsp.sync()?;
     while bsp.hpmove().is_some() {}
     Ok(())
@@ -113,7 +113,7 @@ fn sixty_four_processes_on_two_cores() {
         bsp.push_reg(&x)?;
         bsp.sync()?;
         for step in 0..100u64 {
-            bsp.put((pid + 1) % p, &[step * 1000 + pid as u64], &x, pid)?;
+            bsp.put((pid + 1) % p, &x, pid, &[step * 1000 + pid as u64])?;
             bsp.sync()?;
             let left = (pid + p - 1) % p;
             let v = x.as_slice(bsp)[left];

@@ -55,9 +55,9 @@ fn columns(bsp: &mut Bsp) -> Result<(), Error> {
         bsp.sync()?;
         let col = Strided::column(me, rows, p);
         for q in 0..p {
-            bsp.put_strided(q, &local, col, &m, col)?;
+            bsp.put_strided(q, &m, col, &local, col)?;
             // Column `me` becomes row `me` of the transpose.
-            bsp.put_strided(q, &local, col, &t, Strided::contiguous(me * rows, rows))?;
+            bsp.put_strided(q, &t, Strided::contiguous(me * rows, rows), &local, col)?;
         }
         bsp.sync()?;
         let mut want = vec![0u64; rows * p];
@@ -110,7 +110,7 @@ fn shapes(bsp: &mut Bsp) -> Result<(), Error> {
     // One case per superstep: the later puts would overwrite the earlier.
     for (from, to) in cases {
         let mine = fill(me);
-        bsp.put_strided(right, &mine, from, &a, to)?;
+        bsp.put_strided(right, &a, to, &mine, from)?;
         bsp.sync()?;
         let mut want = fill(me);
         model(&fill(left), from, &mut want, to);
@@ -122,10 +122,10 @@ fn shapes(bsp: &mut Bsp) -> Result<(), Error> {
     let src = [[me as u64 + 100, 7]; 4];
     bsp.put_strided(
         right,
-        &src,
-        Strided::contiguous(0, 4),
         &w,
         Strided::new(0, 1, 2, 4),
+        &src,
+        Strided::contiguous(0, 4),
     )?;
     bsp.sync()?;
     let got = w.as_slice(bsp).to_vec();
@@ -169,10 +169,10 @@ fn strided_gets(bsp: &mut Bsp) -> Result<(), Error> {
     // is ours; this is the one its right neighbour reads).
     bsp.put_strided(
         right,
-        &vec![0u64; rows],
-        Strided::contiguous(0, rows),
         &m,
         col,
+        &vec![0u64; rows],
+        Strided::contiguous(0, rows),
     )?;
     bsp.sync()?;
     let theirs = fill(left);
@@ -216,7 +216,7 @@ fn io_vectors(bsp: &mut Bsp) -> Result<(), Error> {
         Piece::new(7, 9, 1),
         Piece::new(3, 5, 0),
     ];
-    bsp.put_vec(right, &src, &pieces, &a)?;
+    bsp.put_vec(right, &a, &pieces, &src)?;
     let got = Area::<u32>::new(bsp, 6);
     let gets = [
         Piece::new(9, 0, 1),
@@ -270,10 +270,10 @@ fn overlapping_destination_blocks_are_an_error() {
             if bsp.pid() == bsp.nprocs() - 1 {
                 bsp.put_strided(
                     0,
-                    &[1u32; 6],
-                    Strided::contiguous(0, 6),
                     &x,
                     Strided::new(0, 3, 2, 2),
+                    &[1u32; 6],
+                    Strided::contiguous(0, 6),
                 )?;
             }
             bsp.sync()
@@ -324,10 +324,10 @@ fn a_span_beyond_the_remote_area_is_an_error() {
                 // Blocks at 1, 6, 11, 16: the last one is past element 15.
                 bsp.put_strided(
                     0,
-                    &[1u32; 4],
-                    Strided::contiguous(0, 4),
                     &x,
                     Strided::new(1, 1, 5, 4),
+                    &[1u32; 4],
+                    Strided::contiguous(0, 4),
                 )?;
             }
             bsp.sync()
@@ -355,10 +355,10 @@ fn a_source_shape_beyond_the_local_slice_is_an_error() {
             if bsp.pid() == bsp.nprocs() - 1 {
                 bsp.put_strided(
                     0,
-                    &[1u32; 10],
-                    Strided::new(0, 2, 5, 3),
                     &x,
                     Strided::contiguous(0, 6),
+                    &[1u32; 10],
+                    Strided::new(0, 2, 5, 3),
                 )?;
             }
             bsp.sync()
@@ -384,7 +384,7 @@ fn an_io_vector_piece_beyond_the_remote_area_is_an_error() {
             let x = setup(bsp)?;
             if bsp.pid() == bsp.nprocs() - 1 {
                 let pieces = [Piece::new(0, 0, 2), Piece::new(0, 15, 2)];
-                bsp.put_vec(0, &[1u32; 2], &pieces, &x)?;
+                bsp.put_vec(0, &x, &pieces, &[1u32; 2])?;
             }
             bsp.sync()
         },

@@ -31,9 +31,9 @@ fn bench_accumulate(engine: Engine, acc: bool, cfg: &Config) -> Result<Vec<f64>,
             let t0 = Instant::now();
             for _ in 0..if round == 0 { 2 } else { steps } {
                 if acc {
-                    bsp.accumulate(other, &src, &x, 0, bsplib::rma::Op::Sum)?;
+                    bsp.accumulate(other, &x, 0, &src, bsplib::rma::Op::Sum)?;
                 } else {
-                    bsp.put(other, &src, &x, 0)?;
+                    bsp.put(other, &x, 0, &src)?;
                 }
                 bsp.sync()?;
             }

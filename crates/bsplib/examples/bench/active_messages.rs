@@ -71,7 +71,7 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
         bsp.push_reg(&ids)?;
         bsp.sync()?;
         if me == 1 {
-            bsp.put(0, &[asked.id()], &ids, 0)?;
+            bsp.put(0, &ids, 0, &[asked.id()])?;
         }
         bsp.sync()?;
         let theirs = ids.as_slice(bsp)[0];

@@ -107,10 +107,10 @@ fn bench_transfer(
                     // SAFETY: `src` is neither dropped nor modified before
                     // the sync below returns, and no process touches `dst`
                     // during the superstep except through this transfer.
-                    Transfer::HpPut => unsafe { bsp.hpput(other, &src, &dst, 0)? },
-                    Transfer::Put => bsp.put(other, &src, &dst, 0)?,
-                    Transfer::Get => bsp.get(other, &dst, 0, &local, 0, BIG)?,
-                    Transfer::Owned => bsp.put_owned(other, owned.clone(), &dst, 0)?,
+                    Transfer::HpPut => unsafe { bsp.hpput(other, &dst, 0, &src)? },
+                    Transfer::Put => bsp.put(other, &dst, 0, &src)?,
+                    Transfer::Get => bsp.get(other, &dst, 0, local.range(..BIG))?,
+                    Transfer::Owned => bsp.put_owned(other, &dst, 0, owned.clone())?,
                 }
                 bsp.sync()?;
             }

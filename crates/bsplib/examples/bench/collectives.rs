@@ -57,7 +57,7 @@ fn bench_collective(
                     (Coll::Broadcast, true) => {
                         if me == 0 {
                             for q in 1..p {
-                                bsp.put(q, &bytes, &dst, 0)?;
+                                bsp.put(q, &dst, 0, &bytes)?;
                             }
                         }
                         bsp.sync()?;
@@ -68,7 +68,7 @@ fn bench_collective(
                     (Coll::AllReduce, false) => bsp.all_reduce(&mut x, bsplib::Op::Sum)?,
                     (Coll::AllReduce, true) => {
                         for q in 0..p {
-                            bsp.put(q, &x, &all, me * n)?;
+                            bsp.put(q, &all, me * n, &x)?;
                         }
                         bsp.sync()?;
                         let v = all.as_slice(bsp);

@@ -66,7 +66,7 @@ fn bench_hrelation(p: usize, cfg: &Config) -> Result<HRelation, Error> {
                     let t0 = Instant::now();
                     for _ in 0..steps {
                         for (i, &(to, at)) in dest[..h].iter().enumerate() {
-                            bsp.put(to, &src[i..i + 1], &dst, at)?;
+                            bsp.put(to, &dst, at, &src[i..i + 1])?;
                         }
                         bsp.sync()?;
                     }
@@ -126,7 +126,7 @@ fn bench_words(
             let t0 = Instant::now();
             for _ in 0..steps {
                 for (i, &(to, at)) in dest.iter().enumerate() {
-                    bsp.put(to, &src[i..i + 1], &dst, at)?;
+                    bsp.put(to, &dst, at, &src[i..i + 1])?;
                 }
                 bsp.sync()?;
             }

@@ -55,7 +55,7 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
                         e.put(right, 0, &[i as u64])?;
                         e.wait()?;
                     } else {
-                        bsp.put(right, &[i as u64], &x, 0)?;
+                        bsp.put(right, &x, 0, &[i as u64])?;
                         bsp.sync()?;
                     }
                 }

@@ -26,7 +26,7 @@ fn bench_program(p: usize, supersteps: usize) -> Result<f64, Error> {
             let inbox = Area::<u64>::new(bsp, 1);
             bsp.push_reg(&inbox)?;
             bsp.sync()?;
-            bsp.put((pid + 1) % p, &[pid as u64], &inbox, 0)?;
+            bsp.put((pid + 1) % p, &inbox, 0, &[pid as u64])?;
             bsp.sync()?;
             let got = inbox.as_slice(bsp)[0];
             if got != ((pid + p - 1) % p) as u64 {

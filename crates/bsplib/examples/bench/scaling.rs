@@ -39,7 +39,7 @@ fn bench_scale(
             bsp.sync()?;
             let t0 = Instant::now();
             for i in 0..iters {
-                bsp.put(right, &[i as u64], &x, 0)?;
+                bsp.put(right, &x, 0, &[i as u64])?;
                 bsp.sync()?;
             }
             put.push(t0.elapsed().as_secs_f64() / iters as f64);

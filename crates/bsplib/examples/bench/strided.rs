@@ -54,14 +54,14 @@ fn bench_column(
             let t0 = Instant::now();
             for _ in 0..steps {
                 match how {
-                    Column::Strided => bsp.put_strided(other, &local, col, &m, col)?,
+                    Column::Strided => bsp.put_strided(other, &m, col, &local, col)?,
                     Column::Singles => {
                         for r in 0..COL_ROWS {
                             let at = r * cols + c;
-                            bsp.put(other, &local[at..at + 1], &m, at)?;
+                            bsp.put(other, &m, at, &local[at..at + 1])?;
                         }
                     }
-                    Column::Contiguous => bsp.put(other, &local[..COL_ROWS], &m, 0)?,
+                    Column::Contiguous => bsp.put(other, &m, 0, &local[..COL_ROWS])?,
                 }
                 bsp.sync()?;
             }

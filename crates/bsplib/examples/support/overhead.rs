@@ -18,9 +18,9 @@ fn round(p: usize, steps: usize, setup: &dyn Fn(Runtime) -> Runtime) -> f64 {
             bsp.sync()?;
             let start = Instant::now();
             for s in 0..steps as u64 {
-                bsp.put(right, &[s, s + 1], &x, 0)?;
-                bsp.put(right, &[s], &x, 4)?;
-                bsp.put(bsp.pid(), &[s], &x, 6)?;
+                bsp.put(right, &x, 0, &[s, s + 1])?;
+                bsp.put(right, &x, 4, &[s])?;
+                bsp.put(bsp.pid(), &x, 6, &[s])?;
                 bsp.send(right, &[], &s.to_le_bytes())?;
                 bsp.sync()?;
             }

@@ -4,6 +4,7 @@
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
 use std::rc::Rc;
 
 use bytemuck::Pod;
@@ -78,7 +79,7 @@ impl<T> Storage<T> {
 ///     bsp.sync()?;
 ///     let right = (bsp.pid() + 1) % bsp.nprocs();
 ///     let mine = x.as_slice(bsp)[0];
-///     bsp.put(right, &[mine], &x, 0)?;
+///     bsp.put(right, &x, 0, &[mine])?;
 ///     bsp.sync()?;
 ///     Ok(x.as_slice(bsp)[0])
 /// })?;
@@ -233,6 +234,49 @@ impl<T: Pod> Area<T> {
         self.storage.clone()
     }
 
+    /// The elements `range` of this area, as the destination of a get
+    /// ([`Bsp::get`], [`Epoch::get`](crate::Epoch::get),
+    /// [`Lock::get`](crate::Lock::get)): the get writes `range.len()`
+    /// elements there at the sync. `&area` stands for the whole area.
+    ///
+    /// The range is checked by the get that uses it
+    /// ([`ErrorKind::LocalBounds`]), which names the call and line; this
+    /// method never panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let x = bsplib::Area::from_vec(bsp, vec![bsp.pid() as u8; 4]);
+    ///     let y = bsplib::Area::<u8>::new(bsp, 4);
+    ///     bsp.push_reg(&x)?;
+    ///     bsp.sync()?;
+    ///     // Elements 1..3 of the other process's `x` into y[2..4].
+    ///     bsp.get(1 - bsp.pid(), &x, 1, y.range(2..))?;
+    ///     bsp.sync()?;
+    ///     Ok(y.to_vec(bsp))
+    /// })?;
+    /// assert_eq!(r, vec![vec![0, 0, 1, 1], vec![0, 0, 0, 0]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn range(&self, range: impl RangeBounds<usize>) -> AreaRange<'_, T> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e.saturating_add(1),
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len(),
+        };
+        AreaRange {
+            area: self,
+            start,
+            end,
+        }
+    }
+
     /// A handle on this area for active-message handlers
     /// ([`crate::am`]), which are `'static` closures: it names the area
     /// in a [`Landing`](crate::am::Landing) and gives its elements to a
@@ -243,6 +287,47 @@ impl<T: Pod> Area<T> {
             storage: self.storage.clone(),
             _not_send: PhantomData,
         }
+    }
+}
+
+/// Elements of an [`Area`], the destination of a get: `&area` (all of
+/// it) or [`area.range(a..b)`](Area::range).
+pub struct AreaRange<'a, T: Pod> {
+    pub(crate) area: &'a Area<T>,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+impl<T: Pod> Clone for AreaRange<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Pod> Copy for AreaRange<'_, T> {}
+
+impl<'a, T: Pod> From<&'a Area<T>> for AreaRange<'a, T> {
+    fn from(area: &'a Area<T>) -> Self {
+        area.range(..)
+    }
+}
+
+impl<T: Pod> AreaRange<'_, T> {
+    /// Number of elements (zero for a range whose end precedes its start,
+    /// which a get refuses).
+    pub fn len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// True when the range has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T: Pod> fmt::Debug for AreaRange<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}[{}..{}]", self.area, self.start, self.end)
     }
 }
 

@@ -8,6 +8,9 @@ impl Bsp {
     /// area registered on process `pid` in the slot of `dst`, starting at
     /// element `offset`. A put to oneself also lands at the sync.
     ///
+    /// Every transfer takes its arguments in one order: the target process,
+    /// where (the area and the offset there, in elements), the data.
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::ForeignArea`] if an area given was created by another
@@ -32,7 +35,7 @@ impl Bsp {
     ///     bsp.push_reg(&x)?;
     ///     bsp.sync()?;
     ///     let v = x.as_slice(bsp)[0];
-    ///     bsp.put(bsp.nprocs() - bsp.pid() - 1, &[v], &x, 0)?;
+    ///     bsp.put(bsp.nprocs() - bsp.pid() - 1, &x, 0, &[v])?;
     ///     bsp.sync()?;
     ///     bsp.pop_reg(&x)?;
     ///     Ok(x.as_slice(bsp)[0])
@@ -44,20 +47,20 @@ impl Bsp {
     pub fn put<T: Pod>(
         &self,
         pid: usize,
-        src: &[T],
         dst: &Area<T>,
         offset: usize,
+        src: &[T],
     ) -> Result<(), Error> {
-        self.put_at(pid, src, dst, offset, Some(SourceLocation::caller()))
+        self.put_at(pid, dst, offset, src, Some(SourceLocation::caller()))
     }
 
     /// [`put`](Bsp::put) at `loc` (the one-sided epochs' guards).
     pub(crate) fn put_at<T: Pod>(
         &self,
         pid: usize,
-        src: &[T],
         dst: &Area<T>,
         offset: usize,
+        src: &[T],
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let mut p = self.process();
@@ -103,9 +106,9 @@ impl Bsp {
     pub unsafe fn hpput<T: Pod>(
         &self,
         pid: usize,
-        src: &[T],
         dst: &Area<T>,
         offset: usize,
+        src: &[T],
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
@@ -163,7 +166,7 @@ impl Bsp {
     ///     bsp.sync()?;
     ///     let block: Arc<[u32]> = Arc::from(vec![me as u32; 2]);
     ///     for to in 0..p {
-    ///         bsp.put_owned(to, Arc::clone(&block), &all, 2 * me)?;
+    ///         bsp.put_owned(to, &all, 2 * me, Arc::clone(&block))?;
     ///     }
     ///     bsp.sync()?;
     ///     Ok(all.as_slice(bsp).to_vec())
@@ -175,9 +178,9 @@ impl Bsp {
     pub fn put_owned<T: Pod, D: Owned<T>>(
         &self,
         pid: usize,
-        data: D,
         dst: &Area<T>,
         offset: usize,
+        data: D,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         let mut p = self.process();
@@ -197,10 +200,11 @@ impl Bsp {
         Ok(())
     }
 
-    /// `bsp_get`: at the next sync, reads `len` elements from element
+    /// `bsp_get`: at the next sync, reads `dst.len()` elements from element
     /// `offset` of the area registered on process `pid` in the slot of `src`
     /// (their value at the end of this superstep, on `pid`) and writes them
-    /// into `dst` from element `dst_offset`, before any put data is written.
+    /// into `dst`, before any put data is written. `dst` is an area (`&y`,
+    /// all of it) or part of one ([`y.range(a..b)`](Area::range)).
     ///
     /// # Errors
     ///
@@ -209,7 +213,7 @@ impl Bsp {
     ///
     /// # BSP cost
     ///
-    /// `len * size_of::<T>()` bytes towards `pid`'s outgoing and this
+    /// `dst.len() * size_of::<T>()` bytes towards `pid`'s outgoing and this
     /// process's incoming h-relation; the sync gets a second barrier.
     ///
     /// # Examples
@@ -222,7 +226,7 @@ impl Bsp {
     ///     bsp.push_reg(&x)?;
     ///     bsp.sync()?;
     ///     let left = (bsp.pid() + bsp.nprocs() - 1) % bsp.nprocs();
-    ///     bsp.get(left, &x, 0, &x, 0, 1)?;
+    ///     bsp.get(left, &x, 0, &x)?;
     ///     bsp.sync()?;
     ///     Ok(x.as_slice(bsp)[0])
     /// })?;
@@ -230,19 +234,17 @@ impl Bsp {
     /// # Ok::<(), bsplib::Error>(())
     /// ```
     #[track_caller]
-    pub fn get<T: Pod>(
+    pub fn get<'a, T: Pod>(
         &self,
         pid: usize,
         src: &Area<T>,
         offset: usize,
-        dst: &Area<T>,
-        dst_offset: usize,
-        len: usize,
+        dst: impl Into<AreaRange<'a, T>>,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         // SAFETY: `get_into` checks `dst` and keeps its storage alive until
         // the sync writes it; views of `dst` cannot live across the sync.
-        unsafe { self.get_into(pid, src, offset, dst, dst_offset, len, false, loc) }
+        unsafe { self.get_into(pid, src, offset, dst.into(), false, loc) }
     }
 
     /// `bsp_hpget`: like [`get`](Bsp::get) but unbuffered on both sides: the
@@ -260,20 +262,17 @@ impl Bsp {
     /// # Errors
     ///
     /// As for [`get`](Bsp::get).
-    #[allow(clippy::too_many_arguments)]
     #[track_caller]
-    pub unsafe fn hpget<T: Pod>(
+    pub unsafe fn hpget<'a, T: Pod>(
         &self,
         pid: usize,
         src: &Area<T>,
         offset: usize,
-        dst: &Area<T>,
-        dst_offset: usize,
-        len: usize,
+        dst: impl Into<AreaRange<'a, T>>,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         // SAFETY: the caller accepts the unbuffered contract above.
-        unsafe { self.get_into(pid, src, offset, dst, dst_offset, len, true, loc) }
+        unsafe { self.get_into(pid, src, offset, dst.into(), true, loc) }
     }
 
     /// Shared body of `get` and `hpget`.
@@ -281,37 +280,37 @@ impl Bsp {
     /// # Safety
     ///
     /// For `hp`, the caller's `hpget` contract.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn get_into<T: Pod>(
         &self,
         pid: usize,
         src: &Area<T>,
         offset: usize,
-        dst: &Area<T>,
-        dst_offset: usize,
-        len: usize,
+        dst: AreaRange<'_, T>,
         hp: bool,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
         let mut p = self.process();
         self.own(&p, src, call, loc)?;
+        let AreaRange {
+            area: dst,
+            start: dst_offset,
+            end,
+        } = dst;
         self.own(&p, dst, call, loc)?;
-        if dst_offset
-            .checked_add(len)
-            .is_none_or(|end| end > dst.len())
-        {
+        if dst_offset > end || end > dst.len() {
             let size = std::mem::size_of::<T>();
             return Err(p.fail(
                 ErrorKind::LocalBounds {
                     what: "destination area",
-                    needed: dst_offset.saturating_add(len).saturating_mul(size),
+                    needed: end.max(dst_offset).saturating_mul(size),
                     available: dst.size_bytes(),
                 },
                 call,
                 loc,
             ));
         }
+        let len = end - dst_offset;
         let (offset, nbytes) = typed_range::<T>(&p, offset, len, call, loc)?;
         // SAFETY: `dst_offset + len <= dst.len()`, so the destination range
         // lies inside `dst`, whose storage the keepalive holds until the

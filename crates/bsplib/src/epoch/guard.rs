@@ -3,7 +3,7 @@
 //! methods, and the calls that open them.
 
 use super::{Awaited, LockKind};
-use crate::bsp::area::Area;
+use crate::bsp::area::{Area, AreaRange};
 use crate::bsp::{pid_arg, Bsp};
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
@@ -63,21 +63,18 @@ fn overflow(p: &Process, call: &'static str, loc: Loc) -> Error {
 
 /// A get of a guard into `dst` (kept alive until the reply lands): the
 /// core routes it into the open epoch.
-#[allow(clippy::too_many_arguments)]
 fn get_in<T: Pod>(
     bsp: &Bsp,
     pid: usize,
     area: &Area<T>,
     offset: usize,
-    dst: &Area<T>,
-    dst_offset: usize,
-    len: usize,
+    dst: AreaRange<'_, T>,
     loc: Loc,
 ) -> Result<(), Error> {
     // SAFETY: `get_into` checks `dst` and keeps its storage alive until
     // the reply lands, in a progress point (a `&mut Bsp` call), when no
     // view of it is alive.
-    unsafe { bsp.get_into(pid, area, offset, dst, dst_offset, len, false, loc) }
+    unsafe { bsp.get_into(pid, area, offset, dst, false, loc) }
 }
 
 impl Bsp {
@@ -226,11 +223,12 @@ impl<'a, T: Pod> Epoch<'a, T> {
     pub fn put(&self, pid: usize, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
-        self.bsp.put_at(pid, src, self.area, offset, loc)
+        self.bsp.put_at(pid, self.area, offset, src, loc)
     }
 
-    /// Gets `len` elements from element `offset` of the area on `pid` into
-    /// `dst` from `dst_offset`; they land by [`complete`](Epoch::complete).
+    /// Gets `dst.len()` elements from element `offset` of the area on `pid`
+    /// into `dst` (an area, or [part of one](Area::range)); they land by
+    /// [`complete`](Epoch::complete).
     /// They read the target's area as it is when the target serves them
     /// (the target must not change it during its exposure epoch).
     ///
@@ -240,19 +238,17 @@ impl<'a, T: Pod> Epoch<'a, T> {
     ///
     /// # BSP cost
     ///
-    /// `len` elements towards the h-relation of the round.
+    /// `dst.len()` elements towards the h-relation of the round.
     #[track_caller]
-    pub fn get(
+    pub fn get<'d>(
         &self,
         pid: usize,
         offset: usize,
-        dst: &Area<T>,
-        dst_offset: usize,
-        len: usize,
+        dst: impl Into<AreaRange<'d, T>>,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
-        get_in(self.bsp, pid, self.area, offset, dst, dst_offset, len, loc)
+        get_in(self.bsp, pid, self.area, offset, dst.into(), loc)
     }
 
     /// Accumulates `src` into the area on `pid` with `op` (see
@@ -274,7 +270,7 @@ impl<'a, T: Pod> Epoch<'a, T> {
     {
         let loc = Some(SourceLocation::caller());
         self.open(loc)?;
-        self.bsp.accumulate_at(pid, src, self.area, offset, op, loc)
+        self.bsp.accumulate_at(pid, self.area, offset, src, op, loc)
     }
 
     fn open(&self, loc: Loc) -> Result<(), Error> {
@@ -397,11 +393,12 @@ impl<'a, T: Pod> Lock<'a, T> {
     #[track_caller]
     pub fn put(&self, offset: usize, src: &[T]) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        self.bsp.put_at(self.pid, src, self.area, offset, loc)
+        self.bsp.put_at(self.pid, self.area, offset, src, loc)
     }
 
-    /// Gets `len` elements from element `offset` of the locked area into
-    /// `dst` from `dst_offset`, landing by [`unlock`](Lock::unlock).
+    /// Gets `dst.len()` elements from element `offset` of the locked area
+    /// into `dst` (an area, or [part of one](Area::range)), landing by
+    /// [`unlock`](Lock::unlock).
     ///
     /// # Errors
     ///
@@ -409,19 +406,11 @@ impl<'a, T: Pod> Lock<'a, T> {
     ///
     /// # BSP cost
     ///
-    /// `len` elements from the target.
+    /// `dst.len()` elements from the target.
     #[track_caller]
-    pub fn get(
-        &self,
-        offset: usize,
-        dst: &Area<T>,
-        dst_offset: usize,
-        len: usize,
-    ) -> Result<(), Error> {
+    pub fn get<'d>(&self, offset: usize, dst: impl Into<AreaRange<'d, T>>) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        get_in(
-            self.bsp, self.pid, self.area, offset, dst, dst_offset, len, loc,
-        )
+        get_in(self.bsp, self.pid, self.area, offset, dst.into(), loc)
     }
 
     /// Reads `len` elements from element `offset` of the locked area now
@@ -496,7 +485,7 @@ impl<'a, T: Pod> Lock<'a, T> {
     {
         let loc = Some(SourceLocation::caller());
         self.bsp
-            .accumulate_at(self.pid, src, self.area, offset, op, loc)
+            .accumulate_at(self.pid, self.area, offset, src, op, loc)
     }
 
     /// Releases the lock (MPI's `MPI_Win_unlock`) once every transfer of

@@ -317,7 +317,7 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
             let mut t0 = Instant::now();
             for _ in 0..steps {
                 for (i, &(to, at)) in dest[..h].iter().enumerate() {
-                    bsp.put(to, &src[i..i + 1], &words, at)?;
+                    bsp.put(to, &words, at, &src[i..i + 1])?;
                 }
                 bsp.sync()?;
                 let t1 = Instant::now();
@@ -338,7 +338,7 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
             let mut t0 = Instant::now();
             for _ in 0..steps {
                 for k in 1..=others {
-                    bsp.put((pid + k) % p, &src[..mw], &bulk, pid * bwords)?;
+                    bsp.put((pid + k) % p, &bulk, pid * bwords, &src[..mw])?;
                 }
                 bsp.sync()?;
                 let t1 = Instant::now();

@@ -133,7 +133,7 @@ impl ElemType {
 ///     bsp.push_reg(&best)?;
 ///     bsp.sync()?;
 ///     let mine = ValueIndex { value: (bsp.pid() as f64 - 1.0).abs(), index: bsp.pid() as i64 };
-///     bsp.accumulate(0, &[mine], &best, 0, Op::MinLoc)?;
+///     bsp.accumulate(0, &best, 0, &[mine], Op::MinLoc)?;
 ///     bsp.sync()?;
 ///     Ok(best.as_slice(bsp)[0].index)
 /// })?;
@@ -175,7 +175,7 @@ mod sealed {
 /// ```
 /// use bsplib::rma::{Element, Op};
 /// fn add_into_zero<T: Element>(bsp: &bsplib::Bsp, x: &[T], area: &bsplib::Area<T>) -> Result<(), bsplib::Error> {
-///     bsp.accumulate(0, x, area, 0, Op::Sum)
+///     bsp.accumulate(0, area, 0, x, Op::Sum)
 /// }
 /// let r = bsplib::run(2, |bsp| {
 ///     let a = bsplib::Area::<u8>::new(bsp, 2);

@@ -65,7 +65,7 @@ impl Bsp {
     ///     for i in 0..m {
     ///         let a = (s * m + i) as f64;
     ///         let j = (s * m + i) * 3 % (p * m); // map(i)
-    ///         bsp.accumulate(j / m, &[a], &b, j % m, Op::Sum)?;
+    ///         bsp.accumulate(j / m, &b, j % m, &[a], Op::Sum)?;
     ///     }
     ///     bsp.sync()?;
     ///     Ok(b.as_slice(bsp).to_vec())
@@ -77,12 +77,12 @@ impl Bsp {
     pub fn accumulate<T: Element>(
         &self,
         pid: usize,
-        src: &[T],
         dst: &Area<T>,
         offset: usize,
+        src: &[T],
         op: Op,
     ) -> Result<(), Error> {
-        self.accumulate_at(pid, src, dst, offset, op, Some(SourceLocation::caller()))
+        self.accumulate_at(pid, dst, offset, src, op, Some(SourceLocation::caller()))
     }
 
     /// [`accumulate`](Bsp::accumulate) at `loc` (the one-sided epochs'
@@ -90,9 +90,9 @@ impl Bsp {
     pub(crate) fn accumulate_at<T: Element>(
         &self,
         pid: usize,
-        src: &[T],
         dst: &Area<T>,
         offset: usize,
+        src: &[T],
         op: Op,
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {

@@ -498,12 +498,12 @@ impl Op {
         len: usize,
     ) -> Result<(), Error> {
         match self {
-            Op::Put => bsp.put(pid, &local.as_slice(bsp)[..len], reg, offset),
+            Op::Put => bsp.put(pid, reg, offset, &local.as_slice(bsp)[..len]),
             // SAFETY: see above.
-            Op::HpPut => unsafe { bsp.hpput(pid, &local.as_slice(bsp)[..len], reg, offset) },
-            Op::Get => bsp.get(pid, reg, offset, local, 0, len),
+            Op::HpPut => unsafe { bsp.hpput(pid, reg, offset, &local.as_slice(bsp)[..len]) },
+            Op::Get => bsp.get(pid, reg, offset, local.range(..len)),
             // SAFETY: see above.
-            Op::HpGet => unsafe { bsp.hpget(pid, reg, offset, local, 0, len) },
+            Op::HpGet => unsafe { bsp.hpget(pid, reg, offset, local.range(..len)) },
         }
     }
 }

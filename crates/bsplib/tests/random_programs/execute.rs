@@ -276,10 +276,10 @@ fn typed<T: Elem>(
                         // after the sync; the generator gives this hpput's
                         // destination bytes to no other access in the
                         // superstep.
-                        unsafe { bsp.hpput(*pid, &values, dst, *off)? };
+                        unsafe { bsp.hpput(*pid, dst, *off, &values)? };
                         keep.push(Box::new(values));
                     } else {
-                        bsp.put(*pid, &values, dst, *off)?;
+                        bsp.put(*pid, dst, *off, &values)?;
                     }
                 }
                 PutSource::Area {
@@ -294,9 +294,9 @@ fn typed<T: Elem>(
                         // range (no poke, put or get into it) in this
                         // superstep, and gives the destination bytes to no
                         // other access.
-                        unsafe { bsp.hpput(*pid, values, dst, *off)? };
+                        unsafe { bsp.hpput(*pid, dst, *off, values)? };
                     } else {
-                        bsp.put(*pid, values, dst, *off)?;
+                        bsp.put(*pid, dst, *off, values)?;
                     }
                 }
             }
@@ -315,9 +315,9 @@ fn typed<T: Elem>(
                 // SAFETY: the generator lets nothing write the source range
                 // on `pid`, and nothing else read or write the destination
                 // range here, in this superstep.
-                unsafe { bsp.hpget(*pid, src, *off, dst, *dst_off, *len)? };
+                unsafe { bsp.hpget(*pid, src, *off, dst.range(*dst_off..*dst_off + (*len)))? };
             } else {
-                bsp.get(*pid, src, *off, dst, *dst_off, *len)?;
+                bsp.get(*pid, src, *off, dst.range(*dst_off..*dst_off + (*len)))?;
             }
         }
         _ => unreachable!("not an area operation"),
