@@ -1245,7 +1245,7 @@ pub unsafe extern "C" fn bsplib_window_accumulate_at(
                 value: ty.into(),
             });
         };
-        let Some(op) = bsplib::rma::Op::from_id(op.into()) else {
+        let Some(op) = bsplib::Op::from_id(op.into()) else {
             return fail(bsplib::ErrorKind::AccumulateUnknown {
                 what: "operator",
                 value: op.into(),

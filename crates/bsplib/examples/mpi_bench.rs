@@ -399,7 +399,7 @@ fn collectives(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Er
                 let mut err = Ok(());
                 let t = time(reps, || {
                     if err.is_ok() {
-                        err = bsp.broadcast(0, &mut buf);
+                        err = bsp.collectives().broadcast(0, &mut buf);
                     }
                 });
                 err?;
@@ -425,7 +425,7 @@ fn collectives(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Er
                 let t = time(reps, || {
                     if err.is_ok() {
                         x.copy_from_slice(&mine);
-                        err = bsp.all_reduce(&mut x, Op::Sum);
+                        err = bsp.collectives().all_reduce(&mut x, Op::Sum);
                     }
                 });
                 err?;
@@ -462,7 +462,7 @@ fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
     let x = Area::<u64>::new(bsp, 1);
     let win = bsplib::Window::<u64>::new(bsp, 1)?;
     bsp.push_reg(&x)?;
-    bsp.rma_init()?;
+    bsp.rma().init()?;
     for _ in 0..ROUNDS {
         world.barrier();
         if me == 0 {
@@ -474,7 +474,7 @@ fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
         if me == 0 {
             let t0 = Instant::now();
             for i in 0..reps {
-                let l = bsp.lock(1, &x, bsplib::LockKind::Exclusive)?;
+                let l = bsp.rma().lock(1, &x, bsplib::LockKind::Exclusive)?;
                 l.put(0, &[i as u64])?;
                 l.unlock()?;
             }
@@ -500,7 +500,7 @@ fn locks(bsp: &mut Bsp, quick: bool, rounds: &mut Rounds) -> Result<(), Error> {
         bsp.sync()?;
     }
     win.free(bsp)?;
-    bsp.rma_term()?;
+    bsp.rma().term()?;
     bsp.pop_reg(&x)?;
     bsp.sync()
 }

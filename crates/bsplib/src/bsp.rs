@@ -78,6 +78,14 @@ impl Bsp {
         self.process.borrow_mut()
     }
 
+    /// The process, for a typed call on elements of `T`: its bounds
+    /// errors count elements (`Process::unit`) until the guard drops.
+    pub(crate) fn process_of<T>(&self) -> InUnits<'_> {
+        let mut p = self.process.borrow_mut();
+        p.unit = std::mem::size_of::<T>().max(1);
+        InUnits(p)
+    }
+
     /// The superstep this process is in (`bsp_sync` calls made so far).
     pub(crate) fn superstep_now(&self) -> u64 {
         self.process.borrow().superstep
@@ -267,6 +275,7 @@ impl Bsp {
                     what: "area",
                     needed: len.saturating_mul(size),
                     available: area.size_bytes(),
+                    elem: size,
                 },
                 "bsp_push_reg",
                 loc,
@@ -332,4 +341,27 @@ mod bsmp;
 mod drma;
 
 pub use bsmp::Message;
+
+/// The process during a typed call ([`Bsp::process_of`]); it gives the
+/// unit back to bytes when dropped.
+pub(crate) struct InUnits<'a>(std::cell::RefMut<'a, Process>);
+
+impl std::ops::Deref for InUnits<'_> {
+    type Target = Process;
+    fn deref(&self) -> &Process {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for InUnits<'_> {
+    fn deref_mut(&mut self) -> &mut Process {
+        &mut self.0
+    }
+}
+
+impl Drop for InUnits<'_> {
+    fn drop(&mut self) {
+        self.0.unit = 1;
+    }
+}
 pub use drma::Owned;

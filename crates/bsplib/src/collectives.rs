@@ -23,7 +23,7 @@ use bytemuck::Pod;
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind};
 use crate::process::{Loc, Process};
-pub use crate::rma::Op;
+use crate::rma::Op;
 
 mod algorithm;
 mod all_to_all;
@@ -45,6 +45,45 @@ use algorithm::Path;
 #[cfg(doc)]
 use reduce::fold_parts;
 
+/// The collectives of a run ([`Bsp::collectives`]): broadcast, gather,
+/// scatter, all-gather, all-to-all, reductions and scans, each called by
+/// every process and each ending the superstep like [`Bsp::sync`].
+///
+/// The accessor borrows the handle mutably for the call, so compute what
+/// the arguments need from it first: `let me = bsp.pid();
+/// bsp.collectives().all_gather(&[me])`.
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::Op;
+/// let r = bsplib::run(4, |bsp| {
+///     let mut x = [bsp.pid() as u64 + 1];
+///     bsp.collectives().all_reduce(&mut x, Op::Sum)?;
+///     Ok(x[0])
+/// })?;
+/// assert_eq!(r, vec![10; 4]);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub struct Collectives<'a> {
+    bsp: &'a mut Bsp,
+}
+
+impl std::fmt::Debug for Collectives<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collectives").finish_non_exhaustive()
+    }
+}
+
+impl Bsp {
+    /// The collectives ([`Collectives`]): `bsp.collectives().all_reduce(&mut
+    /// x, Op::Sum)?`. Each is called by every process and ends the
+    /// superstep.
+    pub fn collectives(&mut self) -> Collectives<'_> {
+        Collectives { bsp: self }
+    }
+}
+
 /// One process's collectives state: an extension slot of the process
 /// (`extension.rs`), installed in every process, which also takes the
 /// core's [`DESC`](crate::process::extension::DESC) hook point (the check that
@@ -52,7 +91,7 @@ use reduce::fold_parts;
 #[derive(Default)]
 pub(crate) struct CollState {
     /// How the collectives move large data
-    /// ([`Bsp::set_collective_algorithm`]).
+    /// ([`Collectives::set_algorithm`](crate::Collectives::set_algorithm)).
     algo: Algorithm,
     /// The receive buffer of MPI's own collectives (`native.rs`), kept at
     /// its largest size: words, so blocks of word-aligned element types

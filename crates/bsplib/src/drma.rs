@@ -84,6 +84,7 @@ impl Process {
                     offset,
                     nbytes,
                     extent: remote.size,
+                    elem: self.unit,
                 },
                 call,
                 loc,

@@ -8,7 +8,7 @@
 //! served here, on the target's own thread, at its progress points (the
 //! `&mut Bsp` calls: the epoch calls themselves, a sync's barrier, the
 //! active-message waits). So one-sided mode is active-message mode
-//! ([`Bsp::rma_init`](crate::Bsp::rma_init)), and no view of an
+//! ([`Rma::init`](crate::rma::Rma::init)), and no view of an
 //! [`Area`](crate::Area) can be alive while a record writes it.
 //!
 //! # Examples
@@ -22,12 +22,12 @@
 //!     let (left, right) = ((me + p - 1) % p, (me + 1) % p);
 //!     let x = bsplib::Area::<u64>::new(bsp, 1);
 //!     bsp.push_reg(&x)?;
-//!     bsp.rma_init()?; // a sync: the registration takes effect too
-//!     let mut e = bsp.epoch(&x, &[left], &[right])?;
+//!     bsp.rma().init()?; // a sync: the registration takes effect too
+//!     let mut e = bsp.rma().epoch(&x, &[left], &[right])?;
 //!     e.put(right, 0, &[me as u64 * 10])?;
 //!     e.wait()?; // my access epoch completed, my exposure epoch done
 //!     let got = x.as_slice(bsp)[0];
-//!     bsp.rma_term()?;
+//!     bsp.rma().term()?;
 //!     Ok(got)
 //! })?;
 //! assert_eq!(r, vec![20, 0, 10]);

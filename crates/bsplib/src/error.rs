@@ -127,6 +127,43 @@ impl fmt::Display for SourceLocation {
     }
 }
 
+/// `OutOfBounds`'s message: in elements of `elem` bytes (bytes in
+/// parentheses), or in bytes for the pointer API.
+fn out_of_bounds(
+    remote: usize,
+    offset: usize,
+    nbytes: usize,
+    extent: usize,
+    elem: usize,
+) -> String {
+    let end = offset.saturating_add(nbytes);
+    if elem <= 1 {
+        return format!(
+            "offset {offset} + nbytes {nbytes} = {end} exceeds the {extent} bytes registered on process {remote}"
+        );
+    }
+    format!(
+        "offset {} + {} elements = {} exceeds the {} elements registered on process {remote} \
+         (bytes: {offset} + {nbytes} = {end} > {extent})",
+        offset / elem,
+        nbytes / elem,
+        end / elem,
+        extent / elem
+    )
+}
+
+/// `LocalBounds`'s message, in elements as [`out_of_bounds`].
+fn local_bounds(what: &str, needed: usize, available: usize, elem: usize) -> String {
+    if elem <= 1 {
+        return format!("the {what} has {available} bytes, the transfer needs {needed}");
+    }
+    format!(
+        "the {what} has {} elements, the transfer needs {} ({available} bytes, {needed} needed)",
+        available / elem,
+        needed / elem
+    )
+}
+
 /// What went wrong. Carried inside an [`Error`], which adds where and when.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -170,7 +207,9 @@ pub enum ErrorKind {
         remote: usize,
     },
     /// `offset + nbytes` exceeds the extent the remote process registered.
-    #[error("offset {offset} + nbytes {nbytes} = {} exceeds the {extent} bytes registered on process {remote}", .offset.saturating_add(*.nbytes))]
+    /// A typed call's message counts elements, with the bytes in
+    /// parentheses.
+    #[error("{}", out_of_bounds(*.remote, *.offset, *.nbytes, *.extent, *.elem))]
     OutOfBounds {
         /// The remote process whose area is too small.
         remote: usize,
@@ -180,9 +219,12 @@ pub enum ErrorKind {
         nbytes: usize,
         /// Extent registered on `remote`, in bytes.
         extent: usize,
+        /// The size of one element in bytes: `size_of::<T>()` for a typed
+        /// call, 1 for the pointer API (whose messages count bytes).
+        elem: usize,
     },
     /// A local buffer handed to a typed call is too small for the transfer.
-    #[error("the {what} has {available} bytes, the transfer needs {needed}")]
+    #[error("{}", local_bounds(what, *.needed, *.available, *.elem))]
     LocalBounds {
         /// What the buffer is (`destination`, `tag`, ...).
         what: &'static str,
@@ -190,6 +232,9 @@ pub enum ErrorKind {
         needed: usize,
         /// Bytes available.
         available: usize,
+        /// The size of one element in bytes, as for
+        /// [`OutOfBounds`](ErrorKind::OutOfBounds).
+        elem: usize,
     },
     /// The processes did not make the same sequence of collective
     /// registration calls (`bsp_push_reg` / `bsp_pop_reg`) in a superstep.
@@ -382,7 +427,7 @@ pub enum ErrorKind {
         /// The rule broken.
         reason: String,
     },
-    /// A collective ([`Bsp::broadcast`](crate::Bsp::broadcast), ...) that
+    /// A collective ([`Collectives::broadcast`](crate::Collectives::broadcast), ...) that
     /// the processes did not call alike: another collective, root, size or
     /// named operator on another process, or a plain sync there.
     #[error("collective calls differ between processes: {detail}")]

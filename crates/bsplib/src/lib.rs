@@ -115,12 +115,12 @@ pub use codec::Portable;
 #[cfg(feature = "raw")]
 #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 pub use collectives::level1;
-pub use collectives::{Algorithm, Reducible};
+pub use collectives::{Algorithm, Collectives, Reducible};
 pub use engine::Engine;
 pub use epoch::{Epoch, Lock, LockKind};
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use hints::Hints;
-pub use rma::Op;
+pub use rma::op::Op;
 pub use runtime::{available_processes, run, Runtime};
 pub use strided::{Piece, Strided};
 pub use window::{Local, LocalMut, WinEpoch, WinLock, Window};

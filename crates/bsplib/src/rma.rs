@@ -17,7 +17,7 @@
 //! process 0.
 //!
 //! ```
-//! use bsplib::rma::Op;
+//! use bsplib::Op;
 //! let bins = bsplib::run(3, |bsp| {
 //!     let hist = bsplib::Area::<u64>::new(bsp, 4);
 //!     bsp.push_reg(&hist)?;
@@ -34,9 +34,11 @@
 
 mod element;
 mod kernels;
-mod op;
+pub(crate) mod op;
 mod origin;
 mod owner;
+
+use crate::bsp::Bsp;
 
 use std::collections::HashMap;
 
@@ -44,7 +46,7 @@ use crate::process::Loc;
 
 pub use element::{ElemType, Element, ValueIndex};
 pub(crate) use kernels::combine;
-pub use op::Op;
+pub(crate) use op::Op;
 
 /// Flag of a put-section record's slot word: an accumulate record
 /// `[slot | ACCUMULATE][offset][len][type | op << 8 | line << 32]
@@ -135,5 +137,50 @@ fn at_line(line: u32) -> String {
         String::new()
     } else {
         format!(" (line {line})")
+    }
+}
+
+/// The one-sided extension of a run ([`Bsp::rma`]): the superstep's
+/// [`accumulate`](Bsp::accumulate), and one-sided mode
+/// ([`init`](Rma::init), [`term`](Rma::term)) with its
+/// post/start/complete/wait [`epoch`](Rma::epoch)s and passive-target
+/// [`lock`](Rma::lock)s on registered areas (MPI-2's one-sided
+/// synchronisation; windows, [`Window`](crate::Window), are the other
+/// kind of one-sided memory).
+///
+/// # Examples
+///
+/// ```
+/// use bsplib::{Area, LockKind};
+/// let r = bsplib::run(3, |bsp| {
+///     let x = Area::<u64>::new(bsp, 1);
+///     bsp.push_reg(&x)?;
+///     bsp.rma().init()?;
+///     // Every process adds its pid + 1 to process 0's x, under the lock.
+///     let mut l = bsp.rma().lock(0, &x, LockKind::Exclusive)?;
+///     let v = l.read(0, 1)?[0];
+///     l.put(0, &[v + l.bsp().pid() as u64 + 1])?;
+///     l.unlock()?;
+///     bsp.rma().term()?;
+///     Ok(x.to_vec(bsp)[0])
+/// })?;
+/// assert_eq!(r[0], 6);
+/// # Ok::<(), bsplib::Error>(())
+/// ```
+pub struct Rma<'a> {
+    pub(crate) bsp: &'a mut Bsp,
+}
+
+impl std::fmt::Debug for Rma<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rma").finish_non_exhaustive()
+    }
+}
+
+impl Bsp {
+    /// The one-sided extension ([`Rma`]): `bsp.accumulate(...)`,
+    /// `bsp.rma().init()`, `bsp.rma().epoch(...)`, `bsp.rma().lock(...)`.
+    pub fn rma(&mut self) -> Rma<'_> {
+        Rma { bsp: self }
     }
 }

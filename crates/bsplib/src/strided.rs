@@ -149,6 +149,7 @@ fn local_fit<T>(
                 what,
                 needed: end.map_or(usize::MAX, |e| e.saturating_mul(size)),
                 available: len.saturating_mul(size),
+                elem: size,
             },
             call,
             loc,
@@ -212,7 +213,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_put_strided";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, dst, CALL, loc)?;
         local_fit::<T>(&p, &from, src.len(), "source", CALL, loc)?;
         let (first, from_b) = from.bytes::<T>(&p, CALL, loc)?;
@@ -287,7 +288,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_get_strided";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, src, CALL, loc)?;
         self.own(&p, dst, CALL, loc)?;
         local_fit::<T>(&p, &to, dst.len(), "destination area", CALL, loc)?;
@@ -353,7 +354,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_put_vec";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, dst, CALL, loc)?;
         for piece in pieces {
             let from = Strided::contiguous(piece.src, piece.len);
@@ -420,7 +421,7 @@ impl Bsp {
     ) -> Result<(), Error> {
         const CALL: &str = "bsp_get_vec";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, src, CALL, loc)?;
         self.own(&p, dst, CALL, loc)?;
         for piece in pieces {

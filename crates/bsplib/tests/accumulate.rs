@@ -10,7 +10,8 @@ mod common;
 
 use std::fmt::Debug;
 
-use bsplib::rma::{ElemType, Element, Op, ValueIndex};
+use bsplib::rma::{ElemType, Element, ValueIndex};
+use bsplib::Op;
 use bsplib::{Area, Bsp, Error, ErrorKind};
 use common::{expect_error, for_each_engine, lcg, scenario};
 
@@ -673,7 +674,8 @@ fn an_accumulate_beyond_the_remote_area_stops_the_run() {
                     remote: 0,
                     offset: 12,
                     nbytes: 8,
-                    extent: 16
+                    extent: 16,
+                    elem: 4
                 }
             )
         }),

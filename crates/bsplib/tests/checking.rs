@@ -107,21 +107,22 @@ fn syncs_in_a_helper_and_collectives_at_different_lines_are_silent() {
         let mut v = [bsp.pid() as u64; 3];
         if bsp.pid() == 0 {
             v = [7; 3];
-            bsp.broadcast(0, &mut v)?;
+            bsp.collectives().broadcast(0, &mut v)?;
         } else {
-            bsp.broadcast(0, &mut v)?;
+            bsp.collectives().broadcast(0, &mut v)?;
         }
         check_eq!(bsp, v, [7; 3]);
-        let all = if bsp.pid() % 2 == 0 {
-            bsp.all_gather(&[bsp.pid() as u32; 5000])?
+        let me = bsp.pid() as u32;
+        let all = if me % 2 == 0 {
+            bsp.collectives().all_gather(&[me; 5000])?
         } else {
-            bsp.all_gather(&[bsp.pid() as u32; 5000])?
+            bsp.collectives().all_gather(&[me; 5000])?
         };
         check_eq!(bsp, all.len(), 5000 * bsp.nprocs());
         let got = if bsp.pid() == 0 {
-            bsp.gather(0, &[1u8; 70000])?
+            bsp.collectives().gather(0, &[1u8; 70000])?
         } else {
-            bsp.gather(0, &[1u8; 70000])?
+            bsp.collectives().gather(0, &[1u8; 70000])?
         };
         check_eq!(bsp, got.is_some(), bsp.pid() == 0);
         step(bsp)

@@ -21,7 +21,7 @@ const ALGORITHMS: [Algorithm; 3] = [Algorithm::Auto, Algorithm::OnePhase, Algori
 
 fn everything(bsp: &mut Bsp) -> Result<(), Error> {
     for algorithm in ALGORITHMS {
-        bsp.set_collective_algorithm(algorithm);
+        bsp.collectives().set_algorithm(algorithm);
         everything_with(bsp)?;
     }
     Ok(())
@@ -37,23 +37,23 @@ fn everything_with(bsp: &mut Bsp) -> Result<(), Error> {
         // Broadcast from every root.
         for root in 0..p {
             let mut x = mine.clone();
-            bsp.broadcast(root, &mut x)?;
+            bsp.collectives().broadcast(root, &mut x)?;
             check_eq!(bsp, x, of(root));
         }
         // Gather and all-gather.
         let root = p - 1;
         let all: Vec<u64> = (0..p).flat_map(of).collect();
-        let g = bsp.gather(root, &mine)?;
+        let g = bsp.collectives().gather(root, &mine)?;
         check_eq!(bsp, g, (me == root).then(|| all.clone()));
-        check_eq!(bsp, bsp.all_gather(&mine)?, all.clone());
+        check_eq!(bsp, bsp.collectives().all_gather(&mine)?, all.clone());
         // Scatter and all-to-all: blocks of n.
         let src = (me == 0).then_some(&all[..]);
         let mut got = vec![0u64; n];
-        bsp.scatter(0, src, &mut got)?;
+        bsp.collectives().scatter(0, src, &mut got)?;
         check_eq!(bsp, got, of(me));
         let blocks: Vec<u64> = (0..p * n).map(|i| val(me, i)).collect();
         let mut dst = vec![0u64; p * n];
-        bsp.all_to_all(&blocks, &mut dst)?;
+        bsp.collectives().all_to_all(&blocks, &mut dst)?;
         let want: Vec<u64> = (0..p)
             .flat_map(|q| (me * n..(me + 1) * n).map(move |i| val(q, i)))
             .collect();
@@ -65,14 +65,16 @@ fn everything_with(bsp: &mut Bsp) -> Result<(), Error> {
                 .collect()
         };
         let mut x = mine.clone();
-        bsp.all_reduce(&mut x, Op::Sum)?;
+        bsp.collectives().all_reduce(&mut x, Op::Sum)?;
         check_eq!(bsp, x, sum_upto(p));
-        let r = bsp.reduce(root, &mine, Op::Max)?;
+        let r = bsp.collectives().reduce(root, &mine, Op::Max)?;
         check_eq!(bsp, r, (me == root).then(|| of(p - 1)));
         let mut x = mine.clone();
-        bsp.scan(&mut x, Op::Sum)?;
+        bsp.collectives().scan(&mut x, Op::Sum)?;
         check_eq!(bsp, x, sum_upto(me + 1));
-        let e = bsp.exscan_with(&mine, |a, b| a.wrapping_add(*b))?;
+        let e = bsp
+            .collectives()
+            .exscan_with(&mine, |a, b| a.wrapping_add(*b))?;
         check_eq!(bsp, e, (me > 0).then(|| sum_upto(me)));
     }
     Ok(())
@@ -103,7 +105,7 @@ fn matrix(q: usize) -> [u32; 4] {
 /// for bit in pid order, with every algorithm.
 fn ordered(bsp: &mut Bsp) -> Result<(), Error> {
     for algorithm in ALGORITHMS {
-        bsp.set_collective_algorithm(algorithm);
+        bsp.collectives().set_algorithm(algorithm);
         ordered_with(bsp)?;
         ordered_large(bsp)?;
     }
@@ -117,14 +119,14 @@ fn ordered_large(bsp: &mut Bsp) -> Result<(), Error> {
     const N: usize = 5000;
     let (me, p) = (bsp.pid(), bsp.nprocs());
     let mut x: Vec<[u32; 4]> = (0..N).map(|i| matrix(me + i)).collect();
-    bsp.all_reduce_with(&mut x, mul)?;
+    bsp.collectives().all_reduce_with(&mut x, mul)?;
     for (i, got) in x.iter().enumerate().step_by(97) {
         let want = (1..p).fold(matrix(i), |acc, q| mul(&acc, &matrix(q + i)));
         check_eq!(bsp, *got, want);
     }
     let f = |q: usize, i: usize| 0.1f64 * ((q + 1) as f64).powi(3) + i as f64 * 1e-3;
     let mine: Vec<f64> = (0..N).map(|i| f(me, i)).collect();
-    let r = bsp.reduce(p - 1, &mine, Op::Sum)?;
+    let r = bsp.collectives().reduce(p - 1, &mine, Op::Sum)?;
     if me == p - 1 {
         let r = r.unwrap_or_default();
         check_eq!(bsp, r.len(), N);
@@ -136,7 +138,7 @@ fn ordered_large(bsp: &mut Bsp) -> Result<(), Error> {
         check_eq!(bsp, r, None);
     }
     let mut y = mine.clone();
-    bsp.broadcast(p / 2, &mut y)?;
+    bsp.collectives().broadcast(p / 2, &mut y)?;
     check_eq!(bsp, y, (0..N).map(|i| f(p / 2, i)).collect::<Vec<_>>());
     Ok(())
 }
@@ -145,15 +147,15 @@ fn ordered_with(bsp: &mut Bsp) -> Result<(), Error> {
     let (me, p) = (bsp.pid(), bsp.nprocs());
     let product = |k: usize| (1..k).fold(matrix(0), |acc, q| mul(&acc, &matrix(q)));
     let mut x = [matrix(me)];
-    bsp.all_reduce_with(&mut x, mul)?;
+    bsp.collectives().all_reduce_with(&mut x, mul)?;
     check_eq!(bsp, x[0], product(p));
     let mut x = [matrix(me)];
-    bsp.scan_with(&mut x, mul)?;
+    bsp.collectives().scan_with(&mut x, mul)?;
     check_eq!(bsp, x[0], product(me + 1));
     // Floats: 0.1 * (q + 1)^3 summed left to right.
     let f = |q: usize| 0.1f64 * ((q + 1) as f64).powi(3);
     let mut s = [f(me)];
-    bsp.all_reduce(&mut s, Op::Sum)?;
+    bsp.collectives().all_reduce(&mut s, Op::Sum)?;
     let want = (1..p).fold(f(0), |a, q| a + f(q));
     check_eq!(bsp, s[0].to_bits(), want.to_bits());
     Ok(())
@@ -169,7 +171,7 @@ fn reductions_combine_in_pid_order() {
 /// after the two supersteps of a two-phase one, and with their tags).
 fn like_sync(bsp: &mut Bsp) -> Result<(), Error> {
     for algorithm in ALGORITHMS {
-        bsp.set_collective_algorithm(algorithm);
+        bsp.collectives().set_algorithm(algorithm);
         like_sync_with(bsp)?;
         queue_kept(bsp)?;
     }
@@ -187,7 +189,7 @@ fn queue_kept(bsp: &mut Bsp) -> Result<(), Error> {
         bsp.send(right, &(100 * me as u32 + k).to_ne_bytes(), &payload)?;
     }
     let mut x: Vec<u64> = (0..5000).map(|i| (me * i) as u64).collect();
-    bsp.all_reduce(&mut x, Op::Sum)?;
+    bsp.collectives().all_reduce(&mut x, Op::Sum)?;
     check_eq!(bsp, x[7], (0..p).map(|q| (q * 7) as u64).sum::<u64>());
     check_eq!(bsp, bsp.qsize(), (3, 1 + 4 + 7));
     let mut seen = Vec::new();
@@ -221,7 +223,7 @@ fn like_sync_with(bsp: &mut Bsp) -> Result<(), Error> {
     bsp.put(right, &x, 0, &[me as u32 + 7])?;
     bsp.send(right, &[], &[me as u8])?;
     let mut b = [me as u16];
-    bsp.broadcast(0, &mut b)?;
+    bsp.collectives().broadcast(0, &mut b)?;
     check_eq!(bsp, b, [0]);
     check_eq!(bsp, x.as_slice(bsp), &[left as u32 + 7][..]);
     check_eq!(bsp, bsp.qsize().0, 1);
@@ -252,7 +254,7 @@ fn a_collective_on_some_processes_only_is_an_error() {
             if bsp.pid() == 0 {
                 bsp.sync()
             } else {
-                bsp.broadcast(1, &mut [0u8; 4])
+                bsp.collectives().broadcast(1, &mut [0u8; 4])
             }
         },
         mismatch("broadcast"),
@@ -265,7 +267,7 @@ fn another_root_is_an_error() {
         2,
         |bsp| {
             let root = usize::from(bsp.pid() == 1);
-            bsp.broadcast(root, &mut [0u8; 4])
+            bsp.collectives().broadcast(root, &mut [0u8; 4])
         },
         mismatch("root"),
     );
@@ -279,7 +281,7 @@ fn another_root_is_an_error_for_large_data() {
         3,
         |bsp| {
             let root = usize::from(bsp.pid() == 2);
-            bsp.broadcast(root, &mut vec![0u8; 64 << 10])
+            bsp.collectives().broadcast(root, &mut vec![0u8; 64 << 10])
         },
         mismatch("root"),
     );
@@ -291,7 +293,7 @@ fn another_size_is_an_error() {
         2,
         |bsp| {
             let n = if bsp.pid() == 1 { 3 } else { 2 };
-            bsp.all_gather(&vec![0u32; n]).map(drop)
+            bsp.collectives().all_gather(&vec![0u32; n]).map(drop)
         },
         mismatch("bytes"),
     );
@@ -303,11 +305,11 @@ fn another_algorithm_is_an_error() {
         2,
         |bsp| {
             if bsp.pid() == 1 {
-                bsp.set_collective_algorithm(Algorithm::TwoPhase);
+                bsp.collectives().set_algorithm(Algorithm::TwoPhase);
             } else {
-                bsp.set_collective_algorithm(Algorithm::OnePhase);
+                bsp.collectives().set_algorithm(Algorithm::OnePhase);
             }
-            bsp.broadcast(0, &mut [0u8; 64])
+            bsp.collectives().broadcast(0, &mut [0u8; 64])
         },
         mismatch("algorithm"),
     );
@@ -326,9 +328,10 @@ fn another_element_size_is_an_error() {
             move |bsp| {
                 let n = if large { 8192 } else { 4 };
                 if bsp.pid() == 0 {
-                    bsp.all_reduce(&mut vec![1u32; n], Op::Sum)
+                    bsp.collectives().all_reduce(&mut vec![1u32; n], Op::Sum)
                 } else {
-                    bsp.all_reduce(&mut vec![1u64; n / 2], Op::Sum)
+                    bsp.collectives()
+                        .all_reduce(&mut vec![1u64; n / 2], Op::Sum)
                 }
             },
             // The neighbours' check names the sizes; a process whose left
@@ -353,7 +356,7 @@ fn another_named_operator_is_an_error() {
         2,
         |bsp| {
             let op = if bsp.pid() == 1 { Op::Max } else { Op::Sum };
-            bsp.all_reduce(&mut [1i64], op)
+            bsp.collectives().all_reduce(&mut [1i64], op)
         },
         mismatch("operator"),
     );
@@ -365,9 +368,9 @@ fn another_collective_is_an_error() {
         2,
         |bsp| {
             if bsp.pid() == 1 {
-                bsp.all_gather(&[0u8]).map(drop)
+                bsp.collectives().all_gather(&[0u8]).map(drop)
             } else {
-                bsp.broadcast(0, &mut [0u8])
+                bsp.collectives().broadcast(0, &mut [0u8])
             }
         },
         mismatch("all_gather"),
@@ -380,7 +383,7 @@ fn a_root_out_of_range_is_an_error_at_the_call() {
         1,
         |bsp| {
             let p = bsp.nprocs();
-            bsp.broadcast(p, &mut [0u8])
+            bsp.collectives().broadcast(p, &mut [0u8])
         },
         |_, e| {
             assert!(matches!(e.kind(), ErrorKind::PidOutOfRange { .. }), "{e}");
@@ -401,7 +404,7 @@ fn a_scatter_source_of_the_wrong_length_is_an_error() {
         |bsp| {
             let src = [0u8; 3];
             let root_src = (bsp.pid() == 0).then_some(&src[..]);
-            bsp.scatter(0, root_src, &mut [0u8; 2])
+            bsp.collectives().scatter(0, root_src, &mut [0u8; 2])
         },
         |_, e| {
             assert!(matches!(e.kind(), ErrorKind::LocalBounds { .. }), "{e}");
@@ -412,16 +415,18 @@ fn a_scatter_source_of_the_wrong_length_is_an_error() {
 
 #[test]
 fn one_op_serves_reductions_and_accumulate_logical_and_replace_included() {
-    // `bsplib::Op` is `bsplib::rma::Op`: the logical operators and
+    // `bsplib::Op` is `bsplib::Op`: the logical operators and
     // `Replace` reduce too; an operator not defined on the type is an
     // error at the call, not a panic.
     common::scenario(|bsp| {
         let (me, p) = (bsp.pid() as u32, bsp.nprocs() as u32);
         let mut any = [u32::from(me == p - 1), u32::from(me == 0)];
-        bsp.all_reduce(&mut any, bsplib::Op::LogicalOr)?;
+        bsp.collectives()
+            .all_reduce(&mut any, bsplib::Op::LogicalOr)?;
         check_eq!(bsp, any, [1, 1]);
         let mut last = [me];
-        bsp.all_reduce(&mut last, bsplib::Op::Replace)?;
+        bsp.collectives()
+            .all_reduce(&mut last, bsplib::Op::Replace)?;
         check_eq!(bsp, last, [p - 1]);
         Ok(())
     });
@@ -429,7 +434,7 @@ fn one_op_serves_reductions_and_accumulate_logical_and_replace_included() {
         1,
         |bsp| {
             let mut x = [1.5f64];
-            bsp.all_reduce(&mut x, bsplib::rma::Op::BitXor)
+            bsp.collectives().all_reduce(&mut x, bsplib::Op::BitXor)
         },
         |_, e| {
             assert!(

@@ -8,7 +8,7 @@
 mod common;
 
 use bsplib::raw::Raw;
-use bsplib::rma::Op;
+use bsplib::Op;
 use bsplib::{Area, ErrorKind, LockKind};
 use common::{expect_error, for_each_engine, lcg, left, right, scenario};
 
@@ -23,19 +23,19 @@ fn ring_exchange_with_post_start_complete_wait() {
         let x = Area::<u64>::new(bsp, N);
         let got = Area::<u64>::new(bsp, N);
         bsp.push_reg(&x)?;
-        bsp.rma_init()?;
+        bsp.rma().init()?;
         let s0 = bsp.superstep();
         for round in 0..4u64 {
             let mine: Vec<u64> = (0..N as u64)
                 .map(|i| i + 1000 * me as u64 + round)
                 .collect();
-            let e = bsp.epoch(&x, &[l], &[r])?;
+            let e = bsp.rma().epoch(&x, &[l], &[r])?;
             e.put(r, 0, &mine)?;
             e.wait()?;
             let want: Vec<u64> = (0..N as u64).map(|i| i + 1000 * l as u64 + round).collect();
             check_eq!(bsp, x.as_slice(bsp).to_vec(), want);
             // A second round reads the right neighbour's area back.
-            let mut e = bsp.epoch(&x, &[l], &[r])?;
+            let mut e = bsp.rma().epoch(&x, &[l], &[r])?;
             e.get(r, 0, got.range(..N))?;
             e.complete()?;
             while !e.test()? {} // polls until the left neighbour completed
@@ -47,7 +47,7 @@ fn ring_exchange_with_post_start_complete_wait() {
         }
         check_eq!(bsp, bsp.superstep(), s0);
         let _ = p;
-        bsp.rma_term()
+        bsp.rma().term()
     });
 }
 
@@ -69,16 +69,16 @@ fn accumulate_example_in_an_exposure_epoch_is_deterministic() {
             let n = p * M;
             let b = Area::from_vec(bsp, vec![0.1f64; M]);
             bsp.push_reg(&b)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let all: Vec<usize> = (0..p).collect();
-            let e = bsp.epoch(&b, &all, &all)?;
+            let e = bsp.rma().epoch(&b, &all, &all)?;
             for i in s * M..(s + 1) * M {
                 let j = map(i, n);
                 e.accumulate(j / M, j % M, &[a(i)], Op::Sum)?;
             }
             e.wait()?;
             let out: Vec<u64> = b.as_slice(bsp).iter().map(|v| v.to_bits()).collect();
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(out)
         },
         |p, results| {
@@ -103,9 +103,9 @@ fn float_sums_in_epochs_match_the_documented_order_bit_for_bit() {
             let (p, s) = (bsp.nprocs(), bsp.pid());
             let x = Area::from_vec(bsp, vec![0.0f64; 1]);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let origins: Vec<usize> = if s == 0 { (0..p).collect() } else { vec![] };
-            let e = bsp.epoch(&x, &origins, &[0])?;
+            let e = bsp.rma().epoch(&x, &origins, &[0])?;
             let mut r = lcg(s as u64 + 5);
             for _ in 0..50 {
                 let v = (r() as f64) * 10f64.powi((r() % 30) as i32 - 15);
@@ -113,7 +113,7 @@ fn float_sums_in_epochs_match_the_documented_order_bit_for_bit() {
             }
             e.wait()?;
             let out = x.as_slice(bsp)[0].to_bits();
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(out)
         },
         |p, results| {
@@ -143,18 +143,18 @@ fn billboard_of_random_reads_and_updates_under_locks() {
             let (p, s) = (bsp.nprocs(), bsp.pid());
             let board = Area::<u64>::new(bsp, W + 1);
             bsp.push_reg(&board)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut r = lcg(s as u64 * 31 + 7);
             let mut mine = vec![0u64; p];
             for _ in 0..OPS {
                 let t = r() as usize % p;
                 if r() % 3 == 0 {
-                    let mut l = bsp.lock(t, &board, LockKind::Shared)?;
+                    let mut l = bsp.rma().lock(t, &board, LockKind::Shared)?;
                     let words = l.read(0, W)?;
                     assert!(words.iter().all(|&w| w == words[0]), "torn board {words:?}");
                     l.unlock()?;
                 } else {
-                    let mut l = bsp.lock(t, &board, LockKind::Exclusive)?;
+                    let mut l = bsp.rma().lock(t, &board, LockKind::Exclusive)?;
                     let count = l.read(W, 1)?[0];
                     let stamp = (s as u64) << 32 | count;
                     l.put(0, &[stamp; W])?;
@@ -169,7 +169,7 @@ fn billboard_of_random_reads_and_updates_under_locks() {
             // Everyone's increments are done when everyone synced.
             bsp.sync()?;
             let count = board.as_slice(bsp)[W];
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok((count, mine))
         },
         |p, results| {
@@ -190,7 +190,7 @@ fn histogram_with_lock_accumulates_is_exact() {
             let (p, s) = (bsp.nprocs(), bsp.pid());
             let bins = Area::<u32>::new(bsp, BINS);
             bsp.push_reg(&bins)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut r = lcg(s as u64 + 99);
             for _ in 0..N {
                 let b = r() as usize % (BINS * p);
@@ -199,13 +199,13 @@ fn histogram_with_lock_accumulates_is_exact() {
                 } else {
                     LockKind::Exclusive
                 };
-                let l = bsp.lock(b % p, &bins, kind)?;
+                let l = bsp.rma().lock(b % p, &bins, kind)?;
                 l.accumulate(b / p, &[1], Op::Sum)?;
                 l.unlock()?;
             }
             bsp.sync()?;
             let out = bins.as_slice(bsp).to_vec();
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(out)
         },
         |p, results| {
@@ -243,7 +243,7 @@ fn areas_popped_and_pushed_in_one_sided_mode_reuse_control_lines_soundly() {
             let (l, r) = ((me + p - 1) % p, (me + 1) % p);
             let keep = Area::<u64>::new(bsp, 1);
             bsp.push_reg(&keep)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut old: Option<Area<u64>> = None;
             let mut seen = Vec::new();
             for round in 0..ROUNDS {
@@ -254,12 +254,12 @@ fn areas_popped_and_pushed_in_one_sided_mode_reuse_control_lines_soundly() {
                 bsp.push_reg(&x)?;
                 bsp.sync()?;
                 for area in [&keep, &x] {
-                    let mut g = bsp.lock(0, area, LockKind::Exclusive)?;
+                    let mut g = bsp.rma().lock(0, area, LockKind::Exclusive)?;
                     let v = g.read(0, 1)?[0];
                     g.put(0, &[v + 1])?;
                     g.unlock()?;
                 }
-                let e = bsp.epoch(&x, &[l], &[r])?;
+                let e = bsp.rma().epoch(&x, &[l], &[r])?;
                 e.put(r, 1, &[round * 100 + me as u64])?;
                 e.wait()?;
                 seen.push(x.as_slice(bsp)[1]);
@@ -271,7 +271,7 @@ fn areas_popped_and_pushed_in_one_sided_mode_reuse_control_lines_soundly() {
             }
             bsp.sync()?;
             let total = keep.as_slice(bsp)[0];
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok((total, seen))
         },
         |p, results| {
@@ -305,7 +305,7 @@ fn an_area_unlock_is_answered_by_a_target_waiting_in_a_window_epoch() {
             let me = bsp.pid();
             let x = Area::<u64>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut w = bsplib::Window::<u64>::new(bsp, 1)?;
             let mut got = (0, 0);
             if me == 1 {
@@ -313,7 +313,7 @@ fn an_area_unlock_is_answered_by_a_target_waiting_in_a_window_epoch() {
                 e.wait()?;
                 got = (x.as_slice(bsp)[0], w.local(bsp)?[0]);
             } else if me == 0 && bsp.nprocs() > 1 {
-                let l = bsp.lock(1, &x, LockKind::Exclusive)?;
+                let l = bsp.rma().lock(1, &x, LockKind::Exclusive)?;
                 l.put(0, &[5])?;
                 l.unlock()?;
                 let mut e = w.epoch(bsp, &[], &[1])?;
@@ -322,7 +322,7 @@ fn an_area_unlock_is_answered_by_a_target_waiting_in_a_window_epoch() {
             }
             bsp.sync()?;
             w.free(bsp)?;
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(got)
         },
         |p, results| {
@@ -340,9 +340,9 @@ fn one_lock_at_a_time_across_windows_and_areas() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let w = bsplib::Window::<u32>::new(bsp, 1)?;
-            std::mem::forget(bsp.lock(0, &x, LockKind::Shared)?);
+            std::mem::forget(bsp.rma().lock(0, &x, LockKind::Shared)?);
             let _second = w.lock(bsp, 0, LockKind::Shared)?;
             Ok(())
         },
@@ -361,15 +361,15 @@ fn lock_guard_dropped_releases_and_gets_land_by_unlock() {
         let x = Area::from_vec(bsp, vec![me as u32 + 1; 4]);
         let got = Area::<u32>::new(bsp, 4);
         bsp.push_reg(&x)?;
-        bsp.rma_init()?;
+        bsp.rma().init()?;
         let t = (me + 1) % p;
         {
-            let l = bsp.lock(t, &x, LockKind::Shared)?;
+            let l = bsp.rma().lock(t, &x, LockKind::Shared)?;
             l.get(0, got.range(..4))?;
             // dropped: unlocked, the get landed
         }
         check_eq!(bsp, got.as_slice(bsp).to_vec(), vec![t as u32 + 1; 4]);
-        bsp.rma_term()
+        bsp.rma().term()
     });
 }
 
@@ -382,8 +382,8 @@ fn sync_with_a_lock_held_is_an_error() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
-            std::mem::forget(bsp.lock(0, &x, LockKind::Exclusive)?);
+            bsp.rma().init()?;
+            std::mem::forget(bsp.rma().lock(0, &x, LockKind::Exclusive)?);
             bsp.sync()
         },
         |_, e| {
@@ -405,9 +405,9 @@ fn a_second_lock_of_one_area_is_an_error() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
-            std::mem::forget(bsp.lock(0, &x, LockKind::Shared)?);
-            let _second = bsp.lock(0, &x, LockKind::Shared)?;
+            bsp.rma().init()?;
+            std::mem::forget(bsp.rma().lock(0, &x, LockKind::Shared)?);
+            let _second = bsp.rma().lock(0, &x, LockKind::Shared)?;
             Ok(())
         },
         |_, e| {
@@ -425,7 +425,7 @@ fn unlock_without_lock_is_an_error() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let at = x.as_slice(bsp).as_ptr().cast();
             Raw::unlock(bsp, None, 0, at)
         },
@@ -444,7 +444,7 @@ fn complete_without_start_and_wait_without_post_are_errors() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let at = x.as_slice(bsp).as_ptr().cast();
             Raw::win_complete(bsp, None, at)
         },
@@ -458,7 +458,7 @@ fn complete_without_start_and_wait_without_post_are_errors() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let at = x.as_slice(bsp).as_ptr().cast();
             Raw::win_wait(bsp, None, at, true).map(|_| ())
         },
@@ -477,7 +477,7 @@ fn epochs_outside_one_sided_mode_are_an_error() {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
             bsp.sync()?;
-            let _l = bsp.lock(0, &x, LockKind::Exclusive)?;
+            let _l = bsp.rma().lock(0, &x, LockKind::Exclusive)?;
             Ok(())
         },
         |_, e| {
@@ -494,11 +494,11 @@ fn a_transfer_outside_the_started_group_is_an_error() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let (me, p) = (bsp.pid(), bsp.nprocs());
             let all: Vec<usize> = (0..p).collect();
             // Everyone exposes to all and accesses only itself.
-            let e = bsp.epoch(&x, &all, &[me])?;
+            let e = bsp.rma().epoch(&x, &all, &[me])?;
             e.put((me + 1) % p, 0, &[1])?;
             e.wait()
         },
@@ -520,9 +520,9 @@ fn start_to_a_process_that_never_posts_is_detected() {
         |bsp| {
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             if bsp.pid() == 0 {
-                let e = bsp.epoch(&x, &[], &[1])?;
+                let e = bsp.rma().epoch(&x, &[], &[1])?;
                 e.wait()?;
             }
             bsp.sync()
@@ -548,8 +548,8 @@ fn accumulate_mismatch_within_an_epoch_is_an_error() {
         |bsp| {
             let x = Area::<f64>::new(bsp, 2);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
-            let l = bsp.lock(0, &x, LockKind::Exclusive)?;
+            bsp.rma().init()?;
+            let l = bsp.rma().lock(0, &x, LockKind::Exclusive)?;
             l.accumulate(0, &[1.0], Op::Sum)?;
             l.accumulate(1, &[1.0], Op::Max)?;
             l.unlock()
@@ -568,10 +568,10 @@ fn accumulate_mismatch_within_an_epoch_is_an_error() {
         |bsp| {
             let x = Area::<f64>::new(bsp, 2);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let me = bsp.pid();
             let origins: Vec<usize> = if me == 0 { vec![0, 1] } else { vec![] };
-            let e = bsp.epoch(&x, &origins, &[0])?;
+            let e = bsp.rma().epoch(&x, &origins, &[0])?;
             let op = if me == 0 { Op::Sum } else { Op::Min };
             e.accumulate(0, 0, &[1.0], op)?;
             e.wait()?;
@@ -598,20 +598,20 @@ fn the_readme_example_of_the_three_modes() {
             let (left, right) = ((me + p - 1) % p, (me + 1) % p);
             let x = Area::<u64>::new(bsp, 3);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             bsp.put(right, &x, 0, &[me as u64])?;
             bsp.sync()?;
             let fence = x.as_slice(bsp)[0];
-            let e = bsp.epoch(&x, &[left], &[right])?;
+            let e = bsp.rma().epoch(&x, &[left], &[right])?;
             e.put(right, 1, &[10 + me as u64])?;
             e.wait()?;
             let pscw = x.as_slice(bsp)[1];
-            let l = bsp.lock(right, &x, LockKind::Exclusive)?;
+            let l = bsp.rma().lock(right, &x, LockKind::Exclusive)?;
             l.put(2, &[20 + me as u64])?;
             l.unlock()?;
             bsp.sync()?;
             let locked = x.as_slice(bsp)[2];
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok((fence, pscw, locked))
         },
         |p, results| {
@@ -636,10 +636,10 @@ fn checking_mode_finds_a_put_and_an_accumulate_of_one_byte_in_one_epoch() {
     let spmd = |bsp: &mut bsplib::Bsp| -> Result<u64, bsplib::Error> {
         let x = Area::<u64>::new(bsp, 4);
         bsp.push_reg(&x)?;
-        bsp.rma_init()?;
+        bsp.rma().init()?;
         let (me, p) = (bsp.pid(), bsp.nprocs());
         let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
-        let e = bsp.epoch(&x, &origins, &[0])?;
+        let e = bsp.rma().epoch(&x, &origins, &[0])?;
         if me == 1 {
             e.put(0, 0, &[5])?;
             e.put(0, 3, &[7])?; // no conflict: nobody else writes element 3
@@ -649,7 +649,7 @@ fn checking_mode_finds_a_put_and_an_accumulate_of_one_byte_in_one_epoch() {
         e.wait()?;
         bsp.sync()?;
         let v = x.as_slice(bsp)[0];
-        bsp.rma_term()?;
+        bsp.rma().term()?;
         Ok(v)
     };
     if common::mpi_mode() {
@@ -690,9 +690,9 @@ fn a_lock_of_an_area_inside_an_access_epoch_to_the_same_process_is_an_error() {
             let me = bsp.pid();
             let x = Area::<u32>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
-            std::mem::forget(bsp.epoch(&x, &[me], &[me])?);
-            let _l = bsp.lock(me, &x, LockKind::Shared)?;
+            bsp.rma().init()?;
+            std::mem::forget(bsp.rma().epoch(&x, &[me], &[me])?);
+            let _l = bsp.rma().lock(me, &x, LockKind::Shared)?;
             Ok(())
         },
         |_, e| {

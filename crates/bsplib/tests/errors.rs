@@ -94,7 +94,7 @@ fn transfer_beyond_remote_extent() {
                 bsp.sync()
             },
             |n, err, seen| {
-                assert_error(err, out_of_bounds(0, 4, 8, 8), op.call(), 1, 2);
+                assert_error(err, out_of_bounds(0, 4, 8, 8, 4), op.call(), 1, 2);
                 assert_others_stopped(n, &[1], seen);
             },
         );
@@ -131,7 +131,7 @@ fn push_reg_prefix_longer_than_area() {
             bsp.sync()
         },
         |n, err, seen| {
-            let kind = local_bounds("area", 40, 32);
+            let kind = local_bounds("area", 40, 32, 8);
             assert_error(err, kind, "bsp_push_reg", n - 1, 0);
             assert_others_stopped(n, &[n - 1], seen);
         },
@@ -161,7 +161,7 @@ fn get_into_too_short_destination() {
             },
             |n, err, seen| {
                 let call = if hp { "bsp_hpget" } else { "bsp_get" };
-                let kind = local_bounds("destination area", 8, 6);
+                let kind = local_bounds("destination area", 8, 6, 2);
                 assert_error(err, kind, call, n - 1, 1);
                 assert_others_stopped(n, &[n - 1], seen);
             },
@@ -329,7 +329,7 @@ fn refused_transfer_writes_nothing() {
                 r
             },
             |n, err, seen| {
-                assert_error(err, out_of_bounds(0, 8, 16, 16), op.call(), n - 1, 1);
+                assert_error(err, out_of_bounds(0, 8, 16, 16, 4), op.call(), n - 1, 1);
                 assert_others_stopped(n, &[n - 1], seen);
                 for pid in 0..n {
                     let mem = seen.iter().find_map(|(p, s)| match s {
@@ -458,7 +458,7 @@ fn raw_negative_pid() {
 #[test]
 fn raw_huge_offset_is_out_of_bounds_not_wrapped() {
     for name in TRANSFERS {
-        let k = |_| out_of_bounds(0, i64::MAX as usize, 4, 16);
+        let k = |_| out_of_bounds(0, i64::MAX as usize, 4, 16, 1);
         raw_case(name, k, [0, i64::MAX, 4], None);
     }
 }
@@ -569,7 +569,7 @@ fn get_tag_into_too_short_buffer() {
             bsp.sync()
         },
         |n, err, seen| {
-            let kind = local_bounds("tag buffer", 8, 4);
+            let kind = local_bounds("tag buffer", 8, 4, 1);
             assert_error(err, kind, "bsp_get_tag", n - 1, 2);
             assert_others_stopped(n, &[n - 1], seen);
         },

@@ -8,7 +8,7 @@
 mod common;
 
 use bsplib::raw::Raw;
-use bsplib::rma::Op;
+use bsplib::Op;
 use bsplib::{Area, Bsp, Error, ErrorKind, Hints};
 use common::{configurations, configurations_with, mpi_mode, run_checking};
 
@@ -320,11 +320,11 @@ fn a_false_no_store_is_found_in_the_checking_mode_naming_the_area() {
             let mut y = Area::<u32>::new(bsp, 2);
             bsp.push_reg(&x)?;
             bsp.push_reg(&y)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let last = bsp.nprocs() - 1;
             if bsp.pid() == last {
                 bsp.put(0, &x, 1, &[7])?;
-                let l = bsp.lock(0, &y, bsplib::LockKind::Exclusive)?;
+                let l = bsp.rma().lock(0, &y, bsplib::LockKind::Exclusive)?;
                 l.put(0, &[3])?;
                 l.unlock()?;
             }

@@ -266,7 +266,7 @@ fn the_collectives_choose_their_form_with_the_stored_figures() {
         let r = run_on(Engine::Threads, p, |bsp| {
             let mut x = vec![bsp.pid() as f64; 1 << 14];
             let before = bsp.superstep();
-            bsp.all_reduce(&mut x, bsplib::Op::Sum)?;
+            bsp.collectives().all_reduce(&mut x, bsplib::Op::Sum)?;
             Ok(bsp.superstep() - before)
         })
         .unwrap();

@@ -266,7 +266,7 @@ fn a_collective_names_itself_as_the_end_of_its_superstep() {
         let dir = profile_dir("coll");
         let got = run_profiled(engine, p, &dir, |bsp| {
             let mut v = [bsp.pid() as u64; 3];
-            bsp.broadcast(0, &mut v)?;
+            bsp.collectives().broadcast(0, &mut v)?;
             Ok(v[0] as u32)
         })
         .unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
@@ -342,7 +342,7 @@ fn hpputs_and_owned_puts_are_counted_as_hpputs_where_the_engine_keeps_them_apart
 /// misread as a put with its payload words read as record headers.
 #[test]
 fn an_accumulate_counts_as_other_and_is_not_misread_as_a_put() {
-    use bsplib::rma::Op;
+    use bsplib::Op;
     for (engine, p) in configurations() {
         let dir = profile_dir("acc");
         let got = run_profiled(engine, p, &dir, |bsp| {

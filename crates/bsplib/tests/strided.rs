@@ -369,7 +369,8 @@ fn a_source_shape_beyond_the_local_slice_is_an_error() {
                 ErrorKind::LocalBounds {
                     what: "source",
                     needed: 48,
-                    available: 40
+                    available: 40,
+                    elem: 4
                 }
             )
         }),

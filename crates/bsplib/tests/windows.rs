@@ -5,7 +5,7 @@
 
 mod common;
 
-use bsplib::rma::Op;
+use bsplib::Op;
 use bsplib::{ErrorKind, LockKind, Window};
 use common::{expect_error, lcg, scenario};
 
@@ -118,7 +118,7 @@ fn billboard_of_random_shared_reads_and_exclusive_writes_never_tears() {
             }
         }
         // Everyone's per-target counts, gathered to check the counters.
-        let all = bsp.all_gather(&writes)?;
+        let all = bsp.collectives().all_gather(&writes)?;
         let v = w.local(bsp)?.to_vec();
         for q in 0..p {
             check_eq!(bsp, (q, v[RECORDS * WORDS + q]), (q, all[q * p + me]));
@@ -148,13 +148,17 @@ fn histogram_of_lock_accumulates_is_exact() {
                 .accumulate(b, &[1], Op::Sum)?;
             mine[x as usize] += 1;
         }
-        let all = bsp.all_gather(&mine)?;
+        let all = bsp.collectives().all_gather(&mine)?;
         let got = w.local(bsp)?.to_vec();
         for (b, &count) in got.iter().enumerate() {
             let want: u64 = (0..p).map(|q| all[q * p * BINS + me * BINS + b]).sum();
             check_eq!(bsp, (b, count), (b, want));
         }
-        let total: u64 = bsp.all_gather(&[got.iter().sum::<u64>()])?.iter().sum();
+        let total: u64 = bsp
+            .collectives()
+            .all_gather(&[got.iter().sum::<u64>()])?
+            .iter()
+            .sum();
         check_eq!(bsp, total as usize, p * SAMPLES);
         w.free(bsp)
     });
@@ -254,7 +258,8 @@ fn a_transfer_beyond_the_targets_memory_is_an_error() {
                         remote: 1,
                         offset: 8,
                         nbytes: 8,
-                        extent: 12
+                        extent: 12,
+                        elem: 4
                     }
                 ),
                 "{e}"
@@ -614,7 +619,7 @@ fn window_epoch_accumulates_are_combined_in_pid_order_bit_for_bit() {
     common::for_each_engine(
         |bsp| {
             let (p, s) = (bsp.nprocs(), bsp.pid());
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut w = Window::<f64>::new(bsp, 1 + p)?;
             let origins: Vec<usize> = if s == 0 { (0..p).collect() } else { vec![] };
             let mut out = Vec::new();
@@ -635,7 +640,7 @@ fn window_epoch_accumulates_are_combined_in_pid_order_bit_for_bit() {
                 }
             }
             w.free(bsp)?;
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(out)
         },
         |p, results| {
@@ -680,7 +685,7 @@ fn two_operators_into_one_window_in_one_epoch_are_an_error() {
     expect_error(
         2,
         |bsp| {
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut w = Window::<u32>::new(bsp, 1)?;
             let (me, p) = (bsp.pid(), bsp.nprocs());
             let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
@@ -707,7 +712,7 @@ fn checking_mode_finds_overlapping_writes_in_a_window_epoch() {
     // reports the overlap at process 0's wait; without it the run is
     // silent.
     let spmd = |bsp: &mut bsplib::Bsp| -> Result<u64, bsplib::Error> {
-        bsp.rma_init()?;
+        bsp.rma().init()?;
         let mut w = Window::<u64>::new(bsp, 4)?;
         let (me, p) = (bsp.pid(), bsp.nprocs());
         let origins: Vec<usize> = if me == 0 { (0..p).collect() } else { vec![] };
@@ -722,7 +727,7 @@ fn checking_mode_finds_overlapping_writes_in_a_window_epoch() {
         bsp.sync()?;
         let v = if me == 0 { w.local(bsp)?[3] } else { 0 };
         w.free(bsp)?;
-        bsp.rma_term()?;
+        bsp.rma().term()?;
         Ok(v)
     };
     if common::mpi_mode() {

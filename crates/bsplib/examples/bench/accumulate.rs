@@ -31,7 +31,7 @@ fn bench_accumulate(engine: Engine, acc: bool, cfg: &Config) -> Result<Vec<f64>,
             let t0 = Instant::now();
             for _ in 0..if round == 0 { 2 } else { steps } {
                 if acc {
-                    bsp.accumulate(other, &x, 0, &src, bsplib::rma::Op::Sum)?;
+                    bsp.accumulate(other, &x, 0, &src, bsplib::Op::Sum)?;
                 } else {
                     bsp.put(other, &x, 0, &src)?;
                 }

@@ -47,13 +47,14 @@ fn bench_collective(
         bsp.push_reg(&all)?;
         bsp.sync()?;
         let mut out = Vec::new();
-        bsp.set_collective_algorithm(algorithm.unwrap_or_default());
+        bsp.collectives()
+            .set_algorithm(algorithm.unwrap_or_default());
         for round in 0..=1 {
             bsp.sync()?;
             let t0 = Instant::now();
             for _ in 0..reps {
                 match (what, plain) {
-                    (Coll::Broadcast, false) => bsp.broadcast(0, &mut bytes)?,
+                    (Coll::Broadcast, false) => bsp.collectives().broadcast(0, &mut bytes)?,
                     (Coll::Broadcast, true) => {
                         if me == 0 {
                             for q in 1..p {
@@ -65,7 +66,9 @@ fn bench_collective(
                             bytes.copy_from_slice(dst.as_slice(bsp));
                         }
                     }
-                    (Coll::AllReduce, false) => bsp.all_reduce(&mut x, bsplib::Op::Sum)?,
+                    (Coll::AllReduce, false) => {
+                        bsp.collectives().all_reduce(&mut x, bsplib::Op::Sum)?
+                    }
                     (Coll::AllReduce, true) => {
                         for q in 0..p {
                             bsp.put(q, &all, me * n, &x)?;

@@ -40,7 +40,7 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
             let x = Area::<u64>::new(bsp, 1);
             bsp.push_reg(&x)?;
             if pscw {
-                bsp.rma_init()?;
+                bsp.rma().init()?;
             } else {
                 bsp.sync()?;
             }
@@ -51,7 +51,7 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
                 let t0 = Instant::now();
                 for i in 0..n {
                     if pscw {
-                        let e = bsp.epoch(&x, &[left], &[right])?;
+                        let e = bsp.rma().epoch(&x, &[left], &[right])?;
                         e.put(right, 0, &[i as u64])?;
                         e.wait()?;
                     } else {
@@ -65,7 +65,7 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
             }
             black_box(x.as_slice(bsp)[0]);
             if pscw {
-                bsp.rma_term()?;
+                bsp.rma().term()?;
             }
             Ok(out)
         })?;
@@ -114,7 +114,7 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
         .run_portable(move |bsp| {
             let x = Area::<u64>::new(bsp, 1);
             bsp.push_reg(&x)?;
-            bsp.rma_init()?;
+            bsp.rma().init()?;
             let mut out = Vec::new();
             if bsp.pid() == 0 {
                 let t = if own { 0 } else { 1 };
@@ -122,7 +122,7 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
                     let m = if round == 0 { n / 10 } else { n };
                     let t0 = Instant::now();
                     for i in 0..m {
-                        let l = bsp.lock(t, &x, bsplib::LockKind::Exclusive)?;
+                        let l = bsp.rma().lock(t, &x, bsplib::LockKind::Exclusive)?;
                         l.put(0, &[i as u64])?;
                         l.unlock()?;
                     }
@@ -133,7 +133,7 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
             }
             bsp.sync()?; // process 1 serves the locks in here
             black_box(x.as_slice(bsp)[0]);
-            bsp.rma_term()?;
+            bsp.rma().term()?;
             Ok(out)
         })?;
     Ok(first(results))

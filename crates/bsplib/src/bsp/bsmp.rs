@@ -133,6 +133,7 @@ impl Bsp {
                     what: "tag buffer",
                     needed: m.tag_len,
                     available: tag.len(),
+                    elem: 1,
                 },
                 "bsp_get_tag",
                 loc,

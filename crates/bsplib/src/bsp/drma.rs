@@ -63,7 +63,7 @@ impl Bsp {
         src: &[T],
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, dst, "bsp_put", loc)?;
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
         // SAFETY: `src` is a live slice of `nbytes` bytes; `put` copies it
@@ -111,7 +111,7 @@ impl Bsp {
         src: &[T],
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, dst, "bsp_hpput", loc)?;
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_hpput", loc)?;
         // SAFETY: the caller keeps `src` alive and unchanged until the end
@@ -183,7 +183,7 @@ impl Bsp {
         data: D,
     ) -> Result<(), Error> {
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, dst, "bsp_put", loc)?;
         let src = data.elements();
         let (offset, nbytes) = typed_range::<T>(&p, offset, src.len(), "bsp_put", loc)?;
@@ -290,7 +290,7 @@ impl Bsp {
         loc: Option<SourceLocation>,
     ) -> Result<(), Error> {
         let call = if hp { "bsp_hpget" } else { "bsp_get" };
-        let mut p = self.process();
+        let mut p = self.process_of::<T>();
         self.own(&p, src, call, loc)?;
         let AreaRange {
             area: dst,
@@ -305,6 +305,7 @@ impl Bsp {
                     what: "destination area",
                     needed: end.max(dst_offset).saturating_mul(size),
                     available: dst.size_bytes(),
+                    elem: size,
                 },
                 call,
                 loc,

@@ -41,9 +41,10 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             offset,
             nbytes,
             extent,
+            elem,
         } => {
             w.u64(5);
-            for v in [remote, offset, nbytes, extent] {
+            for v in [remote, offset, nbytes, extent, elem] {
                 word(&mut w, *v);
             }
         }
@@ -51,11 +52,13 @@ pub(crate) fn encode_error(err: &Error) -> Vec<u8> {
             what,
             needed,
             available,
+            elem,
         } => {
             w.u64(6);
             w.str(what);
             word(&mut w, *needed);
             word(&mut w, *available);
+            word(&mut w, *elem);
         }
         K::RegistrationMismatch { detail } => {
             w.u64(7);
@@ -361,11 +364,13 @@ pub(crate) fn decode_error(bytes: &[u8]) -> Option<Error> {
             offset: r.usize()?,
             nbytes: r.usize()?,
             extent: r.usize()?,
+            elem: r.usize()?,
         },
         6 => K::LocalBounds {
             what: r.static_str()?,
             needed: r.usize()?,
             available: r.usize()?,
+            elem: r.usize()?,
         },
         7 => K::RegistrationMismatch {
             detail: r.string()?,

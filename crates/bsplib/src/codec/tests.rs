@@ -63,6 +63,7 @@ fn errors_round_trip() {
             offset: 2,
             nbytes: 3,
             extent: 4,
+            elem: 8,
         },
         ErrorKind::Negative {
             what: "nbytes",

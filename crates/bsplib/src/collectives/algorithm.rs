@@ -2,13 +2,14 @@
 //! [`Algorithm`] a program sets, the form ([`Path`]) chosen per call by
 //! the BSP cost, and the two phases of the two-phase form.
 
+use super::Collectives;
 use super::{lost_p, Call, NAMES};
 use crate::bsp::Bsp;
 use crate::error::Error;
 use crate::process::{Loc, Process};
 
 /// How the collectives that have a choice (broadcast, reduce, all-reduce)
-/// move their data: [`Bsp::set_collective_algorithm`]. The result is the
+/// move their data: [`Collectives::set_algorithm`](crate::Collectives::set_algorithm). The result is the
 /// same whichever is used, bit for bit (reductions fold in pid order in
 /// every one); only the time differs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -97,29 +98,6 @@ impl Process {
 }
 
 impl Bsp {
-    /// Chooses how this process's broadcasts and reductions move their
-    /// data from now on ([`Algorithm`]; [`Algorithm::Auto`] at the start).
-    /// Every process must make the same choice: the collectives' checks
-    /// compare the form each process used.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bsplib::{Algorithm, Op};
-    /// let r = bsplib::run(3, |bsp| {
-    ///     bsp.set_collective_algorithm(Algorithm::TwoPhase);
-    ///     let mut x = [bsp.pid() as u64; 5];
-    ///     bsp.all_reduce(&mut x, Op::Sum)?;
-    ///     Ok(x)
-    /// })?;
-    /// assert_eq!(r, [[3; 5]; 3]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    pub fn set_collective_algorithm(&mut self, algorithm: Algorithm) {
-        self.process()
-            .with_ext(super::CollState::default, |c, _| c.algo = algorithm);
-    }
-
     /// The first phase of a two-phase collective, ending its superstep:
     /// block `q` of `src` (`bounds`) goes to process `q` from `root`, or
     /// (`None`) from every process.
@@ -187,5 +165,31 @@ impl Bsp {
             p.inbox.restore(aside);
         }
         Ok(())
+    }
+}
+
+impl Collectives<'_> {
+    /// Chooses how this process's broadcasts and reductions move their
+    /// data from now on ([`Algorithm`]; [`Algorithm::Auto`] at the start).
+    /// Every process must make the same choice: the collectives' checks
+    /// compare the form each process used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Algorithm, Op};
+    /// let r = bsplib::run(3, |bsp| {
+    ///     bsp.collectives().set_algorithm(Algorithm::TwoPhase);
+    ///     let mut x = [bsp.pid() as u64; 5];
+    ///     bsp.collectives().all_reduce(&mut x, Op::Sum)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r, [[3; 5]; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn set_algorithm(&mut self, algorithm: Algorithm) {
+        self.bsp
+            .process()
+            .with_ext(super::CollState::default, |c, _| c.algo = algorithm);
     }
 }

@@ -1,46 +1,15 @@
-//! All-to-all, the paper's total exchange: [`Bsp::all_to_all`].
+//! All-to-all, the paper's total exchange: [`Collectives::all_to_all`](crate::Collectives::all_to_all).
 
 use bytemuck::Pod;
 
+use super::Collectives;
 use super::{lost_p, Call, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Loc;
 
 impl Bsp {
-    /// All-to-all (the paper's total exchange): `src` and `dst` hold `p ·
-    /// k` elements; block `j` of `src` on process `i` becomes block `i` of
-    /// `dst` on process `j`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LocalBounds`] if `src` and `dst` differ in length or
-    /// their length is not a multiple of `p`; as for
-    /// [`broadcast`](Bsp::broadcast).
-    ///
-    /// # BSP cost
-    ///
-    /// One superstep: `(p - 1)·k·g + l` for blocks of `k` bytes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(2, |bsp| {
-    ///     let me = bsp.pid() as u8;
-    ///     let mut dst = [0u8; 2];
-    ///     bsp.all_to_all(&[10 * me, 10 * me + 1], &mut dst)?;
-    ///     Ok(dst)
-    /// })?;
-    /// assert_eq!(r, [[0, 10], [1, 11]]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn all_to_all<T: Pod>(&mut self, src: &[T], dst: &mut [T]) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        self.all_to_all_as(4, src, dst, loc)
-    }
-
-    /// [`all_to_all`](Bsp::all_to_all) as collective `kind` of [`NAMES`].
+    /// [`all_to_all`](Collectives::all_to_all) as collective `kind` of [`NAMES`].
     pub(super) fn all_to_all_as<T: Pod>(
         &mut self,
         kind: usize,
@@ -58,6 +27,7 @@ impl Bsp {
                     what: "all_to_all destination (as long as the source, a multiple of p)",
                     needed: src.len().next_multiple_of(n) * size,
                     available: std::mem::size_of_val(dst),
+                    elem: size,
                 },
                 name,
                 loc,
@@ -101,5 +71,39 @@ impl Bsp {
             d[q * k * size..(q + 1) * k * size].copy_from_slice(block);
         }
         Ok(())
+    }
+}
+
+impl Collectives<'_> {
+    /// All-to-all (the paper's total exchange): `src` and `dst` hold `p ·
+    /// k` elements; block `j` of `src` on process `i` becomes block `i` of
+    /// `dst` on process `j`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LocalBounds`] if `src` and `dst` differ in length or
+    /// their length is not a multiple of `p`; as for
+    /// [`broadcast`](Collectives::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·k·g + l` for blocks of `k` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let me = bsp.pid() as u8;
+    ///     let mut dst = [0u8; 2];
+    ///     bsp.collectives().all_to_all(&[10 * me, 10 * me + 1], &mut dst)?;
+    ///     Ok(dst)
+    /// })?;
+    /// assert_eq!(r, [[0, 10], [1, 11]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_to_all<T: Pod>(&mut self, src: &[T], dst: &mut [T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.all_to_all_as(4, src, dst, loc)
     }
 }

@@ -1,8 +1,9 @@
-//! Broadcast: [`Bsp::broadcast`] in each of its forms (one phase, two
+//! Broadcast: [`Collectives::broadcast`](crate::Collectives::broadcast) in each of its forms (one phase, two
 //! phases, `MPI_Bcast`).
 
 use bytemuck::Pod;
 
+use super::Collectives;
 use super::{block_bounds, elem_size, lost_p, Call, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, SourceLocation};
@@ -14,43 +15,7 @@ use super::Algorithm;
 use crate::error::ErrorKind;
 
 impl Bsp {
-    /// Broadcast: copies `data` of process `root` into `data` of every
-    /// process. Collective: every process calls it in the same superstep
-    /// with the same `root` and length.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::PidOutOfRange`] for a root out of range;
-    /// [`ErrorKind::CollectiveMismatch`] when processes disagree (another
-    /// collective, root or length, or a plain sync); as for
-    /// [`sync`](Bsp::sync).
-    ///
-    /// # BSP cost
-    ///
-    /// For `n` bytes, by the form [`Algorithm`] chooses: one superstep,
-    /// `(p - 1)·n·g + l` (the root sends `n` to each other process); or
-    /// two, `≈ 2·(p - 1)/p·n·g + 2l` (the root scatters `n/p` to each,
-    /// then everyone sends its block to everyone); on `mpi`, from 32 KiB,
-    /// a sync then `MPI_Bcast`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(3, |bsp| {
-    ///     let mut x = [bsp.pid() as u32; 2];
-    ///     bsp.broadcast(1, &mut x)?;
-    ///     Ok(x)
-    /// })?;
-    /// assert_eq!(r, [[1, 1]; 3]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn broadcast<T: Pod>(&mut self, root: usize, data: &mut [T]) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        self.broadcast_as(0, root, data, loc)
-    }
-
-    /// [`broadcast`](Bsp::broadcast) as collective `kind` of [`NAMES`].
+    /// [`broadcast`](Collectives::broadcast) as collective `kind` of [`NAMES`].
     pub(super) fn broadcast_as<T: Pod>(
         &mut self,
         kind: usize,
@@ -127,5 +92,43 @@ impl Bsp {
             }
         }
         Ok(())
+    }
+}
+
+impl Collectives<'_> {
+    /// Broadcast: copies `data` of process `root` into `data` of every
+    /// process. Collective: every process calls it in the same superstep
+    /// with the same `root` and length.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::PidOutOfRange`] for a root out of range;
+    /// [`ErrorKind::CollectiveMismatch`] when processes disagree (another
+    /// collective, root or length, or a plain sync); as for
+    /// [`sync`](Bsp::sync).
+    ///
+    /// # BSP cost
+    ///
+    /// For `n` bytes, by the form [`Algorithm`] chooses: one superstep,
+    /// `(p - 1)·n·g + l` (the root sends `n` to each other process); or
+    /// two, `≈ 2·(p - 1)/p·n·g + 2l` (the root scatters `n/p` to each,
+    /// then everyone sends its block to everyone); on `mpi`, from 32 KiB,
+    /// a sync then `MPI_Bcast`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mut x = [bsp.pid() as u32; 2];
+    ///     bsp.collectives().broadcast(1, &mut x)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r, [[1, 1]; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn broadcast<T: Pod>(&mut self, root: usize, data: &mut [T]) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.broadcast_as(0, root, data, loc)
     }
 }

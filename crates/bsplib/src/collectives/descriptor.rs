@@ -71,7 +71,7 @@ impl Process {
                 } else if d.fields[2] != mine[2] {
                     format!("it gave {} bytes, we {}", d.fields[2], mine[2])
                 } else if d.fields[3] >> 32 != mine[3] >> 32 {
-                    "it uses another algorithm (Bsp::set_collective_algorithm)".into()
+                    "it uses another algorithm (Collectives::set_algorithm)".into()
                 } else if elem_of(d.fields[3]) != elem_of(mine[3]) {
                     format!(
                         "its elements have {} bytes, ours {}",
@@ -204,7 +204,7 @@ impl Process {
                             da.fields[2], db.fields[2]
                         )
                     } else if da.fields[3] >> 32 != db.fields[3] >> 32 {
-                        "they use different algorithms (Bsp::set_collective_algorithm)".into()
+                        "they use different algorithms (Collectives::set_algorithm)".into()
                     } else if elem_of(da.fields[3]) != elem_of(db.fields[3]) {
                         format!(
                             "process {a}'s elements have {} bytes, process {b}'s {}",

@@ -1,105 +1,16 @@
-//! Gather, all-gather and scatter: [`Bsp::gather`], [`Bsp::all_gather`]
-//! and [`Bsp::scatter`], in one superstep.
+//! Gather, all-gather and scatter: [`Collectives::gather`](crate::Collectives::gather), [`Collectives::all_gather`](crate::Collectives::all_gather)
+//! and [`Collectives::scatter`](crate::Collectives::scatter), in one superstep.
 
 use bytemuck::Pod;
 
+use super::Collectives;
 use super::{lost, lost_p, to_vec, Call, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Loc;
 
 impl Bsp {
-    /// Gather: process `root` gets every process's `data`, concatenated in
-    /// pid order (`Some` on the root, `None` elsewhere). Every process
-    /// gives as many elements.
-    ///
-    /// # Errors
-    ///
-    /// As for [`broadcast`](Bsp::broadcast).
-    ///
-    /// # BSP cost
-    ///
-    /// One superstep: `(p - 1)·n·g + l` (the root receives `n` bytes from
-    /// each other process).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(3, |bsp| bsp.gather(0, &[bsp.pid() as u8 * 10]))?;
-    /// assert_eq!(r, [Some(vec![0, 10, 20]), None, None]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn gather<T: Pod>(&mut self, root: usize, data: &[T]) -> Result<Option<Vec<T>>, Error> {
-        let loc = Some(SourceLocation::caller());
-        let all = self.gather_to_as(Some(root), data, 1, 0, loc)?;
-        Ok(all)
-    }
-
-    /// All-gather: every process gets every process's `data`, concatenated
-    /// in pid order. Every process gives as many elements.
-    ///
-    /// # Errors
-    ///
-    /// As for [`broadcast`](Bsp::broadcast).
-    ///
-    /// # BSP cost
-    ///
-    /// One superstep: `(p - 1)·n·g + l`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(2, |bsp| bsp.all_gather(&[bsp.pid() as i16; 2]))?;
-    /// assert_eq!(r, [[0, 0, 1, 1], [0, 0, 1, 1]]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn all_gather<T: Pod>(&mut self, data: &[T]) -> Result<Vec<T>, Error> {
-        let loc = Some(SourceLocation::caller());
-        let all = self.gather_to_as(None, data, 3, 0, loc)?;
-        Ok(all.unwrap_or_default())
-    }
-
-    /// Scatter: process `root` gives `src` (`p · dst.len()` elements; the
-    /// others give `None`), and every process `i` gets elements `i ·
-    /// dst.len() ..` of it in `dst`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::LocalBounds`] if the root's `src` does not hold `p ·
-    /// dst.len()` elements (or is `None`); as for
-    /// [`broadcast`](Bsp::broadcast).
-    ///
-    /// # BSP cost
-    ///
-    /// One superstep: `(p - 1)·n·g + l` for `n` bytes per process.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(3, |bsp| {
-    ///     let all: Vec<u32> = (0..6).collect();
-    ///     let src = (bsp.pid() == 2).then_some(&all[..]);
-    ///     let mut mine = [0u32; 2];
-    ///     bsp.scatter(2, src, &mut mine)?;
-    ///     Ok(mine)
-    /// })?;
-    /// assert_eq!(r, [[0, 1], [2, 3], [4, 5]]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn scatter<T: Pod>(
-        &mut self,
-        root: usize,
-        src: Option<&[T]>,
-        dst: &mut [T],
-    ) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        self.scatter_as(2, root, src, dst, loc)
-    }
-
-    /// [`scatter`](Bsp::scatter) as collective `kind` of [`NAMES`].
+    /// [`scatter`](Collectives::scatter) as collective `kind` of [`NAMES`].
     pub(super) fn scatter_as<T: Pod>(
         &mut self,
         kind: usize,
@@ -120,6 +31,7 @@ impl Bsp {
                         what: "scatter source",
                         needed: needed.saturating_mul(size),
                         available: src.map_or(0, std::mem::size_of_val),
+                        elem: size,
                     },
                     name,
                     loc,
@@ -212,5 +124,103 @@ impl Bsp {
             },
         )?;
         Ok(parts.map(|b| to_vec(&b)))
+    }
+}
+
+impl Collectives<'_> {
+    /// Gather: process `root` gets every process's `data`, concatenated in
+    /// pid order (`Some` on the root, `None` elsewhere). Every process
+    /// gives as many elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Collectives::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l` (the root receives `n` bytes from
+    /// each other process).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mine = bsp.pid() as u8 * 10;
+    ///     bsp.collectives().gather(0, &[mine])
+    /// })?;
+    /// assert_eq!(r, [Some(vec![0, 10, 20]), None, None]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn gather<T: Pod>(&mut self, root: usize, data: &[T]) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let all = self.bsp.gather_to_as(Some(root), data, 1, 0, loc)?;
+        Ok(all)
+    }
+
+    /// All-gather: every process gets every process's `data`, concatenated
+    /// in pid order. Every process gives as many elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Collectives::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(2, |bsp| {
+    ///     let mine = bsp.pid() as i16;
+    ///     bsp.collectives().all_gather(&[mine; 2])
+    /// })?;
+    /// assert_eq!(r, [[0, 0, 1, 1], [0, 0, 1, 1]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_gather<T: Pod>(&mut self, data: &[T]) -> Result<Vec<T>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let all = self.bsp.gather_to_as(None, data, 3, 0, loc)?;
+        Ok(all.unwrap_or_default())
+    }
+
+    /// Scatter: process `root` gives `src` (`p · dst.len()` elements; the
+    /// others give `None`), and every process `i` gets elements `i ·
+    /// dst.len() ..` of it in `dst`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LocalBounds`] if the root's `src` does not hold `p ·
+    /// dst.len()` elements (or is `None`); as for
+    /// [`broadcast`](Collectives::broadcast).
+    ///
+    /// # BSP cost
+    ///
+    /// One superstep: `(p - 1)·n·g + l` for `n` bytes per process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let all: Vec<u32> = (0..6).collect();
+    ///     let src = (bsp.pid() == 2).then_some(&all[..]);
+    ///     let mut mine = [0u32; 2];
+    ///     bsp.collectives().scatter(2, src, &mut mine)?;
+    ///     Ok(mine)
+    /// })?;
+    /// assert_eq!(r, [[0, 1], [2, 3], [4, 5]]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn scatter<T: Pod>(
+        &mut self,
+        root: usize,
+        src: Option<&[T]>,
+        dst: &mut [T],
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.scatter_as(2, root, src, dst, loc)
     }
 }

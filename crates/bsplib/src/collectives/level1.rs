@@ -121,7 +121,7 @@ unsafe fn store(data: &[u8], dst: *mut c_void) {
 /// # Errors
 ///
 /// [`ErrorKind::Negative`](crate::ErrorKind::Negative), [`ErrorKind::PidOutOfRange`](crate::ErrorKind::PidOutOfRange),
-/// [`ErrorKind::NullPointer`](crate::ErrorKind::NullPointer) at the call; as for [`Bsp::broadcast`].
+/// [`ErrorKind::NullPointer`](crate::ErrorKind::NullPointer) at the call; as for [`Collectives::broadcast`](crate::Collectives::broadcast).
 pub unsafe fn bcast(
     bsp: &mut Bsp,
     call: &'static str,
@@ -371,7 +371,7 @@ element!(i32, f32, f64);
 ///
 /// # Errors
 ///
-/// As for [`Bsp::all_reduce`].
+/// As for [`Collectives::all_reduce`](crate::Collectives::all_reduce).
 pub fn reduce<T: Element>(
     bsp: &mut Bsp,
     call: &'static str,

@@ -4,6 +4,7 @@
 
 use bytemuck::Pod;
 
+use super::Collectives;
 use super::{block_bounds, elem_size, Call, Op, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
@@ -70,149 +71,6 @@ macro_rules! float_reducible {
 float_reducible!(f32, f64);
 
 impl Bsp {
-    /// Reduction to `root` with a closure: `root` gets `x0 ⊕ x1 ⊕ … ⊕
-    /// x(p-1)` element by element, combined in pid order from the left
-    /// (`Some` on the root, `None` elsewhere). Every process gives as many
-    /// elements.
-    ///
-    /// # Errors
-    ///
-    /// As for [`broadcast`](Bsp::broadcast) (closures are not compared
-    /// across processes).
-    ///
-    /// # BSP cost
-    ///
-    /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
-    /// superstep, `(p - 1)·n·g + l` and `(p - 1)·len` applications of `f`
-    /// on the root; or two (reduce-scatter, then gather),
-    /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications on every
-    /// process; on `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
-    /// `MPI_Gatherv` (the same counts).
-    ///
-    /// # Examples
-    ///
-    /// "Keep the left one" is associative but not commutative: the result
-    /// is process 0's value, because contributions combine in pid order.
-    ///
-    /// ```
-    /// let r = bsplib::run(3, |bsp| {
-    ///     let mine = [b'a' + bsp.pid() as u8];
-    ///     bsp.reduce_with(2, &mine, |l: &u8, _r: &u8| *l)
-    /// })?;
-    /// assert_eq!(r[2], Some(vec![b'a']));
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn reduce_with<T: Pod>(
-        &mut self,
-        root: usize,
-        data: &[T],
-        f: impl Fn(&T, &T) -> T,
-    ) -> Result<Option<Vec<T>>, Error> {
-        let loc = Some(SourceLocation::caller());
-        self.fold(Some(root), data, 0, 5, &f, loc)
-    }
-
-    /// All-reduce with a closure: every process gets `x0 ⊕ … ⊕ x(p-1)`
-    /// in `data`, element by element, combined in pid order.
-    ///
-    /// # Errors
-    ///
-    /// As for [`reduce_with`](Bsp::reduce_with).
-    ///
-    /// # BSP cost
-    ///
-    /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
-    /// superstep, `(p - 1)·n·g + l` and `(p - 1)·len` applications of `f`
-    /// on every process; or two (reduce-scatter, then all-gather),
-    /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications; on
-    /// `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
-    /// `MPI_Allgatherv` (the same counts).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let r = bsplib::run(4, |bsp| {
-    ///     let mut x = [bsp.pid() as u64 + 1, 1];
-    ///     bsp.all_reduce_with(&mut x, |a, b| a * b)?;
-    ///     Ok(x)
-    /// })?;
-    /// assert_eq!(r[3], [24, 1]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn all_reduce_with<T: Pod>(
-        &mut self,
-        data: &mut [T],
-        f: impl Fn(&T, &T) -> T,
-    ) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        self.fold_in(None, data, 0, 6, &f, loc)
-    }
-
-    /// All-reduce with a named operator ([`Op`]), which the processes'
-    /// descriptors compare.
-    ///
-    /// # Errors
-    ///
-    /// As for [`broadcast`](Bsp::broadcast);
-    /// [`ErrorKind::CollectiveMismatch`] also for another operator on
-    /// another process; [`ErrorKind::AccumulateOperator`] for an operator
-    /// not defined on `T` (a bitwise or logical one on floats, a min or
-    /// max with location on a number); [`ErrorKind::LocalBounds`] never.
-    ///
-    /// # Panics
-    ///
-    /// None: an operator not defined on `T` is an error (above).
-    ///
-    /// # BSP cost
-    ///
-    /// As for [`all_reduce_with`](Bsp::all_reduce_with).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bsplib::Op;
-    /// let r = bsplib::run(3, |bsp| {
-    ///     let mut x = [0.5 * bsp.pid() as f64];
-    ///     bsp.all_reduce(&mut x, Op::Sum)?;
-    ///     Ok(x[0])
-    /// })?;
-    /// assert_eq!(r, [1.5; 3]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn all_reduce<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        let f = self.named::<T>(op, NAMES[6], loc)?;
-        self.fold_in(None, data, op.id(), 6, &f, loc)
-    }
-
-    /// Reduction to `root` with a named operator.
-    ///
-    /// # Errors
-    ///
-    /// As for [`all_reduce`](Bsp::all_reduce).
-    ///
-    /// # Panics
-    ///
-    /// None.
-    ///
-    /// # BSP cost
-    ///
-    /// As for [`reduce_with`](Bsp::reduce_with).
-    #[track_caller]
-    pub fn reduce<T: Reducible>(
-        &mut self,
-        root: usize,
-        data: &[T],
-        op: Op,
-    ) -> Result<Option<Vec<T>>, Error> {
-        let loc = Some(SourceLocation::caller());
-        let f = self.named::<T>(op, NAMES[5], loc)?;
-        self.fold(Some(root), data, op.id(), 5, &f, loc)
-    }
-
     /// `op` as the combining function of a reduction on `T` (`call`), or
     /// the error of an operator not defined on `T`.
     pub(super) fn named<T: Reducible>(
@@ -334,6 +192,151 @@ impl Bsp {
         self.fold_in(root, &mut v, op, kind, f, loc)?;
         let me = self.pid();
         Ok(root.is_none_or(|r| r == me).then_some(v))
+    }
+}
+
+impl Collectives<'_> {
+    /// Reduction to `root` with a closure: `root` gets `x0 ⊕ x1 ⊕ … ⊕
+    /// x(p-1)` element by element, combined in pid order from the left
+    /// (`Some` on the root, `None` elsewhere). Every process gives as many
+    /// elements.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Collectives::broadcast) (closures are not compared
+    /// across processes).
+    ///
+    /// # BSP cost
+    ///
+    /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
+    /// superstep, `(p - 1)·n·g + l` and `(p - 1)·len` applications of `f`
+    /// on the root; or two (reduce-scatter, then gather),
+    /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications on every
+    /// process; on `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
+    /// `MPI_Gatherv` (the same counts).
+    ///
+    /// # Examples
+    ///
+    /// "Keep the left one" is associative but not commutative: the result
+    /// is process 0's value, because contributions combine in pid order.
+    ///
+    /// ```
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mine = [b'a' + bsp.pid() as u8];
+    ///     bsp.collectives().reduce_with(2, &mine, |l: &u8, _r: &u8| *l)
+    /// })?;
+    /// assert_eq!(r[2], Some(vec![b'a']));
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn reduce_with<T: Pod>(
+        &mut self,
+        root: usize,
+        data: &[T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.fold(Some(root), data, 0, 5, &f, loc)
+    }
+
+    /// All-reduce with a closure: every process gets `x0 ⊕ … ⊕ x(p-1)`
+    /// in `data`, element by element, combined in pid order.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
+    /// # BSP cost
+    ///
+    /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
+    /// superstep, `(p - 1)·n·g + l` and `(p - 1)·len` applications of `f`
+    /// on every process; or two (reduce-scatter, then all-gather),
+    /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications; on
+    /// `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
+    /// `MPI_Allgatherv` (the same counts).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let r = bsplib::run(4, |bsp| {
+    ///     let mut x = [bsp.pid() as u64 + 1, 1];
+    ///     bsp.collectives().all_reduce_with(&mut x, |a, b| a * b)?;
+    ///     Ok(x)
+    /// })?;
+    /// assert_eq!(r[3], [24, 1]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_reduce_with<T: Pod>(
+        &mut self,
+        data: &mut [T],
+        f: impl Fn(&T, &T) -> T,
+    ) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.fold_in(None, data, 0, 6, &f, loc)
+    }
+
+    /// All-reduce with a named operator ([`Op`]), which the processes'
+    /// descriptors compare.
+    ///
+    /// # Errors
+    ///
+    /// As for [`broadcast`](Collectives::broadcast);
+    /// [`ErrorKind::CollectiveMismatch`] also for another operator on
+    /// another process; [`ErrorKind::AccumulateOperator`] for an operator
+    /// not defined on `T` (a bitwise or logical one on floats, a min or
+    /// max with location on a number); [`ErrorKind::LocalBounds`] never.
+    ///
+    /// # Panics
+    ///
+    /// None: an operator not defined on `T` is an error (above).
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`all_reduce_with`](Collectives::all_reduce_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::Op;
+    /// let r = bsplib::run(3, |bsp| {
+    ///     let mut x = [0.5 * bsp.pid() as f64];
+    ///     bsp.collectives().all_reduce(&mut x, Op::Sum)?;
+    ///     Ok(x[0])
+    /// })?;
+    /// assert_eq!(r, [1.5; 3]);
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn all_reduce<T: Reducible>(&mut self, data: &mut [T], op: Op) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        let f = self.bsp.named::<T>(op, NAMES[6], loc)?;
+        self.bsp.fold_in(None, data, op.id(), 6, &f, loc)
+    }
+
+    /// Reduction to `root` with a named operator.
+    ///
+    /// # Errors
+    ///
+    /// As for [`all_reduce`](Collectives::all_reduce).
+    ///
+    /// # Panics
+    ///
+    /// None.
+    ///
+    /// # BSP cost
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    #[track_caller]
+    pub fn reduce<T: Reducible>(
+        &mut self,
+        root: usize,
+        data: &[T],
+        op: Op,
+    ) -> Result<Option<Vec<T>>, Error> {
+        let loc = Some(SourceLocation::caller());
+        let f = self.bsp.named::<T>(op, NAMES[5], loc)?;
+        self.bsp.fold(Some(root), data, op.id(), 5, &f, loc)
     }
 }
 

@@ -7,12 +7,13 @@ use crate::bsp::area::{Area, AreaRange};
 use crate::bsp::{pid_arg, Bsp};
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
+use crate::rma::Rma;
 use crate::rma::{Element, Op};
 use bytemuck::Pod;
 
 // ----- the Rust API ----------------------------------------------------------------
 
-/// An open post/start/complete/wait round on one area ([`Bsp::epoch`]):
+/// An open post/start/complete/wait round on one area ([`Rma::epoch`](crate::rma::Rma::epoch)):
 /// an exposure epoch to some origins and an access epoch to some targets.
 /// Its transfers are methods, so none can be issued once it is closed;
 /// it holds the handle, so no sync can happen while it is open. Dropping it
@@ -27,7 +28,7 @@ pub struct Epoch<'a, T: Pod> {
     exposure: bool,
 }
 
-/// A lock of one area on one process ([`Bsp::lock`]), released by
+/// A lock of one area on one process ([`Rma::lock`](crate::rma::Rma::lock)), released by
 /// [`unlock`](Lock::unlock) or when dropped.
 pub struct Lock<'a, T: Pod> {
     bsp: &'a mut Bsp,
@@ -77,7 +78,7 @@ fn get_in<T: Pod>(
     unsafe { bsp.get_into(pid, area, offset, dst, false, loc) }
 }
 
-impl Bsp {
+impl<'a> Rma<'a> {
     /// Opens a post/start/complete/wait round on `area`: exposes this
     /// process's `area` to `origins` (MPI's `MPI_Win_post`), then, once
     /// every process of `targets` has posted to this one, opens an access
@@ -98,7 +99,7 @@ impl Bsp {
     /// # Errors
     ///
     /// [`ErrorKind::NoEpoch`] outside one-sided mode
-    /// ([`rma_init`](Bsp::rma_init)); [`ErrorKind::NotRegistered`],
+    /// ([`rma_init`](Rma::init)); [`ErrorKind::NotRegistered`],
     /// [`ErrorKind::PidOutOfRange`]; [`ErrorKind::EpochUnmatched`] if a
     /// target enters its sync or ends without posting to this process.
     ///
@@ -108,23 +109,23 @@ impl Bsp {
     /// targets, `c` a message's latency, instead of `l(p)`; no superstep
     /// is counted.
     #[track_caller]
-    pub fn epoch<'a, T: Pod>(
-        &'a mut self,
+    pub fn epoch<T: Pod>(
+        self,
         area: &'a Area<T>,
         origins: &[usize],
         targets: &[usize],
     ) -> Result<Epoch<'a, T>, Error> {
         let loc = Some(SourceLocation::caller());
         {
-            let mut p = self.process();
-            self.own(&p, area, "bsp_win_post", loc)?;
+            let mut p = self.bsp.process();
+            self.bsp.own(&p, area, "bsp_win_post", loc)?;
             with_pids(origins, |g| p.rma_post(area.addr(), g, "bsp_win_post", loc))?;
             with_pids(targets, |g| {
                 p.rma_start(area.addr(), g, "bsp_win_start", loc)
             })?;
         }
         Ok(Epoch {
-            bsp: self,
+            bsp: self.bsp,
             area,
             access: true,
             exposure: true,
@@ -150,15 +151,15 @@ impl Bsp {
     /// let r = bsplib::run(3, |bsp| {
     ///     let x = bsplib::Area::<u64>::new(bsp, 1);
     ///     bsp.push_reg(&x)?;
-    ///     bsp.rma_init()?;
+    ///     bsp.rma().init()?;
     ///     // Every process adds its pid + 1 into process 0's counter.
-    ///     let mut l = bsp.lock(0, &x, LockKind::Exclusive)?;
+    ///     let mut l = bsp.rma().lock(0, &x, LockKind::Exclusive)?;
     ///     let v = l.read(0, 1)?[0];
     ///     l.put(0, &[v + l.bsp().pid() as u64 + 1])?;
     ///     l.unlock()?;
     ///     bsp.sync()?;
     ///     let total = x.as_slice(bsp)[0];
-    ///     bsp.rma_term()?;
+    ///     bsp.rma().term()?;
     ///     Ok(total)
     /// })?;
     /// assert_eq!(r[0], 6);
@@ -181,20 +182,20 @@ impl Bsp {
     /// round trip to `pid` (`2c`) and the bytes, plus the wait for earlier
     /// holders.
     #[track_caller]
-    pub fn lock<'a, T: Pod>(
-        &'a mut self,
+    pub fn lock<T: Pod>(
+        self,
         pid: usize,
         area: &'a Area<T>,
         kind: LockKind,
     ) -> Result<Lock<'a, T>, Error> {
         let loc = Some(SourceLocation::caller());
         {
-            let mut p = self.process();
-            self.own(&p, area, "bsp_lock", loc)?;
+            let mut p = self.bsp.process();
+            self.bsp.own(&p, area, "bsp_lock", loc)?;
             p.rma_lock(pid_arg(pid), area.addr(), kind, "bsp_lock", loc)?;
         }
         Ok(Lock {
-            bsp: self,
+            bsp: self.bsp,
             area,
             pid,
             held: true,

@@ -6,28 +6,9 @@ use crate::bsp::Bsp;
 use crate::error::ErrorKind;
 use crate::error::{Error, SourceLocation};
 use crate::process::Loc;
+use crate::rma::Rma;
 
 impl Bsp {
-    /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
-    /// ([`epoch`](Bsp::epoch)) and locks ([`lock`](Bsp::lock)) need it. It
-    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
-    /// enables the epochs too): the epochs travel on that path, and every
-    /// sync serves what arrives while it waits.
-    ///
-    /// # Errors
-    ///
-    /// As for [`am_init`](Bsp::am_init).
-    ///
-    /// # BSP cost
-    ///
-    /// One sync.
-    #[track_caller]
-    pub fn rma_init(&mut self) -> Result<(), Error> {
-        let loc = Some(SourceLocation::caller());
-        self.am_init_at(crate::am::Handlers::new(), "am_init", loc)?;
-        self.rma_board("am_init", loc)
-    }
-
     /// On `mpi`, the run's status board (collective: every process enters
     /// one-sided mode in the same sync), so that an epoch's waits find a
     /// process that syncs or ends without posting or completing, as the
@@ -50,6 +31,29 @@ impl Bsp {
         }
         Ok(())
     }
+}
+
+impl Rma<'_> {
+    /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
+    /// ([`epoch`](Rma::epoch)) and locks ([`lock`](Rma::lock)) need it. It
+    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
+    /// enables the epochs too): the epochs travel on that path, and every
+    /// sync serves what arrives while it waits.
+    ///
+    /// # Errors
+    ///
+    /// As for [`am_init`](Bsp::am_init).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn init(&mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp
+            .am_init_at(crate::am::Handlers::new(), "am_init", loc)?;
+        self.bsp.rma_board("am_init", loc)
+    }
 
     /// Leaves one-sided mode: collective, a sync (see
     /// [`am_term`](Bsp::am_term)).
@@ -63,7 +67,7 @@ impl Bsp {
     ///
     /// One sync.
     #[track_caller]
-    pub fn rma_term(&mut self) -> Result<(), Error> {
-        self.am_term()
+    pub fn term(&mut self) -> Result<(), Error> {
+        self.bsp.am_term()
     }
 }

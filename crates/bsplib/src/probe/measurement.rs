@@ -358,7 +358,7 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
         let mut stop = [u8::from(
             pid == 0 && word_t.len() >= 3 && options.budget.is_some_and(|b| start.elapsed() > b),
         )];
-        bsp.broadcast(0, &mut stop)?;
+        bsp.collectives().broadcast(0, &mut stop)?;
         if stop[0] == 1 {
             break;
         }
@@ -416,7 +416,7 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
         };
         words_out = m.encode();
     }
-    bsp.broadcast(0, &mut words_out)?;
+    bsp.collectives().broadcast(0, &mut words_out)?;
     bsp.pop_reg(&bulk)?;
     bsp.pop_reg(&words)?;
     bsp.sync()?;

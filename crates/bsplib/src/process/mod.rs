@@ -111,6 +111,9 @@ pub(crate) struct Process {
     pub(crate) superstep: u64,
     pub(crate) start: Instant,
     pub(crate) world: Arc<World>,
+    /// The element size of the typed call under way (1 otherwise): the
+    /// unit its bounds errors count in ([`ErrorKind::OutOfBounds`]).
+    pub(crate) unit: usize,
     /// Barriers this process passed (the engine's episode count).
     pub(crate) episode: u64,
     /// Parity of the current superstep: which mailbox half we write.
@@ -195,6 +198,7 @@ impl Process {
             superstep: 0,
             start,
             world,
+            unit: 1,
             episode: 0,
             parity: 0,
             dirty: [false; 2],

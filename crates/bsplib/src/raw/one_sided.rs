@@ -15,32 +15,32 @@ impl crate::raw::Raw<'_> {
         self.bsp().process().fail(kind, call, loc)
     }
 
-    /// `bsp_rma_init`: [`Bsp::rma_init`] as a C call.
+    /// `bsp_rma_init`: [`Rma::init`](crate::rma::Rma::init) as a C call.
     ///
     /// # Errors
     ///
-    /// As for [`Bsp::rma_init`].
+    /// As for [`Rma::init`](crate::rma::Rma::init).
     pub fn rma_init(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Result<(), Error> {
         bsp.am_init_at(crate::am::Handlers::new(), "bsp_rma_init", loc)?;
         bsp.rma_board("bsp_rma_init", loc)
     }
 
-    /// `bsp_rma_term`: [`Bsp::rma_term`] as a C call.
+    /// `bsp_rma_term`: [`Rma::term`](crate::rma::Rma::term) as a C call.
     ///
     /// # Errors
     ///
-    /// As for [`Bsp::rma_term`].
+    /// As for [`Rma::term`](crate::rma::Rma::term).
     pub fn rma_term(bsp: &mut Bsp, loc: Option<SourceLocation>) -> Result<(), Error> {
         bsp.am_term_at("bsp_rma_term", loc)
     }
 
     /// `bsp_win_post`: exposes the area registered at `area` to `origins`
-    /// (an exposure epoch; see [`Bsp::epoch`]). Takes the handle itself:
+    /// (an exposure epoch; see [`Rma::epoch`](crate::rma::Rma::epoch)). Takes the handle itself:
     /// it serves what arrives, writing registered memory.
     ///
     /// # Errors
     ///
-    /// As for [`Bsp::epoch`]; [`ErrorKind::EpochOpen`] if the area is
+    /// As for [`Rma::epoch`](crate::rma::Rma::epoch); [`ErrorKind::EpochOpen`] if the area is
     /// posted already.
     pub fn win_post(
         bsp: &mut Bsp,
@@ -57,7 +57,7 @@ impl crate::raw::Raw<'_> {
     ///
     /// # Errors
     ///
-    /// As for [`Bsp::epoch`]; [`ErrorKind::EpochOpen`] if one is open on
+    /// As for [`Rma::epoch`](crate::rma::Rma::epoch); [`ErrorKind::EpochOpen`] if one is open on
     /// the area already.
     pub fn win_start(
         bsp: &mut Bsp,
@@ -106,11 +106,11 @@ impl crate::raw::Raw<'_> {
         bsp.process().rma_wait(area.addr(), block, call, loc)
     }
 
-    /// `bsp_lock`: see [`Bsp::lock`].
+    /// `bsp_lock`: see [`Rma::lock`](crate::rma::Rma::lock).
     ///
     /// # Errors
     ///
-    /// As for [`Bsp::lock`]; [`ErrorKind::EpochOpen`] if this process
+    /// As for [`Rma::lock`](crate::rma::Rma::lock); [`ErrorKind::EpochOpen`] if this process
     /// holds that lock already.
     pub fn lock(
         bsp: &mut Bsp,

@@ -126,7 +126,7 @@ impl ElemType {
 /// # Examples
 ///
 /// ```
-/// use bsplib::rma::{Op, ValueIndex};
+/// use bsplib::{rma::ValueIndex, Op};
 /// // Where is the global minimum, and which process has it?
 /// let r = bsplib::run(3, |bsp| {
 ///     let best = bsplib::Area::from_vec(bsp, vec![ValueIndex { value: f64::INFINITY, index: -1i64 }]);
@@ -173,7 +173,7 @@ mod sealed {
 /// Code generic over the element type:
 ///
 /// ```
-/// use bsplib::rma::{Element, Op};
+/// use bsplib::{rma::Element, Op};
 /// fn add_into_zero<T: Element>(bsp: &bsplib::Bsp, x: &[T], area: &bsplib::Area<T>) -> Result<(), bsplib::Error> {
 ///     bsp.accumulate(0, area, 0, x, Op::Sum)
 /// }

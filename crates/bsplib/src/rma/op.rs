@@ -15,7 +15,7 @@ use super::ElemType;
 /// # Examples
 ///
 /// ```
-/// use bsplib::rma::{ElemType, Op};
+/// use bsplib::{rma::ElemType, Op};
 /// assert!(Op::Sum.is_defined_on(ElemType::F64));
 /// assert!(!Op::BitXor.is_defined_on(ElemType::F64));
 /// assert!(Op::MinLoc.is_defined_on(ElemType::F64I64));

@@ -15,6 +15,46 @@ use super::{desc, describe, ElemType, Element, Op, RmaState, ACCUMULATE};
 // ----- the safe API ----------------------------------------------------------
 
 impl Bsp {
+    /// [`accumulate`](Bsp::accumulate) at `loc` (the one-sided epochs'
+    /// guards).
+    pub(crate) fn accumulate_at<T: Element>(
+        &self,
+        pid: usize,
+        dst: &Area<T>,
+        offset: usize,
+        src: &[T],
+        op: Op,
+        loc: Option<SourceLocation>,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_accumulate";
+        let mut p = self.process_of::<T>();
+        self.own(&p, dst, CALL, loc)?;
+        let size = std::mem::size_of::<T>();
+        let offset = offset
+            .checked_mul(size)
+            .and_then(|b| i64::try_from(b).ok())
+            .ok_or_else(|| p.fail(ErrorKind::Overflow { what: "offset" }, CALL, loc))?;
+        let count = i64::try_from(src.len())
+            .map_err(|_| p.fail(ErrorKind::Overflow { what: "count" }, CALL, loc))?;
+        // SAFETY: `src` is a live slice of `count` elements of `T::TYPE`;
+        // `accumulate` copies it before returning.
+        unsafe {
+            p.accumulate(
+                pid_arg(pid),
+                src.as_ptr().cast(),
+                dst.addr(),
+                offset,
+                count,
+                T::TYPE,
+                op,
+                CALL,
+                loc,
+            )
+        }
+    }
+}
+
+impl Bsp {
     /// Accumulate (MPI's `MPI_Accumulate`, deterministic): combines `src`
     /// element by element into the area registered on process `pid` in
     /// the slot of `dst`, from element `offset`: `dst[offset + i] =
@@ -55,7 +95,7 @@ impl Bsp {
     /// elements into the global array `B`, distributed in blocks of `m`.
     ///
     /// ```
-    /// use bsplib::rma::Op;
+    /// use bsplib::Op;
     /// let m = 4;
     /// let b = bsplib::run(2, move |bsp| {
     ///     let (p, s) = (bsp.nprocs(), bsp.pid());
@@ -83,44 +123,6 @@ impl Bsp {
         op: Op,
     ) -> Result<(), Error> {
         self.accumulate_at(pid, dst, offset, src, op, Some(SourceLocation::caller()))
-    }
-
-    /// [`accumulate`](Bsp::accumulate) at `loc` (the one-sided epochs'
-    /// guards).
-    pub(crate) fn accumulate_at<T: Element>(
-        &self,
-        pid: usize,
-        dst: &Area<T>,
-        offset: usize,
-        src: &[T],
-        op: Op,
-        loc: Option<SourceLocation>,
-    ) -> Result<(), Error> {
-        const CALL: &str = "bsp_accumulate";
-        let mut p = self.process();
-        self.own(&p, dst, CALL, loc)?;
-        let size = std::mem::size_of::<T>();
-        let offset = offset
-            .checked_mul(size)
-            .and_then(|b| i64::try_from(b).ok())
-            .ok_or_else(|| p.fail(ErrorKind::Overflow { what: "offset" }, CALL, loc))?;
-        let count = i64::try_from(src.len())
-            .map_err(|_| p.fail(ErrorKind::Overflow { what: "count" }, CALL, loc))?;
-        // SAFETY: `src` is a live slice of `count` elements of `T::TYPE`;
-        // `accumulate` copies it before returning.
-        unsafe {
-            p.accumulate(
-                pid_arg(pid),
-                src.as_ptr().cast(),
-                dst.addr(),
-                offset,
-                count,
-                T::TYPE,
-                op,
-                CALL,
-                loc,
-            )
-        }
     }
 }
 

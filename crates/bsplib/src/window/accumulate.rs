@@ -97,6 +97,7 @@ impl<T: Pod> Window<T> {
                     offset: a.off,
                     nbytes: a.data.len(),
                     extent,
+                    elem: std::mem::size_of::<T>(),
                 },
                 call,
                 loc,
@@ -138,7 +139,7 @@ impl<T: Element> WinLock<'_, T> {
     /// # Examples
     ///
     /// ```
-    /// use bsplib::{rma::Op, LockKind, Window};
+    /// use bsplib::{Op, LockKind, Window};
     /// let r = bsplib::run(4, |bsp| {
     ///     let w = Window::<f64>::new(bsp, 2)?;
     ///     let x = bsp.pid() as f64;
@@ -185,7 +186,7 @@ impl<T: Element> WinEpoch<'_, T> {
     /// operator and type per target and epoch, across origins. `src` may
     /// be reused at once.
     ///
-    /// Needs one-sided mode ([`Bsp::rma_init`](crate::Bsp::rma_init)): the contributions travel
+    /// Needs one-sided mode ([`Rma::init`](crate::rma::Rma::init)): the contributions travel
     /// as records the target combines (a window's puts and gets do not
     /// need it).
     ///
@@ -205,9 +206,9 @@ impl<T: Element> WinEpoch<'_, T> {
     /// # Examples
     ///
     /// ```
-    /// use bsplib::{rma::Op, Window};
+    /// use bsplib::{Op, Window};
     /// let r = bsplib::run(3, |bsp| {
-    ///     bsp.rma_init()?;
+    ///     bsp.rma().init()?;
     ///     let mut w = Window::<f64>::new(bsp, 1)?;
     ///     let me = bsp.pid();
     ///     let all: Vec<usize> = (0..bsp.nprocs()).collect();
@@ -216,7 +217,7 @@ impl<T: Element> WinEpoch<'_, T> {
     ///     e.wait()?;
     ///     let v = w.local(bsp)?[0];
     ///     w.free(bsp)?;
-    ///     bsp.rma_term()?;
+    ///     bsp.rma().term()?;
     ///     Ok(v)
     /// })?;
     /// assert_eq!(r[0].to_bits(), ((0.0 + 0.1) + 0.2 + 0.30000000000000004f64).to_bits());

@@ -328,6 +328,7 @@ impl<'a, T: Pod> WinEpoch<'a, T> {
                         offset: offset.saturating_mul(size),
                         nbytes: n.saturating_mul(size),
                         extent,
+                        elem: size,
                     },
                     call,
                     loc,

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::holds::Held;
 use crate::process::{Loc, Process};
 
-/// A lock's kind ([`Bsp::lock`](crate::Bsp::lock), [`Window::lock`](crate::Window::lock)).
+/// A lock's kind ([`Rma::lock`](crate::rma::Rma::lock), [`Window::lock`](crate::Window::lock)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockKind {
     /// One holder at a time (MPI's `MPI_LOCK_EXCLUSIVE`).

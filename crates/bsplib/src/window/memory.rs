@@ -102,6 +102,7 @@ impl<T: Pod> Window<T> {
                     offset: shown.0,
                     nbytes: shown.1,
                     extent,
+                    elem: std::mem::size_of::<T>(),
                 },
                 call,
                 loc,

@@ -366,20 +366,29 @@ pub fn assert_names(err: &Error, call: &str, pid: usize, superstep: u64) {
     assert!(msg.contains(&err.kind().to_string()), "{msg}");
 }
 
-pub fn out_of_bounds(remote: usize, offset: usize, nbytes: usize, extent: usize) -> ErrorKind {
+/// `elem`: the element size of a typed call (1 for the pointer API).
+pub fn out_of_bounds(
+    remote: usize,
+    offset: usize,
+    nbytes: usize,
+    extent: usize,
+    elem: usize,
+) -> ErrorKind {
     ErrorKind::OutOfBounds {
         remote,
         offset,
         nbytes,
         extent,
+        elem,
     }
 }
 
-pub fn local_bounds(what: &'static str, needed: usize, available: usize) -> ErrorKind {
+pub fn local_bounds(what: &'static str, needed: usize, available: usize, elem: usize) -> ErrorKind {
     ErrorKind::LocalBounds {
         what,
         needed,
         available,
+        elem,
     }
 }
 
