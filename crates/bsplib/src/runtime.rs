@@ -24,8 +24,8 @@ pub fn available_processes() -> usize {
 ///
 /// ```
 /// use bsplib::{Engine, Runtime};
-/// let pids = Runtime::new(4).engine(Engine::Serial).run(|bsp| Ok(bsp.pid()))?;
-/// assert_eq!(pids, vec![0]); // the serial engine gives one process
+/// let pids = Runtime::new(1).engine(Engine::Serial).run(|bsp| Ok(bsp.pid()))?;
+/// assert_eq!(pids, vec![0]); // the serial engine runs one process
 /// # Ok::<(), bsplib::Error>(())
 /// ```
 #[derive(Clone, Debug)]

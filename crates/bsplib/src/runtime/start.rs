@@ -25,7 +25,7 @@ impl Runtime {
         if let Some(bad) = &self.bad_env {
             return Err(startup(bad.clone()));
         }
-        if let Some(refusal) = self.launcher_refusal() {
+        if let Some(refusal) = self.launcher_refusal().or_else(|| self.serial_refusal()) {
             return Err(startup(refusal));
         }
         let n = self.nprocs();
@@ -75,6 +75,20 @@ impl Runtime {
             );
         }
         Some(detail)
+    }
+
+    /// The `serial` engine runs one process: a request of more is refused
+    /// rather than quietly run as one, unless it asks for every process
+    /// there is (`usize::MAX`, which gives one). C's `bsp_begin` asks for
+    /// at most what `bsp_nprocs()` says is available: 1 on `serial`,
+    /// unless `BSPLIB_NPROCS` asks for more.
+    fn serial_refusal(&self) -> Option<String> {
+        (self.engine == Engine::Serial && self.nprocs > 1 && self.nprocs != usize::MAX).then(|| {
+            format!(
+                "the serial engine runs one process; {} were asked for: use threads",
+                self.nprocs
+            )
+        })
     }
 
     /// A new world, configured (the deadline), or the error of its start.
