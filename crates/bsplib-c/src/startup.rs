@@ -2,8 +2,11 @@
 //! and `bsp_nprocs` before `bsp_begin`.
 //!
 //! - The engine is `BSPLIB_ENGINE` (`processes`, the default, or
-//!   `threads`); the processes available are `BSPLIB_NPROCS` (set by
-//!   `bsprun -np P`), else the machine's hardware threads.
+//!   `threads`, `serial`, `mpi`); the processes available are
+//!   `BSPLIB_NPROCS` (set by `bsprun -np P`), else the machine's hardware
+//!   threads (`serial`: 1; `mpi`: the job's ranks). Under an MPI launcher
+//!   that started several ranks, an engine other than `mpi` is refused at
+//!   `bsp_begin` (the library's start checks).
 //! - `bsp_begin(maxprocs)` on the first caller (process 0) starts
 //!   `min(maxprocs, available)` processes. On `processes` it forks: every
 //!   process returns from `bsp_begin` into the same code, with its own copy
@@ -103,7 +106,9 @@ pub(crate) fn launch() -> Option<Arc<Launch>> {
 }
 
 /// The processes available: on `mpi` the ranks of the job, else
-/// `BSPLIB_NPROCS`, else the hardware threads.
+/// `BSPLIB_NPROCS`, else the hardware threads (on `serial`, 1: the
+/// engine runs one process, and a `BSPLIB_NPROCS` of more makes
+/// `bsp_begin(bsp_nprocs())` fail saying so).
 fn available() -> Result<usize, String> {
     if engine() == Ok(Engine::Mpi) && Engine::Mpi.is_available() {
         return Ok(bsplib::Runtime::new(usize::MAX)
@@ -111,6 +116,7 @@ fn available() -> Result<usize, String> {
             .nprocs());
     }
     match std::env::var("BSPLIB_NPROCS") {
+        Err(_) if engine() == Ok(Engine::Serial) => Ok(1),
         Err(_) => Ok(bsplib::available_processes()),
         Ok(v) => v
             .trim()

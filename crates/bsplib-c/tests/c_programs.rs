@@ -302,7 +302,7 @@ const ERRORS: &[Prog] = &[
 
 /// Bad pointers, exits, threads and processes of the program's own,
 /// deadlines: the defects of the reliability issue, each a clean error (or
-/// a run undisturbed).
+/// a run undisturbed); and a start under an MPI launcher on another engine.
 #[rustfmt::skip]
 const RELIABILITY: &[Prog] = &[
     err("err_get_null_dst.c", "bsp_get", 0, 1, 1),
@@ -341,6 +341,10 @@ const RELIABILITY: &[Prog] = &[
     // least one other is needed to tell the superstep).
     names("err_killed_p0.c", &["process 0", "superstep 1", "signal 9"], 2),
     Prog { only: &["processes"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
+    // A program an MPI launcher started as one rank of several, on another
+    // engine than mpi: refused at bsp_begin, saying how to choose mpi.
+    Prog { env: &[("OMPI_COMM_WORLD_SIZE", "2")], only: &["threads", "processes"], ..names("hello.c", &["bsplib: bsp_begin", "OMPI_COMM_WORLD_SIZE=2: an MPI launcher", "pass -x BSPLIB_ENGINE=mpi"], 1) },
+    Prog { env: &[("PMI_SIZE", "3")], only: &["threads", "processes"], ..names("hello.c", &["bsplib: bsp_begin", "PMI_SIZE=3: an MPI launcher", "pass -x BSPLIB_ENGINE=mpi"], 1) },
 ];
 
 /// `lapi.h` (active messages, design in

@@ -24,8 +24,8 @@ pub fn available_processes() -> usize {
 ///
 /// ```
 /// use bsplib::{Engine, Runtime};
-/// let pids = Runtime::new(4).engine(Engine::Serial).run(|bsp| Ok(bsp.pid()))?;
-/// assert_eq!(pids, vec![0]); // the serial engine gives one process
+/// let pids = Runtime::new(1).engine(Engine::Serial).run(|bsp| Ok(bsp.pid()))?;
+/// assert_eq!(pids, vec![0]); // the serial engine runs one process
 /// # Ok::<(), bsplib::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -53,6 +53,29 @@ impl Runtime {
     /// engine, `threads`, whatever the environment says: the same call
     /// gives the same run everywhere. [`Runtime::from_env`] lets the
     /// environment choose.
+    ///
+    /// # Errors
+    ///
+    /// None here; the run fails at its start ([`ErrorKind::Startup`]),
+    /// rather than run otherwise than asked:
+    ///
+    /// - when an MPI launcher started this program as one rank of several
+    ///   (`OMPI_COMM_WORLD_SIZE` or `PMI_SIZE` greater than 1) and the
+    ///   engine is not `mpi`: every rank would run a whole run of its own.
+    ///   The error names the engine and says how to choose `mpi`: `mpirun
+    ///   -x BSPLIB_ENGINE=mpi` with [`Runtime::from_env`], or
+    ///   [`Engine::Mpi`] (a build without the cargo feature `mpi` is told
+    ///   so). A job of one rank runs any engine;
+    /// - on [`Engine::Serial`] with `nprocs` > 1 (see there).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Engine, ErrorKind, Runtime};
+    /// let err = Runtime::new(4).engine(Engine::Serial).run(|bsp| Ok(bsp.pid())).unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::Startup { .. }));
+    /// assert!(err.to_string().contains("the serial engine runs one process; 4 were asked for"));
+    /// ```
     pub fn new(nprocs: usize) -> Self {
         Runtime {
             nprocs,
@@ -87,7 +110,11 @@ impl Runtime {
     /// # Errors
     ///
     /// None here; a value that names no engine, or no number of seconds,
-    /// makes the run fail at its start ([`ErrorKind::Startup`]), saying so.
+    /// makes the run fail at its start ([`ErrorKind::Startup`]), saying so;
+    /// and so do the refusals of [`Runtime::new`]: under an MPI launcher
+    /// that started several ranks, an engine other than `mpi` (pass
+    /// `-x BSPLIB_ENGINE=mpi` to `mpirun`), and `serial` with
+    /// `nprocs` > 1.
     pub fn from_env(nprocs: usize) -> Self {
         let mut runtime = Runtime::new(nprocs);
         match Engine::from_env() {
@@ -454,7 +481,12 @@ impl Runtime {
 ///
 /// # Errors
 ///
-/// The error that stopped the run (see [`Runtime::run`]).
+/// The error that stopped the run (see [`Runtime::run`]). Under an MPI
+/// launcher that started this program as one rank of several
+/// (`OMPI_COMM_WORLD_SIZE` or `PMI_SIZE` greater than 1),
+/// [`ErrorKind::Startup`] at once: each rank would run a `threads` run of
+/// its own (see [`Runtime::new`]; on MPI, use [`Runtime::from_env`] and
+/// `mpirun -x BSPLIB_ENGINE=mpi`).
 ///
 /// # Examples
 ///

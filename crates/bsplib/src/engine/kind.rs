@@ -5,8 +5,27 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Engine {
-    /// One process on the calling thread (any request gives `p = 1`): the
-    /// reference engine.
+    /// One process on the calling thread: the reference engine.
+    ///
+    /// # Errors
+    ///
+    /// A run of more than one process is refused at its start
+    /// ([`ErrorKind::Startup`](crate::ErrorKind::Startup): "the serial
+    /// engine runs one process; 4 were asked for: use threads") rather
+    /// than run as one. A request for every process there is
+    /// (`usize::MAX`; in C, `bsp_begin(bsp_nprocs())`, where `bsp_nprocs()`
+    /// is 1 on `serial` unless `BSPLIB_NPROCS` says otherwise) gives one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bsplib::{Engine, Runtime};
+    /// let serial = |p| Runtime::new(p).engine(Engine::Serial).run(|bsp| Ok(bsp.nprocs()));
+    /// assert_eq!(serial(1)?, vec![1]);
+    /// assert_eq!(serial(usize::MAX)?, vec![1]);
+    /// assert!(serial(4).is_err());
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
     Serial,
     /// Every process is a thread of this OS process; process 0 runs on the
     /// calling thread. The default.

@@ -25,6 +25,9 @@ impl Runtime {
         if let Some(bad) = &self.bad_env {
             return Err(startup(bad.clone()));
         }
+        if let Some(refusal) = self.launcher_refusal().or_else(|| self.serial_refusal()) {
+            return Err(startup(refusal));
+        }
         let n = self.nprocs();
         if n == 0 {
             return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
@@ -35,6 +38,57 @@ impl Runtime {
             ));
         }
         Ok(n)
+    }
+
+    /// Under an MPI launcher that started this program as one rank of
+    /// several, a run on another engine than `mpi` would be a run of its
+    /// own in every rank, each unaware of the others: refused, saying how
+    /// to choose `mpi`. A job of one rank runs any engine.
+    ///
+    /// There is no way around it: nothing in this project runs another
+    /// engine in the ranks of a job (the test binaries under `.ci/mpi` run
+    /// `mpi` only, `bspprobe` and `bsprun` start `mpi` under `mpirun`). A
+    /// program that would (MPI of its own between the ranks, a `threads`
+    /// run inside each) needs a setting of `Runtime` added here.
+    fn launcher_refusal(&self) -> Option<String> {
+        if self.engine == Engine::Mpi {
+            return None;
+        }
+        let (var, ranks) = launcher_job()?;
+        let mut detail = format!(
+            "{var}={ranks}: an MPI launcher started this program as one of {ranks} processes, \
+             but the run would use the {} engine, a separate run in each",
+            self.engine.name()
+        );
+        if std::env::var("BSPLIB_ENGINE").is_ok_and(|e| e.trim() == "mpi") {
+            detail.push_str(
+                ": BSPLIB_ENGINE=mpi is set, but this program chooses its engine itself \
+                 (bsplib::run, Runtime::new and Runtime::engine do not read the variable): \
+                 start the run with Runtime::from_env, or choose Engine::Mpi",
+            );
+        } else {
+            detail.push_str(": pass -x BSPLIB_ENGINE=mpi to mpirun (or run bsprun --engine mpi)");
+        }
+        if !Engine::Mpi.is_available() {
+            detail.push_str(
+                "; this library was built without the mpi engine: build it with the cargo feature mpi",
+            );
+        }
+        Some(detail)
+    }
+
+    /// The `serial` engine runs one process: a request of more is refused
+    /// rather than quietly run as one, unless it asks for every process
+    /// there is (`usize::MAX`, which gives one). C's `bsp_begin` asks for
+    /// at most what `bsp_nprocs()` says is available: 1 on `serial`,
+    /// unless `BSPLIB_NPROCS` asks for more.
+    fn serial_refusal(&self) -> Option<String> {
+        (self.engine == Engine::Serial && self.nprocs > 1 && self.nprocs != usize::MAX).then(|| {
+            format!(
+                "the serial engine runs one process; {} were asked for: use threads",
+                self.nprocs
+            )
+        })
     }
 
     /// A new world, configured (the deadline), or the error of its start.
@@ -236,6 +290,19 @@ pub(super) fn gathered<R: Portable>(all: &[Vec<u8>]) -> Result<Vec<R>, Error> {
         .enumerate()
         .map(|(pid, b)| R::decode(&mut &b[1..]).ok_or_else(|| no_result(pid)))
         .collect()
+}
+
+/// The MPI job this OS process is one rank of, if its launcher says the
+/// job has more than one: the variable that says so and the job's size.
+/// Open MPI's `mpirun` sets `OMPI_COMM_WORLD_SIZE`; MPICH's and Intel
+/// MPI's launchers (Hydra), and Slurm's `srun` with PMI, set `PMI_SIZE`.
+fn launcher_job() -> Option<(&'static str, usize)> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .into_iter()
+        .find_map(|var| {
+            let ranks = std::env::var(var).ok()?.trim().parse::<usize>().ok()?;
+            (ranks > 1).then_some((var, ranks))
+        })
 }
 
 /// `BSPLIB_DEADLINE` (seconds, fractions allowed), if set: the deadline,
