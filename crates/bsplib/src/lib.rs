@@ -73,9 +73,22 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The handle first, then the modules whose methods extend it, in the
+// order rustdoc lists `Bsp`'s methods: the core (superstep, registration,
+// DRMA, BSMP), the other transfers, the sync's variants and the machine's
+// parameters, then the extensions' accessors.
+mod bsp;
+
+mod strided;
+
+pub mod rma;
+
+mod hints;
+
+mod machine;
+
 pub mod am;
 mod bsmp;
-mod bsp;
 mod check;
 mod codec;
 mod collectives;
@@ -84,13 +97,11 @@ mod engine;
 pub mod epoch;
 mod error;
 mod exchange;
-mod hints;
 mod holds;
 #[cfg(feature = "raw")]
 #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 #[doc(hidden)]
 pub mod launch;
-mod machine;
 mod mailbox;
 mod mem;
 pub mod probe;
@@ -101,10 +112,8 @@ mod progress;
 #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
 pub mod raw;
 mod registration;
-pub mod rma;
 mod runtime;
 mod stream;
-mod strided;
 mod superstep;
 mod vector;
 mod window;

@@ -140,13 +140,12 @@ fn at_line(line: u32) -> String {
     }
 }
 
-/// The one-sided extension of a run ([`Bsp::rma`]): the superstep's
-/// [`accumulate`](Bsp::accumulate), and one-sided mode
-/// ([`init`](Rma::init), [`term`](Rma::term)) with its
+/// MPI-2's one-sided synchronisation on registered areas ([`Bsp::rma`]):
+/// one-sided mode ([`init`](Rma::init), [`term`](Rma::term)) with its
 /// post/start/complete/wait [`epoch`](Rma::epoch)s and passive-target
-/// [`lock`](Rma::lock)s on registered areas (MPI-2's one-sided
-/// synchronisation; windows, [`Window`](crate::Window), are the other
-/// kind of one-sided memory).
+/// [`lock`](Rma::lock)s. The superstep's accumulate is a transfer like a
+/// put, on the handle ([`Bsp::accumulate`]); windows
+/// ([`Window`](crate::Window)) are the other kind of one-sided memory.
 ///
 /// # Examples
 ///
@@ -174,13 +173,5 @@ pub struct Rma<'a> {
 impl std::fmt::Debug for Rma<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rma").finish_non_exhaustive()
-    }
-}
-
-impl Bsp {
-    /// The one-sided extension ([`Rma`]): `bsp.accumulate(...)`,
-    /// `bsp.rma().init()`, `bsp.rma().epoch(...)`, `bsp.rma().lock(...)`.
-    pub fn rma(&mut self) -> Rma<'_> {
-        Rma { bsp: self }
     }
 }

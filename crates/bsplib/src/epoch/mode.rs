@@ -71,3 +71,11 @@ impl Rma<'_> {
         self.bsp.am_term()
     }
 }
+
+impl Bsp {
+    /// MPI-2's one-sided synchronisation on areas ([`Rma`]):
+    /// `bsp.rma().init()`, `bsp.rma().epoch(...)`, `bsp.rma().lock(...)`.
+    pub fn rma(&mut self) -> Rma<'_> {
+        Rma { bsp: self }
+    }
+}
