@@ -2,8 +2,7 @@
 //! [`Algorithm`] a program sets, the form ([`Path`]) chosen per call by
 //! the BSP cost, and the two phases of the two-phase form.
 
-use super::Collectives;
-use super::{lost_p, Call, NAMES};
+use super::{lost_p, Call, Collectives, NAMES};
 use crate::bsp::Bsp;
 use crate::error::Error;
 use crate::process::{Loc, Process};

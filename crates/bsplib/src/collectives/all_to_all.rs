@@ -2,8 +2,7 @@
 
 use bytemuck::Pod;
 
-use super::Collectives;
-use super::{lost_p, Call, Path, NAMES};
+use super::{lost_p, Call, Collectives, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Loc;

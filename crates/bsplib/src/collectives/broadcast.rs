@@ -3,8 +3,7 @@
 
 use bytemuck::Pod;
 
-use super::Collectives;
-use super::{block_bounds, elem_size, lost_p, Call, Path, NAMES};
+use super::{block_bounds, elem_size, lost_p, Call, Collectives, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, SourceLocation};
 use crate::process::Loc;

@@ -3,8 +3,7 @@
 
 use bytemuck::Pod;
 
-use super::Collectives;
-use super::{lost, lost_p, to_vec, Call, Path, NAMES};
+use super::{lost, lost_p, to_vec, Call, Collectives, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Loc;

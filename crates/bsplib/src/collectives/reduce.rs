@@ -4,8 +4,7 @@
 
 use bytemuck::Pod;
 
-use super::Collectives;
-use super::{block_bounds, elem_size, Call, Op, Path, NAMES};
+use super::{block_bounds, elem_size, Call, Collectives, Op, Path, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Loc;

@@ -3,8 +3,7 @@
 
 use bytemuck::Pod;
 
-use super::Collectives;
-use super::{lost_p, to_vec, Call, Op, Path, Reducible, NAMES};
+use super::{lost_p, to_vec, Call, Collectives, Op, Path, Reducible, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, SourceLocation};
 use crate::process::Loc;
