@@ -67,7 +67,7 @@
 //! [`Runtime::new`] use `threads` whatever the environment says;
 //! [`Runtime::from_env`] lets `BSPLIB_ENGINE` choose at run time, so one
 //! binary runs on any of them. Results cross address spaces with
-//! [`Runtime::run_portable`] ([`Portable`]). Each engine's protocol is
+//! [`Runtime::run_portable`] ([`Portable`](trait@Portable)). Each engine's protocol is
 //! documented in the README of its folder in the source tree.
 
 #![warn(missing_docs)]
@@ -111,6 +111,7 @@ mod window;
 
 pub use bsp::area::{Area, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
+pub use bsplib_derive::Portable;
 pub use codec::Portable;
 #[cfg(feature = "raw")]
 #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]
