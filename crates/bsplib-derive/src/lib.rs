@@ -43,7 +43,7 @@ use syn::{parse_macro_input, Data, DeriveInput, Fields, GenericParam, Ident, Var
 ///     Empty,
 /// }
 ///
-/// let got = Runtime::new(2).engine(Engine::Processes).run_portable(|bsp| {
+/// let got = Runtime::new(2).engine(Engine::Processes).run(|bsp| {
 ///     let stats = Stats { pid: bsp.pid(), sums: vec![0.5; bsp.pid()] };
 ///     Ok(if bsp.pid() == 0 { Outcome::Empty } else { Outcome::Done(stats) })
 /// })?;

@@ -1,6 +1,6 @@
 //! [`Portable`]: the values a process in another address space can return
-//! (`run` on the `processes` engine), encoded to bytes there and decoded
-//! here.
+//! (`run` on the `processes` and `mpi` engines), encoded to bytes there and
+//! decoded here.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
@@ -8,22 +8,39 @@ use std::hash::{BuildHasher, Hash};
 use super::{decode_error, encode_error};
 use crate::error::Error;
 
-/// A value that can be returned from a process in another address space
-/// (the `processes` engine): it is encoded to bytes there and decoded here.
+/// A value a process can return from [`run`](crate::run): on the
+/// `processes` and `mpi` engines, where the process has its own address
+/// space, it is encoded to bytes there and decoded in the caller; on
+/// `serial` and `threads` it moves as it is, never encoded.
 ///
-/// Implemented for the primitive numbers, `bool`, `char`, `()`, `String`,
-/// [`Error`], `Vec`, `VecDeque`, arrays, `Box`, `Option`, `Result`,
-/// `BTreeMap`, `HashMap`, `BTreeSet`, `HashSet` and tuples of up to twelve
-/// elements.
+/// `#[derive(Portable)]` writes the impl for a struct or an enum whose
+/// fields are `Portable` (the derive macro, re-exported from the crate
+/// `bsplib-derive`: `use bsplib::Portable` names both). Implemented here
+/// for the primitive numbers, `bool`, `char`, `()`, `String`, [`Error`],
+/// `Vec`, `VecDeque`, arrays, `Box`, `Option`, `Result`, `BTreeMap`,
+/// `HashMap`, `BTreeSet`, `HashSet` and tuples of up to twelve elements.
 ///
 /// # Examples
 ///
 /// ```
-/// use bsplib::{Engine, Runtime};
-/// let sums = Runtime::new(2)
+/// use bsplib::{Engine, Portable, Runtime};
+///
+/// #[derive(Portable, Debug, PartialEq)]
+/// struct Partial {
+///     pid: usize,
+///     sums: Vec<f64>,
+/// }
+///
+/// let got = Runtime::new(2)
 ///     .engine(Engine::Processes)
-///     .run_portable(|bsp| Ok((bsp.pid(), vec![1.5f64; bsp.pid()])))?;
-/// assert_eq!(sums, vec![(0, vec![]), (1, vec![1.5])]);
+///     .run(|bsp| Ok(Partial { pid: bsp.pid(), sums: vec![1.5; bsp.pid()] }))?;
+/// assert_eq!(got[1], Partial { pid: 1, sums: vec![1.5] });
+///
+/// // By hand: the bytes, and a decode that rejects what is not an encoding.
+/// let mut bytes = Vec::new();
+/// (7u8, Some('x')).encode(&mut bytes);
+/// assert_eq!(<(u8, Option<char>)>::decode(&mut bytes.as_slice()), Some((7, Some('x'))));
+/// assert_eq!(bool::decode(&mut &[2u8][..]), None);
 /// # Ok::<(), bsplib::Error>(())
 /// ```
 pub trait Portable: Sized {
