@@ -203,3 +203,38 @@ fn enum_bodies(variants: &Punctuated<Variant, Comma>) -> syn::Result<(TokenStrea
     };
     Ok((encode, decode))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(source: &str) -> String {
+        expand(syn::parse_str(source).expect("a type"))
+            .map_or_else(|e| format!("error: {e}"), |tokens| tokens.to_string())
+    }
+
+    fn enum_of(n: usize) -> String {
+        let variants: Vec<String> = (0..n).map(|i| format!("V{i}")).collect();
+        format!("enum E {{ {} }}", variants.join(", "))
+    }
+
+    #[test]
+    fn the_index_is_as_small_as_the_variant_count_allows() {
+        assert!(expanded(&enum_of(256)).contains("< u8 as :: bsplib :: Portable > :: decode"));
+        assert!(expanded(&enum_of(256)).contains("255u8 =>"));
+        let e = expanded(&enum_of(257));
+        assert!(e.contains("< u16 as :: bsplib :: Portable > :: decode"));
+        assert!(e.contains("256u16 =>"));
+    }
+
+    #[test]
+    fn type_parameters_get_the_bound_and_unions_an_error() {
+        let e = expanded("struct S<T: Clone, U = u8> where T: Default { a: T, b: U }");
+        assert!(
+            e.contains("impl < T : Clone + :: bsplib :: Portable , U : :: bsplib :: Portable >")
+        );
+        assert!(e.contains("for S < T , U > where T : Default"));
+        assert!(expanded("union U { a: u8 }")
+            .starts_with("error: Portable cannot be derived for a union"));
+    }
+}

@@ -234,3 +234,33 @@ fn results_are_encoded_only_across_address_spaces() {
         assert_eq!(decoded, expected, "{} p={p}", engine.name());
     }
 }
+
+/// Fields named like the generated code's parameters, a where clause, a
+/// const generic, a defaulted type parameter and a type with no value.
+#[derive(Portable, Debug, PartialEq)]
+struct Awkward<T, const N: usize, U = u8>
+where
+    T: Clone,
+{
+    out: T,
+    input: [U; N],
+    __bsplib_f0: Option<T>,
+}
+
+#[derive(Portable, Debug, PartialEq)]
+enum Never {}
+
+#[test]
+fn awkward_types_derive() {
+    let v: Awkward<String, 2> = Awkward {
+        out: "o".into(),
+        input: [1, 2],
+        __bsplib_f0: Some("f".into()),
+    };
+    let mut bytes = Vec::new();
+    v.encode(&mut bytes);
+    let mut input = bytes.as_slice();
+    assert_eq!(Awkward::decode(&mut input), Some(v));
+    assert!(input.is_empty());
+    assert_eq!(Never::decode(&mut &[0u8][..]), None);
+}
