@@ -8,7 +8,7 @@
 //! mpirun -np 4 -x BSPLIB_ENGINE=mpi target/release/examples/hello   # --features mpi
 //! ```
 //!
-//! The engine is `BSPLIB_ENGINE`'s (threads by default); `run_portable`
+//! The engine is `BSPLIB_ENGINE`'s (threads by default); `run`
 //! brings the results back from every engine, forked processes and MPI
 //! ranks included.
 
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
             }
         },
     };
-    match Runtime::from_env(p).run_portable(spmd) {
+    match Runtime::from_env(p).run(spmd) {
         Ok(reports) => {
             // Every process must have heard from its left neighbour (the
             // engine may give fewer processes than asked: MPI has as many

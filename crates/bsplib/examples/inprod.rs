@@ -94,7 +94,7 @@ fn main() -> ExitCode {
     };
 
     // Any engine (BSPLIB_ENGINE), MPI included: results are portable.
-    let results = match bsplib::Runtime::from_env(p).run_portable(|bsp| spmd(bsp, n)) {
+    let results = match bsplib::Runtime::from_env(p).run(|bsp| spmd(bsp, n)) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("inprod: {e}");

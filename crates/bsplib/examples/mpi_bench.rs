@@ -511,7 +511,7 @@ fn main() -> Result<(), Error> {
     let only_lock = std::env::args().any(|a| a == "lock");
     let results = Runtime::new(usize::MAX)
         .engine(Engine::Mpi)
-        .run_portable(move |bsp| bench(bsp, quick, only_coll, only_lock))?;
+        .run(move |bsp| bench(bsp, quick, only_coll, only_lock))?;
     // Only process 0 returns (the others end with their BSP process).
     let p = results.len();
     let rounds = &results[0];

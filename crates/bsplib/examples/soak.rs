@@ -197,7 +197,7 @@ fn run(o: &Options, engine: Engine) -> Result<bool, Error> {
     let start = Instant::now();
     let reports = Runtime::new(o.procs)
         .engine(engine)
-        .run_portable(move |bsp| soak(bsp, steps, intervals))?;
+        .run(move |bsp| soak(bsp, steps, intervals))?;
     let total = start.elapsed();
     let per = steps / intervals;
     let marks = &reports[0].2;

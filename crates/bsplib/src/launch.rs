@@ -205,7 +205,7 @@ impl Launch {
     /// behaviour). `threads`, `serial`: 0.
     ///
     /// It forks whatever the threads of the program: unlike
-    /// [`Runtime::run_portable`], which refuses a fork of a program with
+    /// [`Runtime::run`], which refuses a fork of a program with
     /// other threads ([`ErrorKind::ThreadsAtFork`]), this is C's
     /// `bsp_begin`, which BSPlib defines as the start of the processes.
     ///

@@ -66,9 +66,13 @@
 //! [`Engine::Serial`]: one process, the reference. [`run`] and
 //! [`Runtime::new`] use `threads` whatever the environment says;
 //! [`Runtime::from_env`] lets `BSPLIB_ENGINE` choose at run time, so one
-//! binary runs on any of them. Results cross address spaces with
-//! [`Runtime::run_portable`] ([`Portable`]). Each engine's protocol is
-//! documented in the README of its folder in the source tree.
+//! binary runs on any of them. The same [`run`] works on every engine: a
+//! process returns a [`Portable`](trait@Portable) value
+//! (`#[derive(Portable)]` for a struct or an enum of your own), which
+//! moves as it is on `serial` and `threads` and crosses address spaces
+//! encoded on `processes` and `mpi`.
+//! Each engine's protocol is documented in the README of its folder in the
+//! source tree.
 
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -120,6 +124,7 @@ mod window;
 
 pub use bsp::area::{Area, AreaRange, AreaRef};
 pub use bsp::{Bsp, Message, Owned};
+pub use bsplib_derive::Portable;
 pub use codec::Portable;
 #[cfg(feature = "raw")]
 #[cfg_attr(docsrs, doc(cfg(feature = "raw")))]

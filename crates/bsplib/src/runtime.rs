@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bsp::Bsp;
+use crate::codec::Portable;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 
@@ -95,14 +96,14 @@ impl Runtime {
     /// is not set) and the deadline in `BSPLIB_DEADLINE` (seconds; see
     /// [`deadline`](Runtime::deadline)). This is how one binary runs on
     /// threads by default and on MPI under `mpirun -x BSPLIB_ENGINE=mpi`
-    /// (or `bsprun --engine mpi`): use [`run_portable`](Runtime::run_portable),
-    /// which works on every engine.
+    /// (or `bsprun --engine mpi`): [`run`](Runtime::run) works on every
+    /// engine.
     ///
     /// # Examples
     ///
     /// ```
     /// // BSPLIB_ENGINE=processes cargo run ... runs this on processes.
-    /// let pids = bsplib::Runtime::from_env(2).run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// let pids = bsplib::Runtime::from_env(2).run(|bsp| Ok(bsp.pid() as u32))?;
     /// assert_eq!(pids, vec![0, 1]);
     /// # Ok::<(), bsplib::Error>(())
     /// ```
@@ -324,7 +325,7 @@ impl Runtime {
     /// # Safety
     ///
     /// At the moment of the fork (the start of
-    /// [`run_portable`](Runtime::run_portable)), no other thread of the
+    /// [`run`](Runtime::run)), no other thread of the
     /// program may hold a lock, or be inside an operation, that the SPMD
     /// function or the library will need in the forked processes: a
     /// process that needed it would wait forever, and the run would never
@@ -348,12 +349,12 @@ impl Runtime {
     ///     }
     /// });
     /// let runtime = Runtime::new(2).engine(Engine::Processes);
-    /// let refused = runtime.run_portable(|bsp| Ok(bsp.pid() as u32)).unwrap_err();
+    /// let refused = runtime.run(|bsp| Ok(bsp.pid() as u32)).unwrap_err();
     /// assert!(matches!(refused.kind(), ErrorKind::ThreadsAtFork { threads: 2 }));
     /// // SAFETY: the only other thread sleeps and reads an atomic: it holds
     /// // no lock the forked process could need.
     /// let vouched = unsafe { runtime.fork_with_threads() };
-    /// let pids = vouched.run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    /// let pids = vouched.run(|bsp| Ok(bsp.pid() as u32))?;
     /// assert_eq!(pids, vec![0, 1]);
     /// DONE.store(true, Ordering::Release);
     /// napper.join().unwrap();
@@ -386,49 +387,100 @@ impl Runtime {
     }
 
     /// Runs `spmd` on every process and returns each process's result, in
-    /// pid order, or the error that stopped the run.
+    /// pid order, or the error that stopped the run: on every engine.
     ///
     /// Returning from `spmd` is `bsp_end`. A run stops with an error when
     /// any process: makes a call BSPlib calls an error, returns `Err`,
     /// panics, calls [`Bsp::abort`], or returns while another waits for it
-    /// in [`Bsp::sync`]. The first such error is the run's; the others
+    /// in [`Bsp::sync`]. The first such error is the run's; the other
     /// processes see [`ErrorKind::Stopped`] at their next sync.
     ///
-    /// The results of processes in other address spaces cannot be returned
-    /// as they are: on the `processes` engine, use
-    /// [`run_portable`](Runtime::run_portable).
+    /// The results are [`Portable`]: on `processes` and `mpi`, where a
+    /// process has its own address space, each is encoded where it was
+    /// computed and decoded here; on `serial` and `threads` they move as
+    /// they are, never encoded. `#[derive(Portable)]` makes a struct or an
+    /// enum of such values one.
+    ///
+    /// On `mpi`, every rank runs the whole program: by default the code
+    /// after `run` runs on process 0 only (the other ranks end in `run`, as
+    /// `bsp_end` ends them in C), unless
+    /// [`return_everywhere(true)`](Runtime::return_everywhere); on the other
+    /// engines one caller continues.
+    ///
+    /// # Examples
+    ///
+    /// A derived struct returned from forked processes:
+    ///
+    /// ```
+    /// use bsplib::{Engine, Portable, Runtime};
+    ///
+    /// #[derive(Portable, Debug, PartialEq)]
+    /// struct Report {
+    ///     pid: usize,
+    ///     name: String,
+    ///     squares: Vec<u64>,
+    /// }
+    ///
+    /// let reports = Runtime::new(3).engine(Engine::Processes).run(|bsp| {
+    ///     let pid = bsp.pid();
+    ///     bsp.sync()?;
+    ///     Ok(Report {
+    ///         pid,
+    ///         name: format!("process {pid}"),
+    ///         squares: (0..pid as u64).map(|i| i * i).collect(),
+    ///     })
+    /// })?;
+    /// assert_eq!(reports[2], Report { pid: 2, name: "process 2".into(), squares: vec![0, 1] });
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// The error that stopped the run; [`ErrorKind::NoProcesses`] for
     /// `nprocs == 0`; [`ErrorKind::Nested`] inside another run (which it
     /// also stops, naming the calling process and its superstep);
-    /// [`ErrorKind::Startup`] on the `processes` engine.
+    /// [`ErrorKind::Startup`] when the engine cannot start (the `mpi`
+    /// engine in a build without it, a bad `BSPLIB_ENGINE` or
+    /// `BSPLIB_DEADLINE` for [`Runtime::from_env`]). On `processes`:
+    /// [`ErrorKind::Died`] when a process dies (a signal, or `exit`), or
+    /// leaves a result that does not decode; [`ErrorKind::ThreadsAtFork`]
+    /// (call `bsp_begin`, process 0, superstep 0) when the run has more
+    /// than one process and the program has other threads at the fork,
+    /// unless the caller vouched for them with
+    /// [`fork_with_threads`](Runtime::fork_with_threads). The threads are
+    /// counted by the kernel's account (`/proc/self/stat`); where that
+    /// cannot be read the count is unknown and the run is not refused.
     #[track_caller]
     pub fn run<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
     where
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
-        R: Send,
+        R: Portable + Send,
     {
         let loc = Some(SourceLocation::caller());
+        match self.engine {
+            Engine::Processes => self.run_forked(spmd, loc),
+            #[cfg(feature = "mpi")]
+            Engine::Mpi => self.run_mpi(spmd, loc),
+            _ => self.run_in_caller(spmd, loc),
+        }
+    }
+
+    /// [`run`](Runtime::run) on the engines whose processes share the
+    /// caller's address space (`serial`, `threads`): the results move,
+    /// unencoded. (The `mpi` engine of a build without it comes here too,
+    /// for the start's error.)
+    fn run_in_caller<R, F>(&self, spmd: F, loc: Option<SourceLocation>) -> Result<Vec<R>, Error>
+    where
+        F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
+        R: Send,
+    {
         let n = self.check_start(loc)?;
         watch_exits();
         let world = Arc::new(match self.engine {
             Engine::Serial => self.world(World::serial(), loc)?,
             Engine::Threads => self.world(World::threads(n), loc)?,
             Engine::Processes | Engine::Mpi => {
-                return Err(Error::new(
-                    ErrorKind::Startup {
-                        detail: format!(
-                            "the {} engine returns results from other address spaces: use Runtime::run_portable",
-                            self.engine.name()
-                        ),
-                    },
-                    "bsp_begin",
-                    0,
-                    0,
-                    loc,
-                ))
+                unreachable!("run starts the {} engine elsewhere", self.engine.name())
             }
         });
         let start = Instant::now();
@@ -476,8 +528,11 @@ impl Runtime {
     }
 }
 
-/// Runs `spmd` on `nprocs` processes of the default engine (`threads`);
-/// see [`Runtime::run`].
+/// Runs `spmd` on `nprocs` processes of the default engine (`threads`,
+/// whatever the environment says); see [`Runtime::run`], and
+/// [`Runtime::from_env`] to let `BSPLIB_ENGINE` choose. The results are
+/// [`Portable`] (`#[derive(Portable)]` for your own types), so that the
+/// same function runs on every engine; on `threads` they move, unencoded.
 ///
 /// # Errors
 ///
@@ -499,7 +554,7 @@ impl Runtime {
 pub fn run<R, F>(nprocs: usize, spmd: F) -> Result<Vec<R>, Error>
 where
     F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
-    R: Send,
+    R: Portable + Send,
 {
     Runtime::new(nprocs).run(spmd)
 }

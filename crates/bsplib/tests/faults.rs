@@ -209,7 +209,7 @@ fn trial_child() {
     // only other one, has printed the test's name and waits for it to end:
     // it holds no lock the run needs at the fork.
     let runtime = unsafe { runtime.fork_with_threads() };
-    let r = runtime.run_portable(move |bsp| spmd(bsp, victim, step, &kind));
+    let r = runtime.run(move |bsp| spmd(bsp, victim, step, &kind));
     match r {
         Ok(_) => {
             println!("ok");

@@ -61,12 +61,10 @@ fn a_processes_run_while_another_thread_holds_a_lock_is_refused_promptly() {
     // The SPMD function takes the lock: in a forked process it would wait
     // forever for a thread that does not exist there.
     let r = within_hang_limit("the processes run", || {
-        Runtime::new(2)
-            .engine(Engine::Processes)
-            .run_portable(|bsp| {
-                let _g = HELD.lock();
-                Ok(bsp.pid() as u32)
-            })
+        Runtime::new(2).engine(Engine::Processes).run(|bsp| {
+            let _g = HELD.lock();
+            Ok(bsp.pid() as u32)
+        })
     });
     let took = start.elapsed();
     let err: Error = r.expect_err("a fork with another thread holding a lock is refused");
@@ -98,13 +96,13 @@ fn a_processes_run_while_another_thread_holds_a_lock_is_refused_promptly() {
     let threads_run = within_hang_limit("the threads run", || {
         Runtime::new(2)
             .engine(Engine::Threads)
-            .run_portable(|bsp| Ok((bsp.pid() as u32, held_elsewhere(&HELD))))
+            .run(|bsp| Ok((bsp.pid() as u32, held_elsewhere(&HELD))))
     });
     assert_eq!(threads_run.expect("threads"), vec![(0, true), (1, true)]);
     let serial_run = within_hang_limit("the serial run", || {
         Runtime::new(1)
             .engine(Engine::Serial)
-            .run_portable(|bsp| Ok((bsp.pid() as u32, held_elsewhere(&HELD))))
+            .run(|bsp| Ok((bsp.pid() as u32, held_elsewhere(&HELD))))
     });
     assert_eq!(serial_run.expect("serial"), vec![(0, true)]);
 
@@ -112,7 +110,7 @@ fn a_processes_run_while_another_thread_holds_a_lock_is_refused_promptly() {
     release.send(()).unwrap();
     holder.join().unwrap();
     let taken = within_hang_limit("the threads run taking the lock", || {
-        Runtime::new(2).engine(Engine::Threads).run_portable(|bsp| {
+        Runtime::new(2).engine(Engine::Threads).run(|bsp| {
             let _g = HELD.lock().unwrap();
             Ok(bsp.pid() as u32)
         })
@@ -125,7 +123,7 @@ fn one_process_forks_nothing_and_is_not_refused() {
     let r = within_hang_limit("a processes run of one", || {
         Runtime::new(1)
             .engine(Engine::Processes)
-            .run_portable(|bsp| Ok(bsp.pid() as u32))
+            .run(|bsp| Ok(bsp.pid() as u32))
     });
     assert_eq!(r.expect("p = 1 does not fork"), vec![0]);
 }
@@ -149,7 +147,7 @@ fn a_caller_that_vouches_for_its_threads_forks() {
         // when it ends: a hazard accepted in tests, where the hang limit
         // turns it into a failure.
         let runtime = unsafe { runtime.fork_with_threads() };
-        runtime.run_portable(|bsp| {
+        runtime.run(|bsp| {
             // Free at the fork: every forked process can take it.
             let _g = FREE.lock().unwrap();
             Ok((bsp.pid() as u32, bsp.nprocs() as u32))

@@ -74,7 +74,7 @@ fn a_wait_for_a_notification_that_never_comes_ends_at_the_deadline() {
                 .deadline(Some(Duration::from_millis(300)))
                 .fork_with_threads()
         }
-        .run_portable(|bsp| {
+        .run(|bsp| {
             wait_notified(bsp, 0, 1)?;
             Ok(())
         });

@@ -61,7 +61,7 @@ where
         // SAFETY: as in `common::run_on`: the test binary's other threads
         // take no lock a scenario needs.
         let runtime = unsafe { runtime.fork_with_threads() };
-        let _ = tx.send(runtime.run_portable(spmd));
+        let _ = tx.send(runtime.run(spmd));
     });
     rx.recv_timeout(HANG)
         .unwrap_or_else(|_| panic!("profiled run on {} p={p}: a hang", engine.name()))

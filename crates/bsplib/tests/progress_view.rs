@@ -21,7 +21,7 @@ fn child_run() {
     // SAFETY: the child test runs alone in its process (`--exact`), beside
     // libtest's main thread, which takes no lock a process needs.
     let runtime = unsafe { runtime.fork_with_threads() };
-    let r = runtime.run_portable(|bsp| {
+    let r = runtime.run(|bsp| {
         for _ in 0..120 {
             if bsp.pid() == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(10));

@@ -28,7 +28,7 @@ fn run_with_deadline(
         // moments, a hazard accepted in tests, where the timeout below turns
         // it into a failure instead of a hang.
         let runtime = unsafe { runtime.fork_with_threads() };
-        let _ = tx.send(runtime.run_portable(spmd));
+        let _ = tx.send(runtime.run(spmd));
     });
     rx.recv_timeout(common::HANG)
         .unwrap_or_else(|_| panic!("run on {} with p={p} hung", engine.name()))
@@ -177,7 +177,7 @@ fn a_run_too_large_for_the_machine_is_refused_at_once() {
         let start = Instant::now();
         let err = Runtime::new(1 << 20)
             .engine(engine)
-            .run_portable(|_| Ok(()))
+            .run(|_| Ok(()))
             .expect_err("a million processes cannot be bookkept here");
         assert!(
             matches!(err.kind(), ErrorKind::Startup { detail } if detail.contains("use fewer processes")),

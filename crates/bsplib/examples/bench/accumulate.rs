@@ -19,7 +19,7 @@ use super::Config;
 fn bench_accumulate(engine: Engine, acc: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
     const N: usize = 1 << 20;
     let steps = if cfg.quick { 2 } else { 8 };
-    let results = Runtime::new(2).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(2).engine(engine).run(move |bsp| {
         let other = 1 - bsp.pid();
         let x = Area::from_vec(bsp, vec![0.5f64; N]);
         let src: Vec<f64> = (0..N).map(|i| i as f64 * 1e-3).collect();

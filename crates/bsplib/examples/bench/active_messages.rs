@@ -19,7 +19,7 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
     use std::cell::Cell;
     use std::rc::Rc;
     let trips = if cfg.quick { 200 } else { 5000 };
-    let results = Runtime::new(2).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(2).engine(engine).run(move |bsp| {
         let me = bsp.pid();
         let mut out = Vec::with_capacity(reps);
         if !am {

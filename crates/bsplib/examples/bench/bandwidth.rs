@@ -84,7 +84,7 @@ fn bench_transfer(
     reps: usize,
     cfg: &Config,
 ) -> Result<Vec<f64>, Error> {
-    let results = Runtime::new(2).engine(engine).run_portable(|bsp| {
+    let results = Runtime::new(2).engine(engine).run(|bsp| {
         let pid = bsp.pid();
         let other = 1 - pid;
         let src = vec![pid as u8 + 1; BIG];

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
-use bsplib::{Area, Bsp, Engine, Error, Runtime};
+use bsplib::{Area, Bsp, Engine, Error, Portable, Runtime};
 
 use super::report::{fit_line, ns, stats, Row, Stats, Target};
 use super::timing::{bounded_loop, first};
@@ -14,6 +14,7 @@ use super::Config;
 // ----- c. h-relation -----------------------------------------------------------
 
 /// Seconds per superstep of the h-relation, per h, and of the empty sync.
+#[derive(Portable)]
 struct HRelation {
     empty: Vec<f64>,
     per_h: Vec<(usize, Vec<f64>)>,
@@ -107,7 +108,7 @@ fn bench_words(
     steps: usize,
     rounds: usize,
 ) -> Result<(Vec<f64>, Vec<f64>), Error> {
-    let results = Runtime::new(p).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(p).engine(engine).run(move |bsp| {
         let pid = bsp.pid();
         let src: Vec<u64> = (0..h as u64).collect();
         let dest: Vec<(usize, usize)> = (0..h).map(|i| destination(pid, p, i)).collect();

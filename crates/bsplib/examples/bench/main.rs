@@ -37,7 +37,7 @@
 //!    (T(h) - T(empty)) / (h p), at p = 32 against p = 2 (quick: 8 vs 2).
 //! g. Whole programs on processes at p = 1024 (quick: 64): the empty
 //!    program, and 3 supersteps (register, one put each, pop), from the
-//!    call to `run_portable` to its return.
+//!    call to `run` to its return.
 //!
 //! h. A column of a row-major matrix of doubles with 4096 rows (4096
 //!    elements) put into the same column of the other process's matrix,

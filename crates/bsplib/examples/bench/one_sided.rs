@@ -32,43 +32,41 @@ fn bench_ring(p: usize, pscw: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
         (false, false) => 3000,
         (false, true) => 600,
     };
-    let results = Runtime::new(p)
-        .engine(Engine::Threads)
-        .run_portable(move |bsp| {
-            let (me, p) = (bsp.pid(), bsp.nprocs());
-            let (left, right) = ((me + p - 1) % p, (me + 1) % p);
-            let x = Area::<u64>::new(bsp, 1);
-            bsp.push_reg(&x)?;
-            if pscw {
-                bsp.rma().init()?;
-            } else {
-                bsp.sync()?;
-            }
-            let mut out = Vec::new();
-            for round in 0..=1 {
-                bsp.sync()?;
-                let n = if round == 0 { rounds / 10 } else { rounds };
-                let t0 = Instant::now();
-                for i in 0..n {
-                    if pscw {
-                        let e = bsp.rma().epoch(&x, &[left], &[right])?;
-                        e.put(right, 0, &[i as u64])?;
-                        e.wait()?;
-                    } else {
-                        bsp.put(right, &x, 0, &[i as u64])?;
-                        bsp.sync()?;
-                    }
-                }
-                if round > 0 {
-                    out.push(t0.elapsed().as_secs_f64() / n as f64);
+    let results = Runtime::new(p).engine(Engine::Threads).run(move |bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let (left, right) = ((me + p - 1) % p, (me + 1) % p);
+        let x = Area::<u64>::new(bsp, 1);
+        bsp.push_reg(&x)?;
+        if pscw {
+            bsp.rma().init()?;
+        } else {
+            bsp.sync()?;
+        }
+        let mut out = Vec::new();
+        for round in 0..=1 {
+            bsp.sync()?;
+            let n = if round == 0 { rounds / 10 } else { rounds };
+            let t0 = Instant::now();
+            for i in 0..n {
+                if pscw {
+                    let e = bsp.rma().epoch(&x, &[left], &[right])?;
+                    e.put(right, 0, &[i as u64])?;
+                    e.wait()?;
+                } else {
+                    bsp.put(right, &x, 0, &[i as u64])?;
+                    bsp.sync()?;
                 }
             }
-            black_box(x.as_slice(bsp)[0]);
-            if pscw {
-                bsp.rma().term()?;
+            if round > 0 {
+                out.push(t0.elapsed().as_secs_f64() / n as f64);
             }
-            Ok(out)
-        })?;
+        }
+        black_box(x.as_slice(bsp)[0]);
+        if pscw {
+            bsp.rma().term()?;
+        }
+        Ok(out)
+    })?;
     Ok(first(results))
 }
 
@@ -80,7 +78,7 @@ fn bench_ring_window(engine: Engine, p: usize, cfg: &Config) -> Result<Vec<f64>,
         (false, false) => 3000,
         (false, true) => 600,
     };
-    let results = Runtime::new(p).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(p).engine(engine).run(move |bsp| {
         let (me, p) = (bsp.pid(), bsp.nprocs());
         let (left, right) = ((me + p - 1) % p, (me + 1) % p);
         let mut w = bsplib::Window::<u64>::new(bsp, 1)?;
@@ -109,33 +107,31 @@ fn bench_ring_window(engine: Engine, p: usize, cfg: &Config) -> Result<Vec<f64>,
 /// process 1's area (which waits in its sync meanwhile) or on its own.
 fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
     let n: usize = if cfg.quick { 500 } else { 5000 };
-    let results = Runtime::new(2)
-        .engine(Engine::Threads)
-        .run_portable(move |bsp| {
-            let x = Area::<u64>::new(bsp, 1);
-            bsp.push_reg(&x)?;
-            bsp.rma().init()?;
-            let mut out = Vec::new();
-            if bsp.pid() == 0 {
-                let t = if own { 0 } else { 1 };
-                for round in 0..=1 {
-                    let m = if round == 0 { n / 10 } else { n };
-                    let t0 = Instant::now();
-                    for i in 0..m {
-                        let l = bsp.rma().lock(t, &x, bsplib::LockKind::Exclusive)?;
-                        l.put(0, &[i as u64])?;
-                        l.unlock()?;
-                    }
-                    if round > 0 {
-                        out.push(t0.elapsed().as_secs_f64() / m as f64);
-                    }
+    let results = Runtime::new(2).engine(Engine::Threads).run(move |bsp| {
+        let x = Area::<u64>::new(bsp, 1);
+        bsp.push_reg(&x)?;
+        bsp.rma().init()?;
+        let mut out = Vec::new();
+        if bsp.pid() == 0 {
+            let t = if own { 0 } else { 1 };
+            for round in 0..=1 {
+                let m = if round == 0 { n / 10 } else { n };
+                let t0 = Instant::now();
+                for i in 0..m {
+                    let l = bsp.rma().lock(t, &x, bsplib::LockKind::Exclusive)?;
+                    l.put(0, &[i as u64])?;
+                    l.unlock()?;
+                }
+                if round > 0 {
+                    out.push(t0.elapsed().as_secs_f64() / m as f64);
                 }
             }
-            bsp.sync()?; // process 1 serves the locks in here
-            black_box(x.as_slice(bsp)[0]);
-            bsp.rma().term()?;
-            Ok(out)
-        })?;
+        }
+        bsp.sync()?; // process 1 serves the locks in here
+        black_box(x.as_slice(bsp)[0]);
+        bsp.rma().term()?;
+        Ok(out)
+    })?;
     Ok(first(results))
 }
 
@@ -144,7 +140,7 @@ fn bench_lock(own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
 /// meanwhile, making no call for it) or of its own.
 fn bench_window_lock(engine: Engine, own: bool, cfg: &Config) -> Result<Vec<f64>, Error> {
     let n: usize = if cfg.quick { 5_000 } else { 100_000 };
-    let results = Runtime::new(2).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(2).engine(engine).run(move |bsp| {
         let w = bsplib::Window::<u64>::new(bsp, 1)?;
         let mut out = Vec::new();
         if bsp.pid() == 0 {

@@ -1,5 +1,5 @@
 //! Section g: whole programs on processes at p = 1024 (quick: 64), the
-//! empty one and one of 3 supersteps, from `run_portable`'s call to its
+//! empty one and one of 3 supersteps, from `run`'s call to its
 //! return.
 
 use std::time::Instant;
@@ -16,26 +16,24 @@ use super::Config;
 /// (register, one put to the right neighbour, pop).
 fn bench_program(p: usize, supersteps: usize) -> Result<f64, Error> {
     let t0 = Instant::now();
-    Runtime::new(p)
-        .engine(Engine::Processes)
-        .run_portable(move |bsp| {
-            if supersteps == 0 {
-                return Ok(());
-            }
-            let (pid, p) = (bsp.pid(), bsp.nprocs());
-            let inbox = Area::<u64>::new(bsp, 1);
-            bsp.push_reg(&inbox)?;
-            bsp.sync()?;
-            bsp.put((pid + 1) % p, &inbox, 0, &[pid as u64])?;
-            bsp.sync()?;
-            let got = inbox.as_slice(bsp)[0];
-            if got != ((pid + p - 1) % p) as u64 {
-                bsp.abort(format!("process {pid} received {got}"));
-            }
-            bsp.pop_reg(&inbox)?;
-            bsp.sync()?;
-            Ok(())
-        })?;
+    Runtime::new(p).engine(Engine::Processes).run(move |bsp| {
+        if supersteps == 0 {
+            return Ok(());
+        }
+        let (pid, p) = (bsp.pid(), bsp.nprocs());
+        let inbox = Area::<u64>::new(bsp, 1);
+        bsp.push_reg(&inbox)?;
+        bsp.sync()?;
+        bsp.put((pid + 1) % p, &inbox, 0, &[pid as u64])?;
+        bsp.sync()?;
+        let got = inbox.as_slice(bsp)[0];
+        if got != ((pid + p - 1) % p) as u64 {
+            bsp.abort(format!("process {pid} received {got}"));
+        }
+        bsp.pop_reg(&inbox)?;
+        bsp.sync()?;
+        Ok(())
+    })?;
     Ok(t0.elapsed().as_secs_f64())
 }
 

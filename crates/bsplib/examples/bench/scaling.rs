@@ -23,7 +23,7 @@ fn bench_scale(
     iters: usize,
     rounds: usize,
 ) -> Result<(Vec<f64>, Vec<f64>), Error> {
-    let results = Runtime::new(p).engine(engine).run_portable(|bsp| {
+    let results = Runtime::new(p).engine(engine).run(|bsp| {
         let x = bsplib::Area::<u64>::new(bsp, 1);
         bsp.push_reg(&x)?;
         bsp.sync()?;

@@ -38,7 +38,7 @@ fn bench_column(
 ) -> Result<Vec<f64>, Error> {
     use bsplib::Strided;
     let steps = if cfg.quick { 20 } else { 200 };
-    let results = Runtime::new(2).engine(engine).run_portable(move |bsp| {
+    let results = Runtime::new(2).engine(engine).run(move |bsp| {
         let pid = bsp.pid();
         let other = 1 - pid;
         let n = COL_ROWS * cols;

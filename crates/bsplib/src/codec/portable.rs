@@ -1,31 +1,54 @@
 //! [`Portable`]: the values a process in another address space can return
-//! (`run` on the `processes` engine), encoded to bytes there and decoded
-//! here.
+//! (`run` on the `processes` and `mpi` engines), encoded to bytes there and
+//! decoded here.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasher, Hash};
 
 use super::{decode_error, encode_error};
 use crate::error::Error;
 
-/// A value that can be returned from a process in another address space
-/// (the `processes` engine): it is encoded to bytes there and decoded here.
+/// A value a process can return from [`run`](crate::run): on the
+/// `processes` and `mpi` engines, where the process has its own address
+/// space, it is encoded to bytes there and decoded in the caller; on
+/// `serial` and `threads` it moves as it is, never encoded.
 ///
-/// Implemented for the primitive numbers, `bool`, `char`, `()`, `String`,
-/// [`Error`], `Vec`, `Option`, `Result` and tuples of up to four of those.
+/// `#[derive(Portable)]` writes the impl for a struct or an enum whose
+/// fields are `Portable` (the derive macro, re-exported from the crate
+/// `bsplib-derive`: `use bsplib::Portable` names both). Implemented here
+/// for the primitive numbers, `bool`, `char`, `()`, `String`, [`Error`],
+/// `Vec`, `VecDeque`, arrays, `Box`, `Option`, `Result`, `BTreeMap`,
+/// `HashMap`, `BTreeSet`, `HashSet` and tuples of up to twelve elements.
 ///
 /// # Examples
 ///
 /// ```
-/// use bsplib::{Engine, Runtime};
-/// let sums = Runtime::new(2)
+/// use bsplib::{Engine, Portable, Runtime};
+///
+/// #[derive(Portable, Debug, PartialEq)]
+/// struct Partial {
+///     pid: usize,
+///     sums: Vec<f64>,
+/// }
+///
+/// let got = Runtime::new(2)
 ///     .engine(Engine::Processes)
-///     .run_portable(|bsp| Ok((bsp.pid(), vec![1.5f64; bsp.pid()])))?;
-/// assert_eq!(sums, vec![(0, vec![]), (1, vec![1.5])]);
+///     .run(|bsp| Ok(Partial { pid: bsp.pid(), sums: vec![1.5; bsp.pid()] }))?;
+/// assert_eq!(got[1], Partial { pid: 1, sums: vec![1.5] });
+///
+/// // By hand: the bytes, and a decode that rejects what is not an encoding.
+/// let mut bytes = Vec::new();
+/// (7u8, Some('x')).encode(&mut bytes);
+/// assert_eq!(<(u8, Option<char>)>::decode(&mut bytes.as_slice()), Some((7, Some('x'))));
+/// assert_eq!(bool::decode(&mut &[2u8][..]), None);
 /// # Ok::<(), bsplib::Error>(())
 /// ```
 pub trait Portable: Sized {
     /// Appends the encoding of `self` to `out`.
     fn encode(&self, out: &mut Vec<u8>);
     /// Decodes a value from the front of `input`, advancing it; `None` if
-    /// the bytes are not an encoding of `Self`.
+    /// the bytes are not an encoding of `Self` (too short, or a value the
+    /// type does not have): malformed input is never a panic.
     fn decode(input: &mut &[u8]) -> Option<Self>;
 }
 
@@ -176,6 +199,136 @@ portable_tuple!(A);
 portable_tuple!(A B);
 portable_tuple!(A B C);
 portable_tuple!(A B C D);
+portable_tuple!(A B C D E);
+portable_tuple!(A B C D E F);
+portable_tuple!(A B C D E F G);
+portable_tuple!(A B C D E F G H);
+portable_tuple!(A B C D E F G H I);
+portable_tuple!(A B C D E F G H I J);
+portable_tuple!(A B C D E F G H I J K);
+portable_tuple!(A B C D E F G H I J K L);
+
+/// The elements in order, without a length (the type has it).
+impl<T: Portable, const N: usize> Portable for [T; N] {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.iter().for_each(|x| x.encode(out));
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let mut v = Vec::with_capacity(N.min(input.len()));
+        for _ in 0..N {
+            v.push(T::decode(input)?);
+        }
+        v.try_into().ok()
+    }
+}
+
+impl<T: Portable> Portable for Box<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (**self).encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        T::decode(input).map(Box::new)
+    }
+}
+
+impl<T: Portable> Portable for VecDeque<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.len().encode(out);
+        self.iter().for_each(|x| x.encode(out));
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        Vec::decode(input).map(VecDeque::from)
+    }
+}
+
+/// The length, then the entries in the map's order; a key that comes twice
+/// is not an encoding of a map.
+impl<K: Portable + Ord, V: Portable> Portable for BTreeMap<K, V> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_entries(self.len(), self.iter(), out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let mut map = BTreeMap::new();
+        decode_entries(input, |k, v| map.insert(k, v).is_none())?;
+        Some(map)
+    }
+}
+
+/// As a `BTreeMap`, the entries in the map's (arbitrary) order.
+impl<K, V, S> Portable for HashMap<K, V, S>
+where
+    K: Portable + Eq + Hash,
+    V: Portable,
+    S: BuildHasher + Default,
+{
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_entries(self.len(), self.iter(), out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let mut map = HashMap::with_hasher(S::default());
+        decode_entries(input, |k, v| map.insert(k, v).is_none())?;
+        Some(map)
+    }
+}
+
+/// The length, then the elements in the set's order; an element that
+/// comes twice is not an encoding of a set.
+impl<T: Portable + Ord> Portable for BTreeSet<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_entries(self.len(), self.iter().map(|x| (x, &())), out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let mut set = BTreeSet::new();
+        decode_entries(input, |x, ()| set.insert(x))?;
+        Some(set)
+    }
+}
+
+/// As a `BTreeSet`, the elements in the set's (arbitrary) order.
+impl<T, S> Portable for HashSet<T, S>
+where
+    T: Portable + Eq + Hash,
+    S: BuildHasher + Default,
+{
+    fn encode(&self, out: &mut Vec<u8>) {
+        encode_entries(self.len(), self.iter().map(|x| (x, &())), out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let mut set = HashSet::with_hasher(S::default());
+        decode_entries(input, |x, ()| set.insert(x))?;
+        Some(set)
+    }
+}
+
+/// A collection's encoding: its length, then each key and value.
+fn encode_entries<'a, K: Portable + 'a, V: Portable + 'a>(
+    len: usize,
+    entries: impl Iterator<Item = (&'a K, &'a V)>,
+    out: &mut Vec<u8>,
+) {
+    len.encode(out);
+    for (k, v) in entries {
+        k.encode(out);
+        v.encode(out);
+    }
+}
+
+/// Decodes what [`encode_entries`] wrote, handing each entry to `insert`,
+/// which says whether it was new: `None` on malformed input or an entry
+/// that was not.
+fn decode_entries<K: Portable, V: Portable>(
+    input: &mut &[u8],
+    mut insert: impl FnMut(K, V) -> bool,
+) -> Option<()> {
+    let n = usize::decode(input)?;
+    for _ in 0..n {
+        let (k, v) = (K::decode(input)?, V::decode(input)?);
+        if !insert(k, v) {
+            return None;
+        }
+    }
+    Some(())
+}
 
 /// Errors cross address spaces too (a process may return what a call gave
 /// it).

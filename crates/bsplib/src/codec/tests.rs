@@ -1,6 +1,8 @@
 //! Round trips of the codec: portable values, errors of every kind, and
 //! errors cut to fit their record.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
 use super::*;
 use crate::error::{Error, ErrorKind};
 
@@ -21,6 +23,109 @@ fn portable_values_round_trip() {
     round_trip((1u8, String::from("héllo"), vec![Some(1i32), None]));
     round_trip(vec![(); 3]);
     round_trip(Ok::<_, String>(vec![true, false]));
+}
+
+#[test]
+fn tuples_of_up_to_twelve_round_trip() {
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8));
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8, String::from("six")));
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32));
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64));
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 9.5f32));
+    round_trip((1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 9.5f32, 'x'));
+    round_trip((
+        1u8, 2u16, 3u32, 4u64, 5i8, 6i16, 7i32, 8i64, 9.5f32, 'x', true,
+    ));
+    round_trip((
+        1u8,
+        2u16,
+        3u32,
+        4u64,
+        5i8,
+        6i16,
+        7i32,
+        8i64,
+        9.5f32,
+        'x',
+        true,
+        vec![Some(12usize)],
+    ));
+}
+
+#[test]
+fn arrays_round_trip() {
+    round_trip([1u32, 2, 3, 4]);
+    round_trip([String::from("a"), String::from("bc")]);
+    round_trip([[1i8, -2], [3, -4], [5, -6]]);
+    round_trip::<[u64; 0]>([]);
+    // The length is the type's: no length word.
+    let mut out = Vec::new();
+    [7u8; 3].encode(&mut out);
+    assert_eq!(out, [7, 7, 7]);
+    assert_eq!(<[u8; 4]>::decode(&mut out.as_slice()), None);
+}
+
+#[test]
+fn boxes_and_deques_round_trip() {
+    round_trip(Box::new(17i64));
+    round_trip(Box::new(vec![Box::new(String::from("boxed"))]));
+    round_trip(VecDeque::from(vec![3u16, 1, 4, 1, 5]));
+    round_trip(VecDeque::<String>::new());
+    // A deque encodes as a Vec of the same elements.
+    let (mut deque, mut vec) = (Vec::new(), Vec::new());
+    VecDeque::from(vec![1u8, 2]).encode(&mut deque);
+    vec![1u8, 2].encode(&mut vec);
+    assert_eq!(deque, vec);
+}
+
+#[test]
+fn maps_round_trip() {
+    let btree: BTreeMap<String, Vec<u32>> = [
+        ("one".to_string(), vec![1]),
+        ("none".to_string(), vec![]),
+        ("three".to_string(), vec![1, 2, 3]),
+    ]
+    .into_iter()
+    .collect();
+    round_trip(btree);
+    round_trip(BTreeMap::<u8, ()>::new());
+    let hash: HashMap<u64, (bool, char)> = (0..50).map(|i| (i * 7, (i % 2 == 0, 'h'))).collect();
+    round_trip(hash);
+    round_trip(HashMap::<String, String>::new());
+}
+
+#[test]
+fn sets_round_trip() {
+    round_trip([5i32, -1, 3].into_iter().collect::<BTreeSet<_>>());
+    round_trip(BTreeSet::<String>::new());
+    round_trip((0..40u16).map(|i| i * 3).collect::<HashSet<_>>());
+    round_trip(
+        ["a", "b"]
+            .map(String::from)
+            .into_iter()
+            .collect::<HashSet<_>>(),
+    );
+}
+
+#[test]
+fn collections_reject_a_key_twice() {
+    // Two entries with the same key: no map, no set has that encoding.
+    let mut out = Vec::new();
+    vec![(1u8, 10u8), (1, 11)].encode(&mut out);
+    assert_eq!(BTreeMap::<u8, u8>::decode(&mut out.as_slice()), None);
+    assert_eq!(HashMap::<u8, u8>::decode(&mut out.as_slice()), None);
+    let mut out = Vec::new();
+    vec![4u32, 4].encode(&mut out);
+    assert_eq!(BTreeSet::<u32>::decode(&mut out.as_slice()), None);
+    assert_eq!(HashSet::<u32>::decode(&mut out.as_slice()), None);
+    // Short input.
+    let mut out = Vec::new();
+    [(1u8, 2u64)]
+        .into_iter()
+        .collect::<BTreeMap<_, _>>()
+        .encode(&mut out);
+    out.pop();
+    assert_eq!(BTreeMap::<u8, u64>::decode(&mut out.as_slice()), None);
 }
 
 #[test]

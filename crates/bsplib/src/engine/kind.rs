@@ -33,7 +33,8 @@ pub enum Engine {
     Threads,
     /// Every process is a forked OS process with its own address space,
     /// communicating through shared memory; process 0 runs in the calling
-    /// process. Results come back through [`Runtime::run_portable`](crate::Runtime::run_portable).
+    /// process. Results come back from [`Runtime::run`](crate::Runtime::run)
+    /// encoded ([`Portable`](trait@crate::Portable)).
     ///
     /// # Errors
     ///
@@ -52,7 +53,7 @@ pub enum Engine {
     /// ```
     /// use bsplib::{Engine, Runtime};
     /// for engine in [Engine::Threads, Engine::Processes].repeat(3) {
-    ///     let pids = Runtime::new(2).engine(engine).run_portable(|bsp| Ok(bsp.pid() as u32))?;
+    ///     let pids = Runtime::new(2).engine(engine).run(|bsp| Ok(bsp.pid() as u32))?;
     ///     assert_eq!(pids, vec![0, 1]);
     /// }
     /// # Ok::<(), bsplib::Error>(())
@@ -60,7 +61,8 @@ pub enum Engine {
     Processes,
     /// Every process is an MPI rank (Open MPI; cargo feature `mpi`): the
     /// program is started on every rank by `mpirun`, and each rank runs
-    /// one process. Results come back through [`Runtime::run_portable`](crate::Runtime::run_portable).
+    /// one process. Results come back from [`Runtime::run`](crate::Runtime::run)
+    /// encoded ([`Portable`](trait@crate::Portable)), gathered on every rank.
     Mpi,
 }
 

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use crate::codec::Portable;
 use crate::machine::{Machine, Measurement, Source};
 use crate::{Area, Bsp, Engine, Error, Runtime};
 
@@ -81,12 +82,12 @@ impl Default for Options {
 /// The most supersteps of one measurement.
 const MAX_STEPS: usize = 1 << 14;
 
-/// The fixed words of a measurement encoded for
-/// [`Runtime::run_portable`] and the broadcast (the points follow).
+/// The fixed words of a measurement encoded for the broadcast and for
+/// [`Runtime::run`] (the points follow).
 const WORDS: usize = 16;
 
 impl Measurement {
-    fn encode(&self) -> Vec<f64> {
+    fn to_words(&self) -> Vec<f64> {
         let m = &self.machine;
         let mut v = vec![
             Engine::ALL
@@ -115,7 +116,7 @@ impl Measurement {
         v
     }
 
-    fn decode(w: &[f64]) -> Measurement {
+    fn from_words(w: &[f64]) -> Measurement {
         let mut m = Measurement {
             engine: Engine::ALL[(w[0] as usize).min(Engine::ALL.len() - 1)],
             nprocs: w[1] as usize,
@@ -150,7 +151,7 @@ impl Measurement {
 ///
 /// # Errors
 ///
-/// The run's error (see [`Runtime::run_portable`]).
+/// The run's error (see [`Runtime::run`]).
 ///
 /// # Examples
 ///
@@ -164,8 +165,22 @@ impl Measurement {
 #[track_caller]
 pub fn measure(runtime: &Runtime, options: &Options) -> Result<Measurement, Error> {
     let options = options.clone();
-    let results = runtime.run_portable(move |bsp| Ok(measure_in(bsp, &options)?.encode()))?;
-    Ok(Measurement::decode(&results[0]))
+    let mut results = runtime.run(move |bsp| measure_in(bsp, &options))?;
+    Ok(results.swap_remove(0))
+}
+
+/// A measurement crosses address spaces (`run` on `processes` and `mpi`)
+/// as the words of the broadcast: the fixed ones, then the points.
+impl Portable for Measurement {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.to_words().encode(out)
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let w = Vec::<f64>::decode(input)?;
+        let counts = w.get(WORDS - 2..WORDS)?;
+        let points = (counts[0] as usize).checked_add(counts[1] as usize)?;
+        (w.len() - WORDS == points.checked_mul(2)?).then(|| Measurement::from_words(&w))
+    }
 }
 
 /// bspbench's destination of word `i` of process `s`: process
@@ -414,13 +429,13 @@ pub fn measure_in(bsp: &mut Bsp, options: &Options) -> Result<Measurement, Error
             word_points: options.word_hs.iter().copied().zip(wmin).collect(),
             bulk_points: bulk_x.iter().map(|&x| x as usize).zip(bmin).collect(),
         };
-        words_out = m.encode();
+        words_out = m.to_words();
     }
     bsp.collectives().broadcast(0, &mut words_out)?;
     bsp.pop_reg(&bulk)?;
     bsp.pop_reg(&words)?;
     bsp.sync()?;
-    Ok(Measurement::decode(&words_out))
+    Ok(Measurement::from_words(&words_out))
 }
 
 #[cfg(test)]

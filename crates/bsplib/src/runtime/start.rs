@@ -1,5 +1,6 @@
 //! Starting the processes of a run: the checks, the world of the engine
-//! chosen, the results gathered (`run_portable`, the `mpi` engine's ranks).
+//! chosen, the results gathered (`processes`: decoded from the forked
+//! processes; `mpi`: gathered from the ranks).
 
 use crate::error::SourceLocation;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -122,44 +123,17 @@ impl Runtime {
         Ok(world)
     }
 
-    /// [`run`](Runtime::run) on any engine, the `processes` engine
-    /// included: every process's result is encoded where it was computed
-    /// and decoded here ([`Portable`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bsplib::{Engine, Runtime};
-    /// let pids = Runtime::new(3)
-    ///     .engine(Engine::Processes)
-    ///     .run_portable(|bsp| Ok(bsp.pid() as u32))?;
-    /// assert_eq!(pids, vec![0, 1, 2]);
-    /// # Ok::<(), bsplib::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As for [`run`](Runtime::run), and on the `processes` engine:
-    /// [`ErrorKind::Died`] when a process dies (a signal, or `exit`);
-    /// [`ErrorKind::ThreadsAtFork`] (call `bsp_begin`, process 0, superstep
-    /// 0) when the run has more than one process and the program has other
-    /// threads at the fork, unless the caller vouched for them with
-    /// [`fork_with_threads`](Runtime::fork_with_threads). The threads are
-    /// counted by the kernel's account (`/proc/self/stat`); where that
-    /// cannot be read the count is unknown and the run is not refused.
-    #[track_caller]
-    pub fn run_portable<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    /// [`run`](Runtime::run) on `processes`: every process's result is
+    /// encoded where it was computed and decoded here ([`Portable`]).
+    pub(super) fn run_forked<R, F>(
+        &self,
+        spmd: F,
+        loc: Option<SourceLocation>,
+    ) -> Result<Vec<R>, Error>
     where
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Portable + Send,
     {
-        match self.engine {
-            Engine::Processes => {}
-            #[cfg(feature = "mpi")]
-            Engine::Mpi => return self.run_mpi(spmd),
-            _ => return self.run(spmd),
-        }
-        let loc = Some(SourceLocation::caller());
         let n = self.check_start(loc)?;
         watch_exits();
         let world = Arc::new(self.world(World::processes(n), loc)?);
@@ -218,17 +192,18 @@ impl Runtime {
 
 #[cfg(feature = "mpi")]
 impl Runtime {
-    /// [`run_portable`](Runtime::run_portable) on `mpi`: this rank runs its
-    /// process (if the run has one for it); the results are gathered on
-    /// every rank.
-    #[track_caller]
-    fn run_mpi<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
+    /// [`run`](Runtime::run) on `mpi`: this rank runs its process (if the
+    /// run has one for it); the results are gathered on every rank.
+    pub(super) fn run_mpi<R, F>(
+        &self,
+        spmd: F,
+        loc: Option<SourceLocation>,
+    ) -> Result<Vec<R>, Error>
     where
         F: Fn(&mut Bsp) -> Result<R, Error> + Sync,
         R: Portable + Send,
     {
         use crate::engine::start::mpi;
-        let loc = Some(SourceLocation::caller());
         self.check_start(loc)?;
         let (n, member) = mpi::join(self.nprocs, true).map_err(|d| Error::startup(d, loc))?;
         if n == 0 {

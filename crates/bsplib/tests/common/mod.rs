@@ -87,7 +87,7 @@ where
         // panic hold its lock for milliseconds: see `.ci/run`), and the
         // timeout below turns it into a failed test, not a hung one.
         let runtime = unsafe { runtime.fork_with_threads() };
-        let _ = tx.send(runtime.run_portable(spmd));
+        let _ = tx.send(runtime.run(spmd));
     });
     match rx.recv_timeout(HANG) {
         Ok(r) => r,
