@@ -1,12 +1,14 @@
-//! The mode switch: [`Bsp::am_init`] and [`Bsp::am_term`], the collective
-//! syncs that take every process into and out of active-message mode.
+//! The mode switch: [`Am::init`] and [`Am::term`], the collective syncs
+//! that take every process into and out of active-message mode
+//! (`Bsp::am_init_at` and `Bsp::am_term_at` for the other front doors:
+//! the one-sided mode's, `bsp_rma_init`'s).
 
-use super::{Context, Handlers};
+use super::{Am, Context, Handlers};
 use crate::bsp::Bsp;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::Process;
 
-impl Bsp {
+impl Am<'_> {
     /// Enters active-message mode with `handlers`: collective, a sync.
     /// Every process calls it in the same superstep, with the same handler
     /// names in the same order (a message naming a handler the target
@@ -15,18 +17,38 @@ impl Bsp {
     /// # Errors
     ///
     /// [`ErrorKind::AmMismatch`] if some processes call it and others
-    /// sync; a second `am_init` without `am_term`; as for
+    /// sync; a second `init` without `term`; as for [`sync`](Bsp::sync).
+    ///
+    /// # BSP cost
+    ///
+    /// One sync.
+    #[track_caller]
+    pub fn init(&mut self, handlers: Handlers) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.am_init_at(handlers, "am_init", loc)
+    }
+
+    /// Leaves active-message mode: collective, a sync, which first waits
+    /// until every message this process sent has been handled.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AmMismatch`] if some processes call it and others
+    /// sync, or it is called outside active-message mode; as for
     /// [`sync`](Bsp::sync).
     ///
     /// # BSP cost
     ///
     /// One sync.
     #[track_caller]
-    pub fn am_init(&mut self, handlers: Handlers) -> Result<(), Error> {
-        self.am_init_at(handlers, "am_init", Some(SourceLocation::caller()))
+    pub fn term(&mut self) -> Result<(), Error> {
+        let loc = Some(SourceLocation::caller());
+        self.bsp.am_term_at("am_term", loc)
     }
+}
 
-    /// [`am_init`](Bsp::am_init) as `call` at `loc`.
+impl Bsp {
+    /// [`Am::init`] as `call` at `loc`.
     pub(crate) fn am_init_at(
         &mut self,
         handlers: Handlers,
@@ -56,24 +78,7 @@ impl Bsp {
         r
     }
 
-    /// Leaves active-message mode: collective, a sync, which first waits
-    /// until every message this process sent has been handled.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::AmMismatch`] if some processes call it and others
-    /// sync, or it is called outside active-message mode; as for
-    /// [`sync`](Bsp::sync).
-    ///
-    /// # BSP cost
-    ///
-    /// One sync.
-    #[track_caller]
-    pub fn am_term(&mut self) -> Result<(), Error> {
-        self.am_term_at("am_term", Some(SourceLocation::caller()))
-    }
-
-    /// [`am_term`](Bsp::am_term) as `call` at `loc`.
+    /// [`Am::term`] as `call` at `loc`.
     pub(crate) fn am_term_at(
         &mut self,
         call: &'static str,

@@ -10,13 +10,13 @@ use crate::process::Loc;
 impl Bsp {
     /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
     /// ([`epoch`](Bsp::epoch)) and locks ([`lock`](Bsp::lock)) need it. It
-    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
+    /// is active-message mode with no handlers ([`am().init`](crate::am::Am::init)
     /// enables the epochs too): the epochs travel on that path, and every
     /// sync serves what arrives while it waits.
     ///
     /// # Errors
     ///
-    /// As for [`am_init`](Bsp::am_init).
+    /// As for [`am().init`](crate::am::Am::init).
     ///
     /// # BSP cost
     ///
@@ -52,11 +52,11 @@ impl Bsp {
     }
 
     /// Leaves one-sided mode: collective, a sync (see
-    /// [`am_term`](Bsp::am_term)).
+    /// [`am().term`](crate::am::Am::term)).
     ///
     /// # Errors
     ///
-    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
+    /// As for [`am().term`](crate::am::Am::term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
     /// epoch is open.
     ///
     /// # BSP cost
@@ -64,6 +64,6 @@ impl Bsp {
     /// One sync.
     #[track_caller]
     pub fn rma_term(&mut self) -> Result<(), Error> {
-        self.am_term()
+        self.am().term()
     }
 }
