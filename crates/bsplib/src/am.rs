@@ -16,7 +16,31 @@
 //! header and `D`s of data (a `&[D]`, or a [`Source<D>`] of blocks), the
 //! header handler reads the header as `&[H]` ([`Arrival::header`]), the
 //! data lands in an area of `D`s ([`Landing::into`]) or in a buffer of
-//! `D`s ([`Done::data`]). Sending with the wrong types does not compile.
+//! `D`s ([`Done::data`]). Sending with the wrong types does not compile:
+//!
+//! ```compile_fail,E0308
+//! # use bsplib::am::{Counters, Handlers, Landing};
+//! # bsplib::run(1, |bsp| {
+//! let mut hs = Handlers::new();
+//! let h = hs.add::<u32, f64>("h", |_| Landing::none());
+//! bsp.am().init(hs)?;
+//! bsp.am().send(0, h, &[1u64], &[], Counters::none())?; // a u64 header for u32s
+//! # bsp.am().term()
+//! # })?;
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
+//! ```compile_fail,E0277
+//! # use bsplib::am::{Counters, Handlers, Landing};
+//! # bsplib::run(1, |bsp| {
+//! let mut hs = Handlers::new();
+//! let h = hs.add::<u32, f64>("h", |_| Landing::none());
+//! bsp.am().init(hs)?;
+//! bsp.am().send(0, h, &[1], &[1u8, 2], Counters::none())?; // u8 data for f64s
+//! # bsp.am().term()
+//! # })?;
+//! # Ok::<(), bsplib::Error>(())
+//! ```
 //!
 //! # The model in BSP terms
 //!

@@ -426,3 +426,55 @@ impl<D> Done<'_, D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A header whose bytes are not aligned for `H` is read from a copy;
+    /// an aligned one in place; both give the origin's values.
+    #[test]
+    fn a_header_reads_the_same_aligned_or_not() {
+        let words: [u64; 3] = [7, u64::MAX - 1, 1 << 40];
+        let mut bytes = [0u8; 8 * 3 + 16];
+        let at = (8 - bytes.as_ptr() as usize % 8) % 8; // 8-aligned
+        for (start, in_place) in [(at, true), (at + 1, false)] {
+            bytes[start..start + 24].copy_from_slice(bytemuck::cast_slice(&words));
+            let raw = RawArrival {
+                owner: (0, 0),
+                src: 0,
+                uhdr: &bytes[start..start + 24],
+                lens: &[16],
+                total: 16,
+                kind: Kind::Contiguous,
+            };
+            let a = Arrival::<u64, [u32; 2]>::read(&raw).expect("whole elements");
+            assert_eq!(a.header(), words);
+            assert_eq!(matches!(a.header, Header::InPlace(_)), in_place);
+            assert_eq!(a.data_len(), 2);
+            assert!(a.block_lens().eq([2]));
+        }
+    }
+
+    /// Lengths that are not whole elements are the target's error.
+    #[test]
+    fn a_header_of_part_elements_is_refused() {
+        let raw = RawArrival {
+            owner: (0, 0),
+            src: 1,
+            uhdr: &[0; 12],
+            lens: &[8],
+            total: 8,
+            kind: Kind::Contiguous,
+        };
+        let e = Arrival::<u64, u8>::read(&raw).err().expect("refused");
+        assert!(e.contains("a header of 12 bytes"), "{e}");
+        let raw = RawArrival {
+            uhdr: &[0; 8],
+            lens: &[6],
+            total: 6,
+            ..raw
+        };
+        assert!(Arrival::<u64, u32>::read(&raw).is_err());
+    }
+}
