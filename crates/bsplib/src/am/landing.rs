@@ -105,6 +105,19 @@ impl<D: Pod> Landing<D> {
 
     /// The data lands in a buffer of `D`s, which the completion handler
     /// gets ([`Done::data`]).
+    ///
+    /// `D` is the handler's, which Rust learns from the header handler's
+    /// return type: after the completion handler's body. A body that
+    /// needs it sooner (a method of the elements) names it:
+    /// `Landing::<D>::buffer()`, or `|d: &mut Done<'_, D>|`.
+    ///
+    /// ```
+    /// use bsplib::am::{Handlers, Landing};
+    /// let mut hs = Handlers::new();
+    /// hs.add::<u8, u32>("sum", |_| {
+    ///     Landing::<u32>::buffer().then(|d| println!("{}", d.data().iter().sum::<u32>()))
+    /// });
+    /// ```
     pub fn buffer() -> Landing<D> {
         Landing::to(To::Buffer(new_buffer::<D>))
     }
