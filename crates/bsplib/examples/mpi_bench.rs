@@ -279,31 +279,25 @@ fn round_trips(
     quick: bool,
     rounds: &mut Rounds,
 ) -> Result<(), Error> {
-    use bsplib::am::{CounterId, Counters, Handler, Handlers, Landing, Source};
+    use bsplib::am::{CounterId, Counters, Handler, Handlers, Landing};
     use std::cell::Cell;
     use std::rc::Rc;
     let me = bsp.pid();
     let trips = if quick { 100 } else { 5_000 };
-    let answer: Rc<Cell<Option<Handler>>> = Rc::new(Cell::new(None));
+    let answer: Rc<Cell<Option<Handler<u64, u8>>>> = Rc::new(Cell::new(None));
     let a2 = answer.clone();
     let mut hs = Handlers::new();
-    let ask = hs.add("ask", move |a| {
-        let id: CounterId = a.uhdr_as().unwrap_or_default();
+    let ask = hs.add::<CounterId, u8>("ask", move |a| {
+        let id = a.header()[0];
         let (src, h) = (a.src(), a2.get().expect("registered"));
         Landing::none().then(move |d| {
-            d.send(
-                src,
-                h,
-                &[0u64],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none().tgt(id),
-            )
-            .expect("an answer can be sent");
+            d.send(src, h, &[0u64], &[], Counters::none().tgt(id))
+                .expect("an answer can be sent");
         })
     });
-    answer.set(Some(hs.add("answer", |_| Landing::none())));
-    bsp.am_init(hs)?;
-    let (answered, asked) = (bsp.counter()?, bsp.counter()?);
+    answer.set(Some(hs.add::<u64, u8>("answer", |_| Landing::none())));
+    bsp.am().init(hs)?;
+    let (answered, asked) = (bsp.am().counter()?, bsp.am().counter()?);
     let ids = Area::<CounterId>::new(bsp, 1);
     bsp.push_reg(&ids)?;
     bsp.sync()?;
@@ -340,10 +334,10 @@ fn round_trips(
             match me {
                 0 => {
                     let c = Counters::none().tgt(theirs);
-                    bsp.am_send(1, ask, &[answered.id()], Source::<u8>::Contiguous(&[]), c)?;
-                    bsp.wait(&answered, 1)?;
+                    bsp.am().send(1, ask, &[answered.id()], &[], c)?;
+                    bsp.am().wait_counter(&answered, 1)?;
                 }
-                1 => bsp.wait(&asked, 1)?,
+                1 => bsp.am().wait_counter(&asked, 1)?,
                 _ => {}
             }
         }
@@ -354,7 +348,7 @@ fn round_trips(
         );
     }
     bsp.pop_reg(&ids)?;
-    bsp.am_term()
+    bsp.am().term()
 }
 
 /// Broadcast and all-reduce against MPI's own, alone and followed by a

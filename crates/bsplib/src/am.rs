@@ -1,18 +1,51 @@
 //! Active messages with vector transfers and counters, after IBM's LAPI
-//! (`LAPI_Amsendv`): beyond BSPlib.
+//! (`LAPI_Amsendv`): beyond BSPlib. Reached through [`Bsp::am`], which
+//! gives an [`Am`].
 //!
-//! An origin sends a vector of data and a small user header to a target;
-//! a **header handler** on the target looks at the header and says where
+//! An origin sends a vector of data and a small header to a target; a
+//! **header handler** on the target looks at the header and says where
 //! the data lands (a [`Landing`]), and may name a **completion handler**
 //! that runs once it has landed. Three **counters** tell the origin when
 //! its buffer may be reused (`org`), the target when the data has landed
 //! and the completion handler has run (`tgt`), and the origin when that
 //! happened (`cmpl`).
 //!
+//! Messages are typed: a handler is registered with the element type `H`
+//! of its header and `D` of its data ([`Handlers::add`]), which gives a
+//! [`Handler<H, D>`]; [`Am::send`] takes that handler with a `&[H]`
+//! header and `D`s of data (a `&[D]`, or a [`Source<D>`] of blocks), the
+//! header handler reads the header as `&[H]` ([`Arrival::header`]), the
+//! data lands in an area of `D`s ([`Landing::into`]) or in a buffer of
+//! `D`s ([`Done::data`]). Sending with the wrong types does not compile:
+//!
+//! ```compile_fail,E0308
+//! # use bsplib::am::{Counters, Handlers, Landing};
+//! # bsplib::run(1, |bsp| {
+//! let mut hs = Handlers::new();
+//! let h = hs.add::<u32, f64>("h", |_| Landing::none());
+//! bsp.am().init(hs)?;
+//! bsp.am().send(0, h, &[1u64], &[], Counters::none())?; // a u64 header for u32s
+//! # bsp.am().term()
+//! # })?;
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
+//! ```compile_fail,E0277
+//! # use bsplib::am::{Counters, Handlers, Landing};
+//! # bsplib::run(1, |bsp| {
+//! let mut hs = Handlers::new();
+//! let h = hs.add::<u32, f64>("h", |_| Landing::none());
+//! bsp.am().init(hs)?;
+//! bsp.am().send(0, h, &[1], &[1u8, 2], Counters::none())?; // u8 data for f64s
+//! # bsp.am().term()
+//! # })?;
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
 //! # The model in BSP terms
 //!
 //! - Handlers run on the target's own thread, inside its **progress
-//!   points**: [`Bsp::wait`], [`Bsp::probe`], [`Bsp::fence`] and
+//!   points**: [`Am::wait_counter`], [`Am::poll`], [`Am::fence`] and
 //!   [`Bsp::sync`] (the `&mut Bsp` calls). Nothing else dispatches, so a
 //!   loop of puts is as fast as ever and no view of an [`Area`](crate::Area) can be
 //!   alive while a handler writes one.
@@ -29,8 +62,8 @@
 //!   commute (a histogram, `+=` assembly) give deterministic results.
 //! - An active message of `u` header bytes and `n` data bytes counts `u +
 //!   n` in the h-relation of the superstep it is sent in.
-//! - [`Bsp::am_init`] and [`Bsp::am_term`] are collective: syncs that
-//!   switch every process into and out of active-message mode together.
+//! - [`Am::init`] and [`Am::term`] are collective: syncs that switch
+//!   every process into and out of active-message mode together.
 //!
 //! Handlers are registered by every process in the same order
 //! ([`Handlers::add`]) and named in messages by their index and a hash of
@@ -41,18 +74,20 @@
 //! # Examples
 //!
 //! A distributed histogram: every process sends each key to the process
-//! that owns its bin; the handler adds it there.
+//! that owns its bin, in the header of a message without data; the
+//! handler adds it there.
 //!
 //! ```
-//! use bsplib::am::{Counters, Handlers, Landing, Source};
+//! use bsplib::am::{Counters, Handlers, Landing};
 //! use bsplib::Area;
 //! let r = bsplib::run(3, |bsp| {
 //!     let (me, p) = (bsp.pid(), bsp.nprocs());
 //!     let bins = Area::<u64>::new(bsp, 4);
 //!     let mut hs = Handlers::new();
 //!     let mine = bins.am_ref();
-//!     let add = hs.add("add", move |a| {
-//!         let keys: Vec<u32> = a.uhdr_as_vec();
+//!     // Headers of `u32` keys; no data (`u8`, never sent).
+//!     let add = hs.add::<u32, u8>("add", move |a| {
+//!         let keys = a.header().to_vec();
 //!         let bins = mine.clone();
 //!         Landing::none().then(move |d| {
 //!             for k in keys {
@@ -60,32 +95,58 @@
 //!             }
 //!         })
 //!     });
-//!     bsp.am_init(hs)?;
+//!     bsp.am().init(hs)?;
 //!     // Keys 0..12: bin k / 3 of process k % 3.
 //!     for k in 0..12u32 {
 //!         if k as usize % p == me {
 //!             let owner = (k % 3) as usize;
-//!             bsp.am_send(owner, add, &[k], Source::<u8>::Contiguous(&[]), Counters::none())?;
+//!             bsp.am().send(owner, add, &[k], &[], Counters::none())?;
 //!         }
 //!     }
 //!     bsp.sync()?; // every message handled
 //!     let out = bins.as_slice(bsp).to_vec();
-//!     bsp.am_term()?;
+//!     bsp.am().term()?;
 //!     Ok(out)
 //! })?;
 //! assert_eq!(r[0], [1, 1, 1, 1]);
+//! # Ok::<(), bsplib::Error>(())
+//! ```
+//!
+//! Data lands typed: `f64`s into an area of `f64`s, at the element the
+//! header names.
+//!
+//! ```
+//! use bsplib::am::{Counters, Handlers, Landing, Target};
+//! use bsplib::Area;
+//! let r = bsplib::run(2, |bsp| {
+//!     let (me, p) = (bsp.pid(), bsp.nprocs());
+//!     let x = Area::<f64>::new(bsp, 2 * p);
+//!     let mine = x.am_ref();
+//!     let mut hs = Handlers::new();
+//!     let store = hs.add::<u64, f64>("store", move |a| {
+//!         Landing::into(&mine, Target::At(a.header()[0] as usize))
+//!     });
+//!     bsp.am().init(hs)?;
+//!     let at = 2 * me as u64;
+//!     for q in 0..p {
+//!         bsp.am().send(q, store, &[at], &[me as f64, 0.5], Counters::none())?;
+//!     }
+//!     bsp.sync()?;
+//!     let out = x.as_slice(bsp).to_vec();
+//!     bsp.am().term()?;
+//!     Ok(out)
+//! })?;
+//! assert_eq!(r[1], [0.0, 0.5, 1.0, 0.5]);
 //! # Ok::<(), bsplib::Error>(())
 //! ```
 
 use std::collections::VecDeque;
 use std::rc::Weak;
 
+use crate::bsp::Bsp;
 use crate::engine::Interrupt;
 use crate::error::ErrorKind;
 use crate::process::Process;
-
-#[cfg(doc)]
-use crate::bsp::Bsp;
 
 mod counters;
 mod dispatch;
@@ -107,6 +168,45 @@ use counters::{Cmpl, CounterCell};
 use dispatch::Pending;
 use handlers::{name_hash, HeaderFn};
 use send::{InFlight, Outgoing};
+
+/// Active messages, reached through [`Bsp::am`]: a borrow of the handle
+/// whose methods enter and leave active-message mode ([`init`](Am::init),
+/// [`term`](Am::term)), send ([`send`](Am::send)), make counters
+/// ([`counter`](Am::counter)) and make progress
+/// ([`wait_counter`](Am::wait_counter), [`poll`](Am::poll),
+/// [`fence`](Am::fence)). See the [module](self) for the model.
+pub struct Am<'a> {
+    bsp: &'a mut Bsp,
+}
+
+impl std::fmt::Debug for Am<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Am").finish_non_exhaustive()
+    }
+}
+
+impl Bsp {
+    /// Active messages ([`Am`], module [`am`](crate::am)).
+    ///
+    /// ```
+    /// use bsplib::am::{Counters, Handlers, Landing};
+    /// bsplib::run(2, |bsp| {
+    ///     let mut hs = Handlers::new();
+    ///     let hello = hs.add::<u32, u8>("hello", |a| {
+    ///         assert_eq!(a.header(), [a.src() as u32]);
+    ///         Landing::none()
+    ///     });
+    ///     bsp.am().init(hs)?;
+    ///     let (me, right) = (bsp.pid(), (bsp.pid() + 1) % bsp.nprocs());
+    ///     bsp.am().send(right, hello, &[me as u32], &[], Counters::none())?;
+    ///     bsp.am().term() // a sync: every message handled
+    /// })?;
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
+    pub fn am(&mut self) -> Am<'_> {
+        Am { bsp: self }
+    }
+}
 
 /// The largest user header, in bytes (LAPI's `MAX_UHDR_SZ`).
 pub const MAX_UHDR: usize = 4096;
@@ -151,8 +251,7 @@ const VEC_GENERIC: u64 = 3;
 /// Words of an active-message record's header.
 const HEADER_WORDS: usize = 6;
 
-/// The active-message state of one process, between `am_init` and
-/// `am_term`.
+/// The active-message state of one process, between `init` and `term`.
 pub(crate) struct Context {
     pid: usize,
     nprocs: usize,

@@ -28,8 +28,8 @@ fn seed_examples(bsp: &mut Bsp) -> Result<(), Error> {
     let t = target.am_ref();
     let mut hs = Handlers::new();
     // The header says which example; the handler returns its target vector.
-    let land = hs.add("land", move |a| {
-        let example: u8 = a.uhdr_as().unwrap_or(0);
+    let land = hs.add::<u8, u8>("land", move |a| {
+        let example = a.header()[0];
         let to = match example {
             // IOVECTOR, three blocks of 4, 2 and 3 bytes.
             0 => Target::Io(vec![0..4, 10..12, 20..23]),
@@ -47,7 +47,7 @@ fn seed_examples(bsp: &mut Bsp) -> Result<(), Error> {
         );
         Landing::into(&t, to)
     });
-    bsp.am_init(hs)?;
+    bsp.am().init(hs)?;
     let data: Vec<u8> = (100..164).collect();
     let d = |r: Range<usize>| data[r].to_vec();
     let expected: [Vec<(usize, Vec<u8>)>; 4] = [
@@ -73,7 +73,8 @@ fn seed_examples(bsp: &mut Bsp) -> Result<(), Error> {
     for (example, (src, want)) in sources.into_iter().zip(&expected).enumerate() {
         let sender = p - 1;
         if me == sender {
-            bsp.am_send(0, land, &[example as u8], src, Counters::none())?;
+            bsp.am()
+                .send(0, land, &[example as u8], src, Counters::none())?;
         }
         bsp.sync()?;
         if me == 0 {
@@ -86,7 +87,7 @@ fn seed_examples(bsp: &mut Bsp) -> Result<(), Error> {
         bsp.sync()?;
         target.as_mut_slice(bsp).fill(0xee);
     }
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -112,9 +113,9 @@ fn exchange_ids(bsp: &mut Bsp, mine: CounterId) -> Result<Vec<CounterId>, Error>
 
 /// A handler that lands 4 words at element 0 of `area`, counting its
 /// completions in `done`.
-fn store(hs: &mut Handlers, area: &Area<u64>, done: Rc<RefCell<u64>>) -> Handler {
+fn store(hs: &mut Handlers, area: &Area<u64>, done: Rc<RefCell<u64>>) -> Handler<u8, u64> {
     let a = area.am_ref();
-    hs.add("store", move |_| {
+    hs.add::<u8, u64>("store", move |_| {
         let done = done.clone();
         Landing::into(&a, Target::At(0)).then(move |_| *done.borrow_mut() += 1)
     })
@@ -128,26 +129,26 @@ fn counters(bsp: &mut Bsp) -> Result<(), Error> {
     let done = Rc::new(RefCell::new(0u64));
     let mut hs = Handlers::new();
     let h = store(&mut hs, &got, done.clone());
-    bsp.am_init(hs)?;
-    let tgt = bsp.counter()?;
+    bsp.am().init(hs)?;
+    let tgt = bsp.am().counter()?;
     let ids = exchange_ids(bsp, tgt.id())?;
-    let (org, cmpl) = (bsp.counter()?, bsp.counter()?);
+    let (org, cmpl) = (bsp.am().counter()?, bsp.am().counter()?);
     for round in 1..=3u64 {
         let data = [me as u64 * 10 + round; 4];
         let c = Counters::none().tgt(ids[r]).org(&org).cmpl(&cmpl);
-        bsp.am_send(r, h, &[0u8; 0], Source::Contiguous(&data), c)?;
+        bsp.am().send(r, h, &[0u8; 0], &data, c)?;
         check_eq!(bsp, org.get(), round); // copied at the call
-        bsp.wait(&tgt, 1)?;
+        bsp.am().wait_counter(&tgt, 1)?;
         // The target counter moved after the data landed and the
         // completion handler ran.
         check_eq!(bsp, got.as_slice(bsp), &[l as u64 * 10 + round; 4][..]);
         check_eq!(bsp, *done.borrow(), round);
         check_eq!(bsp, tgt.get(), 0); // `wait` subtracted 1
-        bsp.wait(&cmpl, 1)?;
+        bsp.am().wait_counter(&cmpl, 1)?;
         check_eq!(bsp, cmpl.get(), 0);
         bsp.sync()?;
     }
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -164,35 +165,25 @@ fn progress(bsp: &mut Bsp) -> Result<(), Error> {
     let done = Rc::new(RefCell::new(0u64));
     let mut hs = Handlers::new();
     let h = store(&mut hs, &got, done.clone());
-    bsp.am_init(hs)?;
-    let tgt = bsp.counter()?;
+    bsp.am().init(hs)?;
+    let tgt = bsp.am().counter()?;
     let ids = exchange_ids(bsp, tgt.id())?;
     if me == 0 {
-        bsp.wait(&tgt, (p - 1) as u64)?;
+        bsp.am().wait_counter(&tgt, (p - 1) as u64)?;
         check_eq!(bsp, *done.borrow(), (p - 1) as u64);
     } else {
         std::thread::sleep(Duration::from_millis(20));
-        bsp.am_send(
-            0,
-            h,
-            &[1u8],
-            Source::Contiguous(&[7u64; 4]),
-            Counters::none().tgt(ids[0]),
-        )?;
+        bsp.am()
+            .send(0, h, &[1u8], &[7u64; 4], Counters::none().tgt(ids[0]))?;
     }
     bsp.sync()?;
-    let cmpl = bsp.counter()?;
+    let cmpl = bsp.am().counter()?;
     if me == 0 {
         bsp.sync()?;
     } else {
-        bsp.am_send(
-            0,
-            h,
-            &[2u8],
-            Source::Contiguous(&[8u64; 4]),
-            Counters::none().cmpl(&cmpl),
-        )?;
-        bsp.wait(&cmpl, 1)?;
+        bsp.am()
+            .send(0, h, &[2u8], &[8u64; 4], Counters::none().cmpl(&cmpl))?;
+        bsp.am().wait_counter(&cmpl, 1)?;
         bsp.sync()?;
     }
     check_eq!(
@@ -200,7 +191,7 @@ fn progress(bsp: &mut Bsp) -> Result<(), Error> {
         *done.borrow(),
         if me == 0 { 2 * (p - 1) as u64 } else { 0 }
     );
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -215,45 +206,34 @@ fn a_waiting_target_and_an_origin_waiting_on_a_syncing_target_make_progress() {
 fn ping_pong(bsp: &mut Bsp) -> Result<(), Error> {
     let pongs = Rc::new(RefCell::new(Vec::new()));
     let mut hs = Handlers::new();
-    let pong_handler = Rc::new(RefCell::new(None::<Handler>));
+    let pong_handler = Rc::new(RefCell::new(None::<Handler<u64, u8>>));
     let ph = pong_handler.clone();
-    let ping = hs.add("ping", move |a| {
-        let n: u64 = a.uhdr_as().unwrap_or(0);
+    let ping = hs.add::<u64, u8>("ping", move |a| {
+        let n = a.header()[0];
         let pong = ph.borrow().expect("registered");
         let src = a.src();
         Landing::none().then(move |d| {
-            d.send(
-                src,
-                pong,
-                &[n + 1],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )
-            .expect("a pong can be sent");
+            d.send(src, pong, &[n + 1], &[], Counters::none())
+                .expect("a pong can be sent");
         })
     });
     let seen = pongs.clone();
-    let pong = hs.add("pong", move |a| {
-        seen.borrow_mut()
-            .push((a.src(), a.uhdr_as::<u64>().unwrap_or(0)));
+    let pong = hs.add::<u64, u8>("pong", move |a| {
+        seen.borrow_mut().push((a.src(), a.header()[0]));
         Landing::none()
     });
     *pong_handler.borrow_mut() = Some(pong);
-    bsp.am_init(hs)?;
+    bsp.am().init(hs)?;
+    let r = right(bsp);
     for round in 0..4u64 {
-        bsp.am_send(
-            right(bsp),
-            ping,
-            &[round * 10],
-            Source::<u8>::Contiguous(&[]),
-            Counters::none(),
-        )?;
+        bsp.am()
+            .send(r, ping, &[round * 10], &[], Counters::none())?;
         bsp.sync()?;
         bsp.sync()?;
         let got = pongs.borrow_mut().drain(..).collect::<Vec<_>>();
         check_eq!(bsp, got, vec![(right(bsp), round * 10 + 1)]);
     }
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -271,17 +251,12 @@ fn mixing(bsp: &mut Bsp) -> Result<(), Error> {
     let seen = Area::<u64>::new(bsp, 1);
     let xr = x.am_ref();
     let mut hs = Handlers::new();
-    let h = hs.add("x", move |_| Landing::into(&xr, Target::At(0)));
+    let h = hs.add::<u8, u64>("x", move |_| Landing::into(&xr, Target::At(0)));
     bsp.push_reg(&x)?;
-    bsp.am_init(hs)?;
+    bsp.am().init(hs)?;
     // To our right: an active message writing both words.
-    bsp.am_send(
-        r,
-        h,
-        &[0u8; 0],
-        Source::Contiguous(&[100 + me as u64; 2]),
-        Counters::none(),
-    )?;
+    bsp.am()
+        .send(r, h, &[0u8; 0], &[100 + me as u64; 2], Counters::none())?;
     // To our left: a put of word 0. From our right: a get of word 1.
     bsp.put(l, &x, 0, &[200 + me as u64])?;
     bsp.get(l, &x, 1, seen.range(..1))?;
@@ -293,7 +268,7 @@ fn mixing(bsp: &mut Bsp) -> Result<(), Error> {
     // from its left neighbour.
     let ll = (l + bsp.nprocs() - 1) % bsp.nprocs();
     check_eq!(bsp, seen.as_slice(bsp), &[100 + ll as u64][..]);
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -324,8 +299,8 @@ fn histogram(bsp: &mut Bsp) -> Result<(), Error> {
     let bins = Area::<u64>::new(bsp, mine);
     let b = bins.am_ref();
     let mut hs = Handlers::new();
-    let add = hs.add("add", move |a| {
-        let ks: Vec<u32> = a.uhdr_as_vec();
+    let add = hs.add::<u32, u8>("add", move |a| {
+        let ks = a.header().to_vec();
         let b = b.clone();
         Landing::none().then(move |d| {
             let bins = d.area_mut(&b);
@@ -334,7 +309,7 @@ fn histogram(bsp: &mut Bsp) -> Result<(), Error> {
             }
         })
     });
-    bsp.am_init(hs)?;
+    bsp.am().init(hs)?;
     let my_keys = keys(me as u64 + 1, 5000);
     let mut by_owner = vec![Vec::new(); p];
     for &k in &my_keys {
@@ -342,13 +317,7 @@ fn histogram(bsp: &mut Bsp) -> Result<(), Error> {
     }
     for (owner, ks) in by_owner.iter().enumerate() {
         for chunk in ks.chunks(512) {
-            bsp.am_send(
-                owner,
-                add,
-                chunk,
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )?;
+            bsp.am().send(owner, add, chunk, &[], Counters::none())?;
         }
     }
     bsp.sync()?;
@@ -361,7 +330,7 @@ fn histogram(bsp: &mut Bsp) -> Result<(), Error> {
         }
     }
     check_eq!(bsp, bins.as_slice(bsp), &want[..]);
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -380,16 +349,18 @@ fn assembly(bsp: &mut Bsp) -> Result<(), Error> {
     let rows = Rc::new(RefCell::new(vec![0i64; n * n]));
     let r2 = rows.clone();
     let mut hs = Handlers::new();
-    let add = hs.add("coo", move |a| {
-        assert_eq!(a.total() % 24, 0);
+    // The header: the number of triplets the data holds.
+    let add = hs.add::<u64, [i64; 3]>("coo", move |a| {
+        assert_eq!(a.data_len() as u64, a.header()[0]);
+        assert!(a.block_lens().eq([a.data_len()]));
         let rows = r2.clone();
-        Landing::buffer().then(move |d| {
-            for t in d.data_as::<[i64; 3]>() {
+        Landing::<[i64; 3]>::buffer().then(move |d| {
+            for t in d.data() {
                 rows.borrow_mut()[t[0] as usize * n + t[1] as usize] += t[2];
             }
         })
     });
-    bsp.am_init(hs)?;
+    bsp.am().init(hs)?;
     let triplets = |q: usize| -> Vec<[i64; 3]> {
         keys(q as u64 + 77, 3 * 400)
             .chunks(3)
@@ -401,13 +372,8 @@ fn assembly(bsp: &mut Bsp) -> Result<(), Error> {
         by_owner[t[0] as usize % p].push(t);
     }
     for (owner, ts) in by_owner.iter().enumerate() {
-        bsp.am_send(
-            owner,
-            add,
-            &[0u8; 0],
-            Source::Contiguous(ts),
-            Counters::none(),
-        )?;
+        bsp.am()
+            .send(owner, add, &[ts.len() as u64], ts, Counters::none())?;
     }
     bsp.sync()?;
     let mut want = vec![0i64; n * n];
@@ -419,7 +385,7 @@ fn assembly(bsp: &mut Bsp) -> Result<(), Error> {
         }
     }
     check_eq!(bsp, *rows.borrow(), want);
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -429,16 +395,19 @@ fn a_sparse_matrix_assembly_matches_the_sequential_one() {
 
 // ----- errors --------------------------------------------------------------------
 
+/// The handler of [`faulty`]: a header of one byte, data of words.
+type Land = Handler<u8, u64>;
+
 /// A run in active-message mode with one handler landing 8 bytes into an
 /// area of 2 words; process `p - 1` then runs `fault`.
 fn faulty(
-    fault: fn(&mut Bsp, Handler, &[CounterId]) -> Result<(), Error>,
+    fault: fn(&mut Bsp, Land, &[CounterId]) -> Result<(), Error>,
 ) -> impl Fn(&mut Bsp) -> Result<(), Error> + Clone {
     move |bsp| {
         let x = Area::<u64>::new(bsp, 2);
         let xr = x.am_ref();
         let mut hs = Handlers::new();
-        let h = hs.add("land", move |a| match a.uhdr_as::<u8>().unwrap_or(0) {
+        let h = hs.add::<u8, u64>("land", move |a| match a.header()[0] {
             0 => Landing::into(&xr, Target::At(0)),
             1 => Landing::into(&xr, Target::At(1)), // 16 bytes at word 1: past the end
             2 => Landing::into(&xr, Target::Io(vec![0..1])),
@@ -446,8 +415,8 @@ fn faulty(
             4 => Landing::into(&xr, Target::Generic(vec![0..1, 1..2, 1..3])),
             _ => Landing::none(),
         });
-        bsp.am_init(hs)?;
-        let c = bsp.counter()?;
+        bsp.am().init(hs)?;
+        let c = bsp.am().counter()?;
         let ids = exchange_ids(bsp, c.id())?;
         if bsp.pid() == bsp.nprocs() - 1 {
             fault(bsp, h, &ids)?;
@@ -478,7 +447,7 @@ fn sending_to_a_pid_out_of_range_is_lapi_err_tgt() {
         1,
         faulty(|bsp, h, _| {
             let p = bsp.nprocs();
-            bsp.am_send(p, h, &[0u8], Source::Contiguous(&[1u64]), Counters::none())
+            bsp.am().send(p, h, &[0u8], &[1u64], Counters::none())
         }),
         at_send("LAPI_ERR_TGT"),
     );
@@ -488,15 +457,7 @@ fn sending_to_a_pid_out_of_range_is_lapi_err_tgt() {
 fn a_header_over_4096_bytes_is_lapi_err_uhdr_len() {
     expect_error(
         1,
-        faulty(|bsp, h, _| {
-            bsp.am_send(
-                0,
-                h,
-                &[0u8; 4097],
-                Source::Contiguous(&[1u64]),
-                Counters::none(),
-            )
-        }),
+        faulty(|bsp, h, _| bsp.am().send(0, h, &[0u8; 4097], &[1u64], Counters::none())),
         at_send("LAPI_ERR_UHDR_LEN"),
     );
 }
@@ -507,15 +468,9 @@ fn a_handler_of_another_table_is_lapi_err_hdr_hndlr_null() {
         1,
         faulty(|bsp, _, _| {
             let mut other = Handlers::new();
-            other.add("a", |_| Landing::none());
-            let h = other.add("b", |_| Landing::none());
-            bsp.am_send(
-                0,
-                h,
-                &[0u8],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )
+            other.add::<u8, u8>("a", |_| Landing::none());
+            let h = other.add::<u8, u8>("b", |_| Landing::none());
+            bsp.am().send(0, h, &[0u8], &[], Counters::none())
         }),
         at_send("LAPI_ERR_HDR_HNDLR_NULL"),
     );
@@ -528,7 +483,7 @@ fn a_stride_below_the_block_is_lapi_err_org_stride() {
         faulty(|bsp, h, _| {
             let data = [0u64; 8];
             let src = Source::Strided(&data, Strided::new(0, 2, 1, 3));
-            bsp.am_send(0, h, &[3u8], src, Counters::none())
+            bsp.am().send(0, h, &[3u8], src, Counters::none())
         }),
         at_send("LAPI_ERR_ORG_STRIDE"),
     );
@@ -540,7 +495,8 @@ fn a_range_outside_the_source_is_lapi_err_org_vec_addr() {
         1,
         faulty(|bsp, h, _| {
             let data = [0u64; 4];
-            bsp.am_send(0, h, &[2u8], Source::Io(&data, &[2..5]), Counters::none())
+            bsp.am()
+                .send(0, h, &[2u8], Source::Io(&data, &[2..5]), Counters::none())
         }),
         at_send("LAPI_ERR_ORG_VEC_ADDR"),
     );
@@ -551,11 +507,11 @@ fn more_data_than_a_message_carries_is_lapi_err_data_len() {
     expect_error(
         1,
         faulty(|bsp, h, _| {
-            // 2^18 + 1 pieces of the same 8 KiB: 2 GiB and 8 KiB, refused
-            // before anything is copied.
-            let data = vec![0u8; 8192];
-            let pieces = vec![0..8192; (1 << 18) + 1];
-            bsp.am_send(
+            // 2^18 + 1 pieces of the same 8 KiB (1024 words): 2 GiB and
+            // 8 KiB, refused before anything is copied.
+            let data = vec![0u64; 1024];
+            let pieces = vec![0..1024; (1 << 18) + 1];
+            bsp.am().send(
                 0,
                 h,
                 &[4u8],
@@ -579,42 +535,42 @@ fn large(bsp: &mut Bsp) -> Result<(), Error> {
     let got = Rc::new(RefCell::new(Vec::new()));
     let g = got.clone();
     let mut hs = Handlers::new();
-    let h = hs.add("large", move |arr| match arr.uhdr_as::<u8>().unwrap_or(0) {
+    let h = hs.add::<u8, u64>("large", move |arr| match arr.header()[0] {
         // Every other element of the area.
         0 => Landing::into(&a, Target::Strided(Strided::new(0, 1, 2, n))),
         1 => {
             let g = g.clone();
-            Landing::buffer().then(move |d| *g.borrow_mut() = d.data_as::<u64>())
+            Landing::buffer().then(move |d| *g.borrow_mut() = d.take_data())
         }
         // GENERIC into 1000 elements at 10 and 5 at 2 * n - 5.
         _ => Landing::into(&a, Target::Generic(vec![10..1010, 2 * n - 5..2 * n])),
     });
-    bsp.am_init(hs)?;
-    let tgt = bsp.counter()?;
+    bsp.am().init(hs)?;
+    let tgt = bsp.am().counter()?;
     let ids = exchange_ids(bsp, tgt.id())?;
-    let cmpl = bsp.counter()?;
+    let cmpl = bsp.am().counter()?;
     let mine: Vec<u64> = (0..n as u64).map(|i| i * 7 + me as u64).collect();
     let theirs: Vec<u64> = (0..n as u64).map(|i| i * 7 + l as u64).collect();
     let packed = Source::Strided(&mine, Strided::new(0, 1, 1, n));
-    bsp.am_send(
+    bsp.am().send(
         r,
         h,
         &[0u8],
         packed,
         Counters::none().tgt(ids[r]).cmpl(&cmpl),
     )?;
-    bsp.wait(&tgt, 1)?;
+    bsp.am().wait_counter(&tgt, 1)?;
     let s = area.as_slice(bsp);
     check!(bsp, s.iter().step_by(2).eq(theirs.iter()));
     check!(bsp, s.iter().skip(1).step_by(2).all(|&x| x == 0));
-    bsp.wait(&cmpl, 1)?;
+    bsp.am().wait_counter(&cmpl, 1)?;
     bsp.sync()?;
     let five: Vec<u64> = (0..(5 << 17) as u64).map(|i| i ^ me as u64).collect();
-    bsp.am_send(r, h, &[1u8], Source::Contiguous(&five), Counters::none())?;
+    bsp.am().send(r, h, &[1u8], &five, Counters::none())?;
     bsp.sync()?;
     let want: Vec<u64> = (0..(5 << 17) as u64).map(|i| i ^ l as u64).collect();
     check!(bsp, *got.borrow() == want);
-    bsp.am_send(
+    bsp.am().send(
         r,
         h,
         &[2u8],
@@ -625,7 +581,7 @@ fn large(bsp: &mut Bsp) -> Result<(), Error> {
     let s = area.as_slice(bsp);
     check!(bsp, s[10..1010] == theirs[..1000]);
     check!(bsp, s[2 * n - 5..] == theirs[1000..1005]);
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -652,15 +608,7 @@ fn on_target(needle: &'static str) -> impl Fn(usize, &Error) + Clone {
 fn a_landing_past_the_end_of_its_area_fails_on_the_target() {
     expect_error(
         1,
-        faulty(|bsp, h, _| {
-            bsp.am_send(
-                0,
-                h,
-                &[1u8],
-                Source::Contiguous(&[1u64, 2]),
-                Counters::none(),
-            )
-        }),
+        faulty(|bsp, h, _| bsp.am().send(0, h, &[1u8], &[1u64, 2], Counters::none())),
         on_target("lands 16 bytes at element 1 of an area of 2 elements"),
     );
 }
@@ -669,9 +617,7 @@ fn a_landing_past_the_end_of_its_area_fails_on_the_target() {
 fn a_landing_of_another_kind_fails_on_the_target() {
     expect_error(
         1,
-        faulty(|bsp, h, _| {
-            bsp.am_send(0, h, &[2u8], Source::Contiguous(&[1u64]), Counters::none())
-        }),
+        faulty(|bsp, h, _| bsp.am().send(0, h, &[2u8], &[1u64], Counters::none())),
         on_target("io-vector target for Contiguous data"),
     );
 }
@@ -682,7 +628,8 @@ fn an_io_vector_landing_of_other_lengths_fails_on_the_target() {
         1,
         faulty(|bsp, h, _| {
             let data = [1u64, 2];
-            bsp.am_send(0, h, &[2u8], Source::Io(&data, &[0..2]), Counters::none())
+            bsp.am()
+                .send(0, h, &[2u8], Source::Io(&data, &[0..2]), Counters::none())
         }),
         on_target("block 0 has 8 bytes on the target and 16 on the origin"),
     );
@@ -694,7 +641,7 @@ fn a_strided_landing_of_other_blocks_fails_on_the_target() {
         1,
         faulty(|bsp, h, _| {
             let data = [1u64, 2, 3, 4];
-            bsp.am_send(
+            bsp.am().send(
                 0,
                 h,
                 &[3u8],
@@ -710,9 +657,7 @@ fn a_strided_landing_of_other_blocks_fails_on_the_target() {
 fn data_without_a_landing_fails_on_the_target() {
     expect_error(
         1,
-        faulty(|bsp, h, _| {
-            bsp.am_send(0, h, &[9u8], Source::Contiguous(&[1u64]), Counters::none())
-        }),
+        faulty(|bsp, h, _| bsp.am().send(0, h, &[9u8], &[1u64], Counters::none())),
         on_target("gave no landing"),
     );
 }
@@ -726,13 +671,8 @@ fn a_target_counter_that_is_not_one_fails_on_the_target() {
             let mut forged = ids[0];
             let bytes = bytemuck::bytes_of_mut(&mut forged);
             bytes[4] ^= 1;
-            bsp.am_send(
-                0,
-                h,
-                &[0u8],
-                Source::Contiguous(&[1u64]),
-                Counters::none().tgt(forged),
-            )
+            bsp.am()
+                .send(0, h, &[0u8], &[1u64], Counters::none().tgt(forged))
         }),
         on_target("not a counter of this process"),
     );
@@ -749,17 +689,11 @@ fn handlers_registered_in_another_order_fail_on_the_target() {
             } else {
                 ["b", "a"]
             };
-            let first = hs.add(names[0], |_| Landing::none());
-            hs.add(names[1], |_| Landing::none());
-            bsp.am_init(hs)?;
+            let first = hs.add::<u8, u8>(names[0], |_| Landing::none());
+            hs.add::<u8, u8>(names[1], |_| Landing::none());
+            bsp.am().init(hs)?;
             if bsp.pid() == bsp.nprocs() - 1 {
-                bsp.am_send(
-                    0,
-                    first,
-                    &[0u8],
-                    Source::<u8>::Contiguous(&[]),
-                    Counters::none(),
-                )?;
+                bsp.am().send(0, first, &[0u8], &[], Counters::none())?;
             }
             bsp.sync()
         },
@@ -773,7 +707,7 @@ fn am_init_on_some_processes_only_is_an_error() {
         2,
         |bsp| {
             if bsp.pid() == 0 {
-                bsp.am_init(Handlers::new())
+                bsp.am().init(Handlers::new())
             } else {
                 bsp.sync()
             }
@@ -790,15 +724,9 @@ fn sending_outside_active_message_mode_is_an_error() {
         1,
         |bsp| {
             let mut hs = Handlers::new();
-            let h = hs.add("h", |_| Landing::none());
+            let h = hs.add::<u8, u8>("h", |_| Landing::none());
             drop(hs);
-            bsp.am_send(
-                0,
-                h,
-                &[0u8],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )
+            bsp.am().send(0, h, &[0u8], &[], Counters::none())
         },
         |_, e| {
             assert!(matches!(e.kind(), ErrorKind::AmMismatch { .. }), "{e}");
@@ -812,9 +740,9 @@ fn am_term_on_some_processes_only_is_an_error() {
     expect_error(
         2,
         |bsp| {
-            bsp.am_init(Handlers::new())?;
+            bsp.am().init(Handlers::new())?;
             if bsp.pid() == 0 {
-                bsp.am_term()
+                bsp.am().term()
             } else {
                 bsp.sync()
             }
@@ -831,15 +759,15 @@ fn a_target_counter_dropped_by_its_process_fails_on_the_target() {
         1,
         |bsp| {
             let mut hs = Handlers::new();
-            let h = hs.add("h", |_| Landing::none());
-            bsp.am_init(hs)?;
-            let c = bsp.counter()?;
+            let h = hs.add::<u8, u8>("h", |_| Landing::none());
+            bsp.am().init(hs)?;
+            let c = bsp.am().counter()?;
             let ids = exchange_ids(bsp, c.id())?;
             drop(c);
             bsp.sync()?;
             if bsp.pid() == bsp.nprocs() - 1 {
                 let to = Counters::none().tgt(ids[0]);
-                bsp.am_send(0, h, &[0u8], Source::<u8>::Contiguous(&[]), to)?;
+                bsp.am().send(0, h, &[0u8], &[], to)?;
             }
             bsp.sync()
         },
@@ -855,26 +783,27 @@ fn flood(bsp: &mut Bsp) -> Result<(), Error> {
     let got = Rc::new(RefCell::new(Vec::new()));
     let g = got.clone();
     let mut hs = Handlers::new();
-    let h = hs.add("flood", move |a| {
-        let seq: u64 = a.uhdr_as().unwrap_or(u64::MAX);
+    let h = hs.add::<u64, u64>("flood", move |a| {
+        let seq = a.header()[0];
         let g = g.clone();
         Landing::buffer().then(move |d| {
-            let data = d.data_as::<u64>();
+            let data = d.data();
             assert!(data.len() == 1024 && data.iter().all(|&x| x == seq));
             g.borrow_mut().push(seq);
         })
     });
-    bsp.am_init(hs)?;
-    let sent = bsp.counter()?;
+    bsp.am().init(hs)?;
+    let sent = bsp.am().counter()?;
+    let r = right(bsp);
     for seq in 0..n {
         let data = [seq; 1024];
         let c = Counters::none().org(&sent);
-        bsp.am_send(right(bsp), h, &[seq], Source::Contiguous(&data), c)?;
+        bsp.am().send(r, h, &[seq], &data, c)?;
     }
     check_eq!(bsp, sent.get(), n);
     bsp.sync()?;
     check_eq!(bsp, *got.borrow(), (0..n).collect::<Vec<_>>());
-    bsp.am_term()
+    bsp.am().term()
 }
 
 #[test]
@@ -887,19 +816,19 @@ fn counters_of_an_earlier_session_are_refused() {
     expect_error(
         1,
         |bsp| {
-            bsp.am_init(Handlers::new())?;
-            let old = bsp.counter()?;
-            bsp.am_term()?;
-            bsp.am_init(Handlers::new())?;
-            let new = bsp.counter()?;
+            bsp.am().init(Handlers::new())?;
+            let old = bsp.am().counter()?;
+            bsp.am().term()?;
+            bsp.am().init(Handlers::new())?;
+            let new = bsp.am().counter()?;
             // The first counter of each session would get the same id
             // without sessions.
             check!(bsp, new.id() != old.id());
-            bsp.wait(&old, 1)
+            bsp.am().wait_counter(&old, 1)
         },
         |_, e| {
             assert!(matches!(e.kind(), ErrorKind::AmMismatch { .. }), "{e}");
-            assert_eq!(e.call(), "am_wait", "{e}");
+            assert_eq!(e.call(), "am_wait_counter", "{e}");
         },
     );
 }
@@ -913,19 +842,13 @@ fn a_fence_towards_a_process_that_ended_fails_instead_of_waiting() {
         2,
         |bsp| {
             let mut hs = Handlers::new();
-            let h = hs.add("h", |_| Landing::none());
-            bsp.am_init(hs)?;
+            let h = hs.add::<u8, u8>("h", |_| Landing::none());
+            bsp.am().init(hs)?;
             if bsp.pid() != 1 {
                 return Ok(()); // ends without handling anything
             }
-            bsp.am_send(
-                0,
-                h,
-                &[0u8],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )?;
-            bsp.fence()
+            bsp.am().send(0, h, &[0u8], &[], Counters::none())?;
+            bsp.am().fence()
         },
         |_, e| match e.kind() {
             ErrorKind::AmMismatch { detail } => assert!(detail.contains("process 0 ended"), "{e}"),
@@ -942,12 +865,12 @@ fn a_wait_for_messages_that_cannot_come_fails_instead_of_waiting() {
     expect_error(
         1,
         |bsp| {
-            bsp.am_init(Handlers::new())?;
+            bsp.am().init(Handlers::new())?;
             if bsp.pid() != bsp.nprocs() - 1 {
                 return Ok(());
             }
-            let c = bsp.counter()?;
-            bsp.wait(&c, 1)
+            let c = bsp.am().counter()?;
+            bsp.am().wait_counter(&c, 1)
         },
         |_, e| match e.kind() {
             ErrorKind::AmMismatch { detail } => assert!(detail.contains("cannot come"), "{e}"),
@@ -962,8 +885,8 @@ fn a_fence_with_a_full_inbox_ends_when_the_run_is_stopped() {
         2,
         |bsp| {
             let mut hs = Handlers::new();
-            let h = hs.add("h", |_| Landing::buffer());
-            bsp.am_init(hs)?;
+            let h = hs.add::<u8, u8>("h", |_| Landing::buffer());
+            bsp.am().init(hs)?;
             if bsp.pid() == 0 {
                 std::thread::sleep(Duration::from_millis(100));
                 bsp.abort("stop here");
@@ -972,9 +895,9 @@ fn a_fence_with_a_full_inbox_ends_when_the_run_is_stopped() {
                 // 4 MiB for process 0, which never takes them.
                 let data = vec![7u8; 64 << 10];
                 for _ in 0..64 {
-                    bsp.am_send(0, h, &[0u8], Source::Contiguous(&data), Counters::none())?;
+                    bsp.am().send(0, h, &[0u8], &data, Counters::none())?;
                 }
-                bsp.fence()?;
+                bsp.am().fence()?;
             }
             bsp.sync()
         },

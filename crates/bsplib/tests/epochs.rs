@@ -163,7 +163,7 @@ fn billboard_of_random_reads_and_updates_under_locks() {
                     mine[t] += 1;
                 }
                 if r() % 4 == 0 {
-                    bsp.probe()?; // a progress point of its own
+                    bsp.am().poll()?; // a progress point of its own
                 }
             }
             // Everyone's increments are done when everyone synced.

@@ -379,32 +379,21 @@ fn an_accumulate_counts_as_other_and_is_not_misread_as_a_put() {
 
 #[test]
 fn active_messages_are_counted_in_the_superstep_they_are_sent_and_handled_in() {
-    use bsplib::am::{Counters, Handlers, Landing, Source};
+    use bsplib::am::{Counters, Handlers, Landing};
     for (engine, p) in configurations() {
         let dir = profile_dir("am");
         let got = run_profiled(engine, p, &dir, |bsp| {
             let right = (bsp.pid() + 1) % bsp.nprocs();
             let mut hs = Handlers::new();
-            let nothing = hs.add("nothing", |_| Landing::none());
-            bsp.am_init(hs)?; // superstep 0
+            let nothing = hs.add::<u32, u8>("nothing", |_| Landing::none());
+            bsp.am().init(hs)?; // superstep 0
             for k in 0..3u32 {
-                bsp.am_send(
-                    right,
-                    nothing,
-                    &[k],
-                    Source::<u8>::Contiguous(&[]),
-                    Counters::none(),
-                )?;
+                bsp.am().send(right, nothing, &[k], &[], Counters::none())?;
             }
             bsp.sync()?; // superstep 1: 3 sent, 3 handled
-            bsp.am_send(
-                right,
-                nothing,
-                &[9u32],
-                Source::<u8>::Contiguous(&[]),
-                Counters::none(),
-            )?;
-            bsp.am_term()?; // superstep 2: 1 sent, 1 handled
+            bsp.am()
+                .send(right, nothing, &[9u32], &[], Counters::none())?;
+            bsp.am().term()?; // superstep 2: 1 sent, 1 handled
             Ok(0)
         })
         .unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));

@@ -15,7 +15,7 @@ use super::Config;
 /// an active message and its answer (`am`), or a `bsp_send` each way with
 /// a sync after each; one per repetition.
 fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Result<Vec<f64>, Error> {
-    use bsplib::am::{CounterId, Counters, Handler, Handlers, Landing, Source};
+    use bsplib::am::{CounterId, Counters, Handler, Handlers, Landing};
     use std::cell::Cell;
     use std::rc::Rc;
     let trips = if cfg.quick { 200 } else { 5000 };
@@ -49,24 +49,24 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
         }
         // Process 1's "ask" handler answers with "answer", which moves the
         // counter of process 0 whose id travels in the question.
-        let answer: Rc<Cell<Option<Handler>>> = Rc::new(Cell::new(None));
+        let answer: Rc<Cell<Option<Handler<u64, u8>>>> = Rc::new(Cell::new(None));
         let a2 = answer.clone();
         let mut hs = Handlers::new();
-        let ask = hs.add("ask", move |a| {
-            let id: CounterId = a.uhdr_as().unwrap_or_default();
+        let ask = hs.add::<CounterId, u8>("ask", move |a| {
+            let id = a.header()[0];
             let (src, h) = (a.src(), a2.get().expect("registered"));
             Landing::none().then(move |d| {
                 let c = Counters::none().tgt(id);
-                d.send(src, h, &[0u64], Source::<u8>::Contiguous(&[]), c)
+                d.send(src, h, &[0u64], &[], c)
                     .expect("an answer can be sent");
             })
         });
-        answer.set(Some(hs.add("answer", |_| Landing::none())));
-        bsp.am_init(hs)?;
+        answer.set(Some(hs.add::<u64, u8>("answer", |_| Landing::none())));
+        bsp.am().init(hs)?;
         // Process 0 waits on `answered`, process 1 on `asked` (moved by
         // each question); the ids travel by a put.
-        let answered = bsp.counter()?;
-        let asked = bsp.counter()?;
+        let answered = bsp.am().counter()?;
+        let asked = bsp.am().counter()?;
         let ids = Area::<CounterId>::new(bsp, 1);
         bsp.push_reg(&ids)?;
         bsp.sync()?;
@@ -81,10 +81,10 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
             for _ in 0..trips {
                 if me == 0 {
                     let c = Counters::none().tgt(theirs);
-                    bsp.am_send(1, ask, &[answered.id()], Source::<u8>::Contiguous(&[]), c)?;
-                    bsp.wait(&answered, 1)?;
+                    bsp.am().send(1, ask, &[answered.id()], &[], c)?;
+                    bsp.am().wait_counter(&answered, 1)?;
                 } else {
-                    bsp.wait(&asked, 1)?;
+                    bsp.am().wait_counter(&asked, 1)?;
                 }
             }
             if round > 0 {
@@ -92,7 +92,7 @@ fn bench_roundtrip(engine: Engine, am: bool, reps: usize, cfg: &Config) -> Resul
             }
         }
         bsp.pop_reg(&ids)?;
-        bsp.am_term()?;
+        bsp.am().term()?;
         Ok(out)
     })?;
     Ok(first(results))

@@ -1,12 +1,11 @@
 //! Counters: the [`Counters`] of a send, the [`Counter`]s of a process
 //! and the [`CounterId`]s others name them by, the completion counter of a
-//! message in flight, and [`Bsp::counter`].
+//! message in flight, and [`Am::counter`].
 
 use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
-use super::{lapi, mode::not_active, Context};
-use crate::bsp::Bsp;
+use super::{lapi, mode::not_active, Am, Context};
 use crate::error::{Error, SourceLocation};
 
 #[cfg(doc)]
@@ -35,7 +34,8 @@ impl<'a> Counters<'a> {
     }
 
     /// This process's counter that moves once the data was copied out of
-    /// the source (before `am_send` returns: the data is copied at once).
+    /// the source (before [`Am::send`] returns: the data is copied at
+    /// once).
     pub fn org(mut self, c: &'a Counter) -> Self {
         self.org = Some(c);
         self
@@ -51,7 +51,7 @@ impl<'a> Counters<'a> {
 
 // ----- counters ----------------------------------------------------------------------
 
-/// A counter of this process ([`Bsp::counter`]): it moves when the
+/// A counter of this process ([`Am::counter`]): it moves when the
 /// messages it was given to complete. Local: neither `Send` nor `Sync`.
 /// Dropping it makes its id stale: a message naming it fails on arrival.
 pub struct Counter {
@@ -95,7 +95,7 @@ unsafe impl bytemuck::Pod for CounterId {}
 
 impl Counter {
     /// The value now (moved by messages handled so far: the counter does
-    /// not dispatch; [`Bsp::wait`] and [`Bsp::probe`] do).
+    /// not dispatch; [`Am::wait_counter`] and [`Am::poll`] do).
     pub fn get(&self) -> u64 {
         self.cell.value.get()
     }
@@ -177,8 +177,9 @@ impl Context {
     }
 }
 
-impl Bsp {
-    /// A new counter of this process, at 0.
+impl Am<'_> {
+    /// A new counter of this process, at 0, valid until
+    /// [`term`](Am::term).
     ///
     /// # Errors
     ///
@@ -186,10 +187,10 @@ impl Bsp {
     #[track_caller]
     pub fn counter(&self) -> Result<Counter, Error> {
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.bsp.process();
         match p.ext.am_mut().ctx.as_mut() {
             Some(ctx) => Ok(ctx.counter()),
-            None => Err(not_active(&p, "counter", loc)),
+            None => Err(not_active(&p, "am_counter", loc)),
         }
     }
 }

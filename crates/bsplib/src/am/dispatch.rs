@@ -3,7 +3,7 @@
 //! acknowledgements), and the acknowledgements it sends back.
 
 use super::counters::bump;
-use super::handlers::{Arrival, CompletionFn, Done, Kind};
+use super::handlers::{CompletionFn, DoneParts, Kind, RawArrival};
 use super::landing::{target_blocks, Sink, To};
 use super::{
     lapi, pad8, Context, Dispatch, CHUNKED, HEADER_WORDS, KIND_ACK, KIND_AM, KIND_DATA, KIND_RMA,
@@ -277,7 +277,7 @@ impl Context {
             self.handle_c(world, m)?;
             return Ok(None);
         }
-        let arrival = Arrival {
+        let arrival = RawArrival {
             owner: self.owner,
             src: from,
             uhdr,
@@ -296,7 +296,7 @@ impl Context {
                  (every process must add the same handlers in the same order)"
             )));
         }
-        let landing = header(&arrival);
+        let landing = header(&arrival).map_err(target_err)?;
         let sink = match landing.to {
             To::None if total != 0 => {
                 return Err(target_err(format!(
@@ -304,7 +304,7 @@ impl Context {
                 )))
             }
             To::None => Sink::None,
-            To::Buffer => Sink::Buffer(vec![0; total]),
+            To::Buffer(make) => Sink::Buffer(make(total)),
             To::Area {
                 owner,
                 base,
@@ -356,20 +356,18 @@ impl Context {
         };
         if let Some(then) = pending.then {
             let kept = match pending.sink {
-                Sink::Buffer(b) => b,
-                _ => Vec::new(),
+                Sink::Buffer(b) => Some(b),
+                _ => None,
             };
             let mut sends = Vec::new();
-            let mut done = Done {
+            let parts = DoneParts {
                 src: from,
                 data: kept,
                 owner: self.owner,
                 sends: &mut sends,
                 ctx: self,
-                error: None,
             };
-            then(&mut done);
-            if let Some(e) = done.error.take() {
+            if let Some(e) = then(parts) {
                 return Err(Dispatch::Target(e));
             }
             for out in sends {

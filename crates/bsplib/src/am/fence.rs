@@ -1,11 +1,10 @@
 //! The progress points of a process in active-message mode: the dispatch
 //! of what arrived, the fence, the waits (and their checks for messages
-//! that cannot come), barrier A of a sync, and [`Bsp::wait`],
-//! [`Bsp::probe`] and [`Bsp::fence`].
+//! that cannot come), barrier A of a sync, and [`Am::wait_counter`],
+//! [`Am::poll`] and [`Am::fence`].
 
 use super::mode::not_active;
-use super::{Counter, Dispatch};
-use crate::bsp::Bsp;
+use super::{Am, Counter, Dispatch};
 use crate::engine::Interrupt;
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::process::{Loc, Process};
@@ -209,7 +208,7 @@ impl Process {
     }
 }
 
-impl Bsp {
+impl Am<'_> {
     /// Waits until `counter` reaches `n`, handling the messages that
     /// arrive meanwhile (a progress point), then subtracts `n` (LAPI's
     /// `LAPI_Waitcntr`).
@@ -220,10 +219,10 @@ impl Bsp {
     /// active-message mode or for a counter of another process; the run
     /// stopped, or its deadline passed, while waiting.
     #[track_caller]
-    pub fn wait(&mut self, counter: &Counter, n: u64) -> Result<(), Error> {
-        const CALL: &str = "am_wait";
+    pub fn wait_counter(&mut self, counter: &Counter, n: u64) -> Result<(), Error> {
+        const CALL: &str = "am_wait_counter";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.bsp.process();
         p.check_running(CALL, loc)?;
         if !p.ext.am_mut().ctx.as_ref().is_some_and(|c| c.mine(counter)) {
             return Err(not_active(&p, CALL, loc));
@@ -242,17 +241,18 @@ impl Bsp {
     }
 
     /// Handles the messages that have arrived, without waiting (LAPI's
-    /// `LAPI_Probe`).
+    /// `LAPI_Probe`): a progress point for a process that computes long
+    /// between library calls.
     ///
     /// # Errors
     ///
     /// Errors found handling them; [`ErrorKind::AmMismatch`] outside
     /// active-message mode.
     #[track_caller]
-    pub fn probe(&mut self) -> Result<(), Error> {
-        const CALL: &str = "am_probe";
+    pub fn poll(&mut self) -> Result<(), Error> {
+        const CALL: &str = "am_poll";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.bsp.process();
         p.check_running(CALL, loc)?;
         if !p.am_active() {
             return Err(not_active(&p, CALL, loc));
@@ -265,12 +265,12 @@ impl Bsp {
     ///
     /// # Errors
     ///
-    /// As for [`wait`](Bsp::wait).
+    /// As for [`wait_counter`](Am::wait_counter).
     #[track_caller]
     pub fn fence(&mut self) -> Result<(), Error> {
         const CALL: &str = "am_fence";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.bsp.process();
         p.check_running(CALL, loc)?;
         if !p.am_active() {
             return Err(not_active(&p, CALL, loc));

@@ -3,29 +3,33 @@
 //! origin's vector with LAPI's rules, and the sink that writes the data as
 //! it arrives.
 
+use std::any::Any;
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use bytemuck::Pod;
 
-use super::handlers::{CompletionFn, Done, Kind};
+use super::handlers::{CompletionFn, Done, Kind, Resolved};
 use crate::bsp::area::AreaRef;
 use crate::strided::Strided;
 
 #[cfg(doc)]
 use super::Arrival;
 
-/// Where a message's data lands on the target, and what runs once it has:
-/// returned by the header handler.
-pub struct Landing {
-    pub(super) to: To,
-    pub(super) then: Option<CompletionFn>,
+/// Where a message's data (`D`s) lands on the target, and what runs once
+/// it has: returned by the header handler.
+pub struct Landing<D> {
+    to: To,
+    then: Option<CompletionFn>,
+    data: PhantomData<fn() -> D>,
 }
 
 pub(super) enum To {
     /// Nowhere: the message must carry no data.
     None,
-    /// A library buffer handed to the completion handler.
-    Buffer,
+    /// A buffer handed to the completion handler, made for the message's
+    /// bytes (a `Vec<D>`, aligned for the `D`s).
+    Buffer(fn(usize) -> Box<dyn Buffer>),
     /// Blocks of an area of this process: its owner, base, length in
     /// bytes, the element size, the target vector, and its storage kept
     /// alive until the data has landed.
@@ -39,14 +43,39 @@ pub(super) enum To {
     },
 }
 
+/// The buffer of [`Landing::buffer`]: a `Vec<D>`, written as bytes by
+/// the dispatch and taken back as `D`s by the completion handler.
+pub(super) trait Buffer {
+    /// Its bytes, to write.
+    fn bytes_mut(&mut self) -> &mut [u8];
+    /// Itself, to take back as the `Vec<D>` it is.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<D: Pod> Buffer for Vec<D> {
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(self)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// A buffer of `bytes` bytes of `D`s (the header handler's wrapper
+/// checked that they are whole `D`s).
+fn new_buffer<D: Pod>(bytes: usize) -> Box<dyn Buffer> {
+    Box::new(vec![D::zeroed(); bytes / std::mem::size_of::<D>().max(1)])
+}
+
 /// The blocks of an area a message's data lands in, in elements of the
 /// area's type. The kind must be the origin's ([`Arrival::kind`]), with
 /// LAPI's rules: [`At`](Target::At) for contiguous data; for
-/// [`Io`](Target::Io), as many blocks as the origin, of the same byte
+/// [`Io`](Target::Io), as many blocks as the origin, of the same
 /// lengths; for [`Strided`](Target::Strided), as many blocks as the
-/// origin, of the same byte length, disjoint; for
-/// [`Generic`](Target::Generic), any blocks, the bytes flowing in order
-/// (bytes beyond the target's total are not copied).
+/// origin, of the same length, disjoint; for
+/// [`Generic`](Target::Generic), any blocks, the elements flowing in
+/// order (elements beyond the target's total are not copied).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// Contiguous, from this element.
@@ -59,46 +88,66 @@ pub enum Target {
     Generic(Vec<Range<usize>>),
 }
 
-impl Landing {
-    /// No data lands (a message with data and this landing is an error on
-    /// the target).
-    pub fn none() -> Landing {
+impl<D: Pod> Landing<D> {
+    fn to(to: To) -> Landing<D> {
         Landing {
-            to: To::None,
+            to,
             then: None,
+            data: PhantomData,
         }
     }
 
-    /// The data lands in a buffer of the library's, which the completion
-    /// handler gets ([`Done::data`]).
-    pub fn buffer() -> Landing {
-        Landing {
-            to: To::Buffer,
-            then: None,
-        }
+    /// No data lands (a message with data and this landing is an error on
+    /// the target).
+    pub fn none() -> Landing<D> {
+        Landing::to(To::None)
+    }
+
+    /// The data lands in a buffer of `D`s, which the completion handler
+    /// gets ([`Done::data`]).
+    ///
+    /// `D` is the handler's, which Rust learns from the header handler's
+    /// return type: after the completion handler's body. A body that
+    /// needs it sooner (a method of the elements) names it:
+    /// `Landing::<D>::buffer()`, or `|d: &mut Done<'_, D>|`.
+    ///
+    /// ```
+    /// use bsplib::am::{Handlers, Landing};
+    /// let mut hs = Handlers::new();
+    /// hs.add::<u8, u32>("sum", |_| {
+    ///     Landing::<u32>::buffer().then(|d| println!("{}", d.data().iter().sum::<u32>()))
+    /// });
+    /// ```
+    pub fn buffer() -> Landing<D> {
+        Landing::to(To::Buffer(new_buffer::<D>))
     }
 
     /// The data lands in `target` of `area`, an area of this process
     /// (registered or not: the target's own handler names it).
-    pub fn into<T: Pod>(area: &AreaRef<T>, target: Target) -> Landing {
-        Landing {
-            to: To::Area {
-                owner: area.owner(),
-                base: area.ptr(),
-                bytes: area.size_bytes(),
-                size: std::mem::size_of::<T>(),
-                target,
-                _keep: area.keepalive(),
-            },
-            then: None,
-        }
+    pub fn into(area: &AreaRef<D>, target: Target) -> Landing<D> {
+        Landing::to(To::Area {
+            owner: area.owner(),
+            base: area.ptr(),
+            bytes: area.size_bytes(),
+            size: std::mem::size_of::<D>(),
+            target,
+            _keep: area.keepalive(),
+        })
     }
 
     /// Runs `completion` on the target once the data has landed (before
     /// the target counter moves).
-    pub fn then(mut self, completion: impl FnOnce(&mut Done<'_>) + 'static) -> Landing {
-        self.then = Some(Box::new(completion));
+    pub fn then(mut self, completion: impl FnOnce(&mut Done<'_, D>) + 'static) -> Landing<D> {
+        self.then = Some(Box::new(move |parts| Done::run(parts, completion)));
         self
+    }
+
+    /// The landing with its type erased, for the dispatch.
+    pub(super) fn resolve(self) -> Resolved {
+        Resolved {
+            to: self.to,
+            then: self.then,
+        }
     }
 }
 
@@ -107,7 +156,7 @@ pub(super) enum Sink {
     /// Nowhere (the message has none).
     None,
     /// A buffer for the completion handler.
-    Buffer(Vec<u8>),
+    Buffer(Box<dyn Buffer>),
     /// Blocks `(offset, len)` of an area from `base`, filled in order;
     /// bytes beyond them are dropped (GENERIC); `_keep` holds the area.
     Blocks {
@@ -122,7 +171,7 @@ impl Sink {
     pub(super) fn deliver(&mut self, offset: usize, bytes: &[u8]) {
         match self {
             Sink::None => {}
-            Sink::Buffer(b) => b[offset..offset + bytes.len()].copy_from_slice(bytes),
+            Sink::Buffer(b) => b.bytes_mut()[offset..offset + bytes.len()].copy_from_slice(bytes),
             Sink::Blocks { base, blocks, .. } => {
                 let (mut skip, mut left) = (offset, bytes);
                 for &(at, n) in blocks.iter() {

@@ -1,6 +1,6 @@
 //! Sending: the [`Source`] of a message's data, the record a send builds
 //! (its arguments checked with LAPI's codes, large data cut into `DATA`
-//! records), its posting behind the backlogs, and [`Bsp::am_send`].
+//! records), its posting behind the backlogs, and [`Am::send`].
 
 use std::ops::Range;
 use std::rc::Rc;
@@ -8,12 +8,13 @@ use std::rc::Rc;
 use bytemuck::Pod;
 
 use super::counters::bump;
+use super::handlers::Named;
 use super::mode::not_active;
 use super::{
-    pad8, Cmpl, Context, Counters, Handler, CHUNKED, EAGER, EPOCH, HEADER_WORDS, KIND_AM,
+    pad8, Am, Cmpl, Context, Counters, Handler, CHUNKED, EAGER, EPOCH, HEADER_WORDS, KIND_AM,
     KIND_DATA, MAX_DATA, MAX_UHDR, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
 };
-use crate::bsp::{pid_arg, Bsp};
+use crate::bsp::pid_arg;
 use crate::engine::{Interrupt, World};
 use crate::error::{Error, ErrorKind, SourceLocation};
 use crate::strided::Strided;
@@ -21,7 +22,11 @@ use crate::strided::Strided;
 // ----- what the origin sends -----------------------------------------------------
 
 /// A message's data on the origin, copied at the send (so the origin
-/// counter moves before [`Bsp::am_send`] returns).
+/// counter moves before [`Am::send`] returns).
+///
+/// A slice, an array or a `Vec` of `T`s is a contiguous source
+/// ([`From`]): `send` takes `&data` for [`Contiguous`](Source::Contiguous)
+/// and `&[]` for no data.
 #[derive(Clone, Copy, Debug)]
 pub enum Source<'a, T> {
     /// One block.
@@ -33,6 +38,24 @@ pub enum Source<'a, T> {
     /// Element ranges of a slice, the bytes flowing in order into the
     /// target's blocks (`LAPI_GEN_GENERIC`).
     Generic(&'a [T], &'a [Range<usize>]),
+}
+
+impl<'a, T> From<&'a [T]> for Source<'a, T> {
+    fn from(s: &'a [T]) -> Self {
+        Source::Contiguous(s)
+    }
+}
+
+impl<'a, T, const N: usize> From<&'a [T; N]> for Source<'a, T> {
+    fn from(s: &'a [T; N]) -> Self {
+        Source::Contiguous(s)
+    }
+}
+
+impl<'a, T> From<&'a Vec<T>> for Source<'a, T> {
+    fn from(s: &'a Vec<T>) -> Self {
+        Source::Contiguous(s)
+    }
 }
 
 // ----- the context ---------------------------------------------------------------
@@ -58,7 +81,7 @@ impl Context {
     pub(super) fn build<T: Pod>(
         &self,
         pid: usize,
-        handler: Handler,
+        handler: Named,
         uhdr: &[u8],
         src: &Source<'_, T>,
         counters: &Counters<'_>,
@@ -319,11 +342,37 @@ impl Context {
     }
 }
 
-impl Bsp {
+impl Am<'_> {
     /// Sends an active message to process `pid` (itself included): the
-    /// user header `uhdr` and the data of `src`, both copied now (so the
-    /// `org` counter moves before this returns). The target's header
-    /// handler `handler` runs at its next progress point.
+    /// header `header` and the data `data`, both copied now (so the `org`
+    /// counter moves before this returns). The target's header handler
+    /// `handler` runs at its next progress point. The data is a
+    /// [`Source`] of `D`s, or converts to one: `&data` for a slice, an
+    /// array or a `Vec`, `&[]` for none.
+    ///
+    /// ```
+    /// use bsplib::am::{Counters, Handlers, Landing, Target};
+    /// use bsplib::Area;
+    /// bsplib::run(1, |bsp| {
+    ///     let area = Area::<u64>::new(bsp, 8);
+    ///     let to = area.am_ref();
+    ///     let mut hs = Handlers::new();
+    ///     // A header of one `u32` (where the data goes), data of `u64`s.
+    ///     let put = hs.add::<u32, u64>("put", move |a| {
+    ///         Landing::into(&to, Target::At(a.header()[0] as usize))
+    ///     });
+    ///     let nothing = hs.add::<u8, u8>("nothing", |_| Landing::none());
+    ///     bsp.am().init(hs)?;
+    ///     bsp.am().send(0, put, &[2], &[7u64, 8], Counters::none())?;
+    ///     let v: Vec<u64> = vec![1, 3];
+    ///     bsp.am().send(0, put, &[6], &v, Counters::none())?;
+    ///     bsp.am().send(0, nothing, &[1], &[], Counters::none())?; // no data
+    ///     bsp.sync()?;
+    ///     assert_eq!(area.as_slice(bsp), [0, 0, 7, 8, 0, 0, 1, 3]);
+    ///     bsp.am().term()
+    /// })?;
+    /// # Ok::<(), bsplib::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -339,26 +388,33 @@ impl Bsp {
     ///
     /// # BSP cost
     ///
-    /// `uhdr` and the data's bytes towards this process's outgoing and
-    /// `pid`'s incoming h-relation of this superstep.
+    /// The header's and the data's bytes towards this process's outgoing
+    /// and `pid`'s incoming h-relation of this superstep.
     #[track_caller]
-    pub fn am_send<T: Pod, U: Pod>(
+    pub fn send<'d, H: Pod, D: Pod>(
         &self,
         pid: usize,
-        handler: Handler,
-        uhdr: &[U],
-        src: Source<'_, T>,
+        handler: Handler<H, D>,
+        header: &[H],
+        data: impl Into<Source<'d, D>>,
         counters: Counters<'_>,
     ) -> Result<(), Error> {
         const CALL: &str = "am_send";
         let loc = Some(SourceLocation::caller());
-        let mut p = self.process();
+        let mut p = self.bsp.process();
         p.check_running(CALL, loc)?;
         let Some(mut ctx) = p.ext.am_mut().ctx.take() else {
             return Err(not_active(&p, CALL, loc));
         };
         let pid = usize::try_from(pid_arg(pid)).unwrap_or(usize::MAX);
-        let built = ctx.build(pid, handler, bytemuck::cast_slice(uhdr), &src, &counters);
+        let src = data.into();
+        let built = ctx.build(
+            pid,
+            handler.named,
+            bytemuck::cast_slice(header),
+            &src,
+            &counters,
+        );
         let r = match built {
             Ok(out) => ctx
                 .send(&p.world, out)

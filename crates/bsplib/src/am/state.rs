@@ -128,8 +128,9 @@ fn after_barrier(p: &mut Process, all: u32, call: &'static str, loc: Loc) -> Res
         p.rewatch::<AmState>();
         return Err(p.fail(
             ErrorKind::AmMismatch {
-                detail: "some processes entered or left active-message mode (am_init, \
-                         am_term) and others made a plain sync"
+                detail: "some processes entered or left active-message mode (am().init, \
+                         am().term, rma().init, rma().term or their C calls) and others made \
+                         a plain sync"
                     .into(),
             },
             call,

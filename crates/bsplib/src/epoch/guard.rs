@@ -139,7 +139,7 @@ impl<'a> Rma<'a> {
     /// (and serving what arrives for this process) while another process
     /// holds it. The epoch's transfers travel as records that `pid`
     /// applies at its next progress point (any `&mut Bsp` call: a sync's
-    /// barrier, an epoch call, [`probe`](Bsp::probe)), as MPI
+    /// barrier, an epoch call, [`am().poll`](crate::am::Am::poll)), as MPI
     /// implementations without a progress thread do;
     /// [`unlock`](Lock::unlock) returns once `pid` applied them all. A
     /// process holds one lock at a time (of an area or a window).

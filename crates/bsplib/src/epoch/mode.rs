@@ -36,13 +36,13 @@ impl Bsp {
 impl Rma<'_> {
     /// Enters one-sided mode: collective, a sync. Post/start/complete/wait
     /// ([`epoch`](Rma::epoch)) and locks ([`lock`](Rma::lock)) need it. It
-    /// is active-message mode with no handlers ([`am_init`](Bsp::am_init)
+    /// is active-message mode with no handlers ([`am().init`](crate::am::Am::init)
     /// enables the epochs too): the epochs travel on that path, and every
     /// sync serves what arrives while it waits.
     ///
     /// # Errors
     ///
-    /// As for [`am_init`](Bsp::am_init).
+    /// As for [`am().init`](crate::am::Am::init).
     ///
     /// # BSP cost
     ///
@@ -56,11 +56,11 @@ impl Rma<'_> {
     }
 
     /// Leaves one-sided mode: collective, a sync (see
-    /// [`am_term`](Bsp::am_term)).
+    /// [`am().term`](crate::am::Am::term)).
     ///
     /// # Errors
     ///
-    /// As for [`am_term`](Bsp::am_term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
+    /// As for [`am().term`](crate::am::Am::term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
     /// epoch is open.
     ///
     /// # BSP cost
@@ -68,7 +68,7 @@ impl Rma<'_> {
     /// One sync.
     #[track_caller]
     pub fn term(&mut self) -> Result<(), Error> {
-        self.bsp.am_term()
+        self.bsp.am().term()
     }
 }
 

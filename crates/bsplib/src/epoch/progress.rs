@@ -15,8 +15,8 @@ impl Process {
         }
         Err(self.fail(
             ErrorKind::NoEpoch {
-                detail: "not in one-sided mode (rma_init / bsp_rma_init first, or am_init / \
-                         LAPI_Init)"
+                detail: "not in one-sided mode (bsp.rma().init() / bsp_rma_init first, or \
+                         bsp.am().init() / LAPI_Init)"
                     .into(),
             },
             call,

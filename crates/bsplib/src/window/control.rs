@@ -71,8 +71,8 @@ impl Window<u8> {
         if let Some(mpi) = world.rendezvous() {
             let ctl = mpi.control().ok_or_else(|| ErrorKind::Startup {
                 detail: "on mpi, epochs and locks of registered areas need one-sided mode \
-                         from rma_init or bsp_rma_init (am_init alone does not make their \
-                         control window)"
+                         from bsp.rma().init() or bsp_rma_init (bsp.am().init() or LAPI_Init \
+                         alone does not make their control window)"
                     .into(),
             })?;
             if ctl.in_node() {
