@@ -138,3 +138,10 @@ pub use rma::op::Op;
 pub use runtime::{available_processes, run, Runtime};
 pub use strided::{Piece, Strided};
 pub use window::{Local, LocalMut, WinEpoch, WinLock, Window};
+
+/// The README's Rust examples (the repository's and the crate's), compiled
+/// and run as doc-tests so that they stay true to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

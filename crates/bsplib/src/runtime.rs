@@ -372,7 +372,7 @@ impl Runtime {
 
     /// The number of processes the run will have (the engine may give fewer
     /// than requested, as `bsp_begin` allows; on `mpi`, at most the ranks
-    /// of the job).
+    /// of the job; on `serial`, 1, the run refusing a request of more).
     pub fn nprocs(&self) -> usize {
         match self.engine {
             Engine::Serial => self.nprocs.min(1),
@@ -441,7 +441,10 @@ impl Runtime {
     /// also stops, naming the calling process and its superstep);
     /// [`ErrorKind::Startup`] when the engine cannot start (the `mpi`
     /// engine in a build without it, a bad `BSPLIB_ENGINE` or
-    /// `BSPLIB_DEADLINE` for [`Runtime::from_env`]). On `processes`:
+    /// `BSPLIB_DEADLINE` for [`Runtime::from_env`], the `serial` engine
+    /// asked for more than one process, or an engine other than `mpi` in
+    /// a program an MPI launcher started as one rank of several). On
+    /// `processes`:
     /// [`ErrorKind::Died`] when a process dies (a signal, or `exit`), or
     /// leaves a result that does not decode; [`ErrorKind::ThreadsAtFork`]
     /// (call `bsp_begin`, process 0, superstep 0) when the run has more
