@@ -12,6 +12,18 @@
 //!   [`Bsp::qsize`], [`Bsp::get_tag`], [`Bsp::move_payload`] and
 //!   [`Bsp::hpmove`].
 //!
+//! Every transfer takes its arguments in one order: the target process,
+//! where (an area and an offset, in elements), the data
+//! (`bsp.put(pid, &x, offset, &src)`, `bsp.get(pid, &x, offset,
+//! y.range(a..b))`). Beyond BSPlib, each extension is reached through an
+//! accessor on the handle or is a type of its own:
+//! [`bsp.collectives()`](Bsp::collectives) (broadcast, gather, reductions,
+//! scans), [`bsp.am()`](Bsp::am) (LAPI's active messages and counters),
+//! [`bsp.rma()`](Bsp::rma) (MPI-2's epochs and locks on areas),
+//! [`Window`] (one-sided memory with passive-target locks),
+//! [`Bsp::accumulate`], the strided and vector transfers, and
+//! [`Bsp::sync_with`] (fence hints).
+//!
 //! The semantics are those of the BSPlib paper (Hill, McColl et al., 1997)
 //! and its manual pages, corners included: puts copy their source at the
 //! call; gets read the remote value at the end of the superstep and are
@@ -131,6 +143,7 @@ pub use codec::Portable;
 pub use collectives::level1;
 pub use collectives::{Algorithm, Collectives, Reducible};
 pub use engine::Engine;
+#[doc(no_inline)]
 pub use epoch::{Epoch, Lock, LockKind};
 pub use error::{Error, ErrorKind, SourceLocation};
 pub use hints::Hints;
