@@ -161,12 +161,17 @@ impl Launch {
             Engine::Processes => runtime.world(World::processes(n), loc)?,
             #[cfg(feature = "mpi")]
             Engine::Mpi => {
-                let (n, member) = crate::engine::start::mpi::join(n, false)
-                    .map_err(|d| Error::startup(d, loc))?;
+                let (n, member, settings) =
+                    crate::engine::start::mpi::join(n, false, &runtime.settings_bytes())
+                        .map_err(|d| Error::startup(d, loc))?;
                 match member {
                     Some((pid, engine)) => {
                         rank_pid = Some(pid);
-                        runtime.world(World::mpi(n, engine), loc)?
+                        // Process 0's run-wide settings, whatever this
+                        // host's environment.
+                        runtime
+                            .agreed(&settings)
+                            .world(World::mpi(n, engine), loc)?
                     }
                     // A rank the run has no process for ends here.
                     None => crate::engine::start::mpi::finalize_and_exit(),

@@ -564,6 +564,8 @@ where
 
 mod process;
 mod report;
+#[cfg(feature = "mpi")]
+mod settings;
 mod start;
 
 #[cfg(feature = "raw")]

@@ -79,6 +79,9 @@ supersteps. The exit status is the program's (128 + signal if killed).
 The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
 choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
 \"--oversubscribe --bind-to none\"), e.g. \"--hostfile hosts\" for a cluster.
+It passes every BSPLIB_ setting that is set (the ones above, and
+BSPLIB_WINDOW_MEMORY, BSPLIB_MPI_SHARED_WINDOWS, BSPLIB_MACHINE) to every
+host with -x; the run takes process 0's in any case.
 ",
         ENGINES.join(", ")
     )
@@ -299,12 +302,16 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     if inv.nprocs.is_some() {
         command.args(["-x", "BSPLIB_NPROCS"]);
     }
-    if inv.profile.is_some() {
-        command.args(["-x", "BSPLIB_PROFILE"]);
-    }
+    // Every run-wide setting, to every host (the library also takes them
+    // from process 0 at the start: engine/mpi/README.md, "Start").
     for (on, var) in [
+        (inv.profile.is_some(), "BSPLIB_PROFILE"),
         (inv.check, "BSPLIB_CHECK"),
         (inv.progress, "BSPLIB_PROGRESS"),
+        (inv.deadline.is_some(), "BSPLIB_DEADLINE"),
+        (false, "BSPLIB_WINDOW_MEMORY"),
+        (false, "BSPLIB_MPI_SHARED_WINDOWS"),
+        (false, "BSPLIB_MACHINE"),
     ] {
         if on || std::env::var_os(var).is_some() {
             command.args(["-x", var]);

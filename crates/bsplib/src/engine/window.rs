@@ -21,16 +21,41 @@
 pub(crate) use super::mpi::win::{MpiWin, NodeWin};
 pub(crate) use super::processes::{futex_wait, futex_wake};
 
+/// The window memory per process the run agreed on (`mpi`: process 0's
+/// `BSPLIB_WINDOW_MEMORY`, `engine/mpi/README.md`, "Start"); 0 when the
+/// environment of this process decides.
+static AGREED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `BSPLIB_WINDOW_MEMORY` in this process's environment, in bytes.
+pub(crate) fn memory_from_env() -> Option<usize> {
+    std::env::var("BSPLIB_WINDOW_MEMORY")
+        .ok()
+        .and_then(|v| super::processes::parse_size(&v))
+}
+
+/// Sets the window memory per process every process of the run uses
+/// (`None`: the default for the run's size), in place of the
+/// environment's: the `mpi` start, with process 0's setting.
+#[cfg(feature = "mpi")]
+pub(crate) fn agree_memory(bytes: Option<usize>) {
+    AGREED.store(
+        bytes.map_or(usize::MAX, |b| b.max(1)),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 /// The bytes of each process's region: `BSPLIB_WINDOW_MEMORY` if set
-/// (suffixes `K`, `M`, `G`),
+/// (suffixes `K`, `M`, `G`; process 0's on `mpi`),
 /// else 1 GiB for up to 16 processes and 16 GiB shared out among more
 /// (at least 16 MiB each): address space only, until windows are used.
 pub(crate) fn per_process(nprocs: usize) -> usize {
     const GIB: usize = 1 << 30;
-    if let Some(bytes) = std::env::var("BSPLIB_WINDOW_MEMORY")
-        .ok()
-        .and_then(|v| super::processes::parse_size(&v))
-    {
+    let bytes = match AGREED.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => memory_from_env(),
+        usize::MAX => None,
+        b => Some(b),
+    };
+    if let Some(bytes) = bytes {
         return bytes.next_multiple_of(4096).max(4096);
     }
     (16 * GIB / nprocs.max(1)).clamp(16 << 20, GIB) & !4095

@@ -205,7 +205,10 @@ impl Runtime {
     {
         use crate::engine::start::mpi;
         self.check_start(loc)?;
-        let (n, member) = mpi::join(self.nprocs, true).map_err(|d| Error::startup(d, loc))?;
+        let (n, member, settings) = mpi::join(self.nprocs, true, &self.settings_bytes())
+            .map_err(|d| Error::startup(d, loc))?;
+        // Process 0's run-wide settings, whatever this host's environment.
+        let agreed = self.agreed(&settings);
         if n == 0 {
             return Err(Error::new(ErrorKind::NoProcesses, "bsp_begin", 0, 0, loc));
         }
@@ -215,7 +218,7 @@ impl Runtime {
         // their syncs with an error, see `mpi::Mpi::finish`).
         let mut mine = Vec::new();
         if let Some((pid, engine)) = member {
-            let world = Arc::new(self.world(World::mpi(n, engine), loc)?);
+            let world = Arc::new(agreed.world(World::mpi(n, engine), loc)?);
             let result = process_main(pid, &world, Instant::now(), &spmd);
             world.finish_mpi(pid);
             crate::progress::finish();

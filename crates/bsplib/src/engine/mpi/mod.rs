@@ -192,15 +192,32 @@ pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
 /// number of processes, and for a rank that takes part its pid and engine.
 /// `values`: errors are returned as values (the Rust front door) rather
 /// than ending the job (module docs).
+///
+/// `settings` are the front door's run-wide settings, opaque here: rank
+/// 0's travel with its request and every rank gets them back (the last
+/// element of the result), so the run agrees on them whatever each
+/// host's environment says (`README.md`, "Start").
+#[allow(clippy::type_complexity)]
 pub(crate) fn join(
     requested: usize,
     values: bool,
-) -> Result<(usize, Option<(usize, Mpi)>), String> {
+    settings: &[u8],
+) -> Result<(usize, Option<(usize, Mpi)>, Vec<u8>), String> {
     init()?;
     NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
-    let mut req = requested as u64;
-    world.process_at_rank(0).broadcast_into(&mut req);
+    let root = world.process_at_rank(0);
+    let mut head = [requested as u64, settings.len() as u64];
+    root.broadcast_into(&mut head[..]);
+    let [req, len] = head;
+    let mut agreed = if world.rank() == 0 {
+        settings.to_vec()
+    } else {
+        vec![0u8; len as usize]
+    };
+    if len > 0 {
+        root.broadcast_into(&mut agreed[..]);
+    }
     let n = (req as usize).min(world.size() as usize);
     let rank = world.rank() as usize;
     let color = if rank < n {
@@ -209,7 +226,11 @@ pub(crate) fn join(
         Color::undefined()
     };
     let comm = world.split_by_color(color);
-    Ok((n, comm.map(|comm| (rank, Mpi::new(comm, n, values)))))
+    Ok((
+        n,
+        comm.map(|comm| (rank, Mpi::new(comm, n, values))),
+        agreed,
+    ))
 }
 
 /// What one rank received on one channel.
