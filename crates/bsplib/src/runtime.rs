@@ -53,7 +53,8 @@ impl Runtime {
     /// A run of `nprocs` processes (`bsp_begin(maxprocs)`) on the default
     /// engine, `threads`, whatever the environment says: the same call
     /// gives the same run everywhere. [`Runtime::from_env`] lets the
-    /// environment choose.
+    /// environment choose. `usize::MAX` asks for every process there is
+    /// ([`nprocs`](Runtime::nprocs)).
     ///
     /// # Errors
     ///
@@ -373,9 +374,16 @@ impl Runtime {
     /// The number of processes the run will have (the engine may give fewer
     /// than requested, as `bsp_begin` allows; on `mpi`, at most the ranks
     /// of the job; on `serial`, 1, the run refusing a request of more).
+    /// `usize::MAX` asks for every process there is: the job's ranks on
+    /// `mpi`, [`available_processes`] on `threads` and `processes`, 1 on
+    /// `serial`.
     pub fn nprocs(&self) -> usize {
         match self.engine {
             Engine::Serial => self.nprocs.min(1),
+            // "As many as there are": the hardware threads.
+            Engine::Threads | Engine::Processes if self.nprocs == usize::MAX => {
+                available_processes()
+            }
             Engine::Threads | Engine::Processes => self.nprocs,
             #[cfg(feature = "mpi")]
             Engine::Mpi => {

@@ -206,3 +206,20 @@ fn serial_gives_one_process_for_one_or_for_every_process_there_is() {
         assert_eq!(launched(Engine::Serial, p).unwrap(), 1, "{p}");
     }
 }
+
+/// `usize::MAX` asks for every process there is: the hardware threads on
+/// `threads` and `processes` (not 2^64 processes' bookkeeping).
+#[test]
+fn usize_max_is_every_process_there_is() {
+    if std::env::var("BSPLIB_ENGINE").as_deref() == Ok("mpi") {
+        return; // the job's ranks, the harness's mpi mode checks that
+    }
+    let n = bsplib::available_processes();
+    let r = bsplib::Runtime::new(usize::MAX)
+        .run(|bsp| Ok(bsp.nprocs()))
+        .unwrap();
+    assert_eq!(r, vec![n; n]);
+    // (A run on processes would fork this multi-threaded test binary.)
+    let processes = bsplib::Runtime::new(usize::MAX).engine(bsplib::Engine::Processes);
+    assert_eq!(processes.nprocs(), n);
+}
