@@ -106,7 +106,7 @@ fn guard<T>(call: &'static str, f: impl FnOnce() -> T) -> T {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            eprintln!("bsplib: internal error in {call}: {what}");
+            eprint_line(&format!("bsplib: internal error in {call}: {what}\n"));
             terminate(1)
         }
     }
@@ -232,7 +232,7 @@ fn fail(err: Error) -> ! {
     if bsplib::launch::in_foreign_process() {
         // A process the program forked itself: say what it did wrong, but
         // leave the run alone.
-        eprintln!("bsplib: {err}");
+        eprint_line(&format!("bsplib: {err}\n"));
         terminate(1)
     }
     match startup::launch() {
@@ -248,7 +248,7 @@ fn fail(err: Error) -> ! {
             unsafe { launch.stop() };
             startup::end_others(&launch);
         }
-        None => eprintln!("bsplib: {err}"),
+        None => eprint_line(&format!("bsplib: {err}\n")),
     }
     terminate(1)
 }
@@ -952,4 +952,12 @@ pub unsafe extern "C" fn bsplib_abort_message(
         unsafe { &mut *p }.bsp().raw().at(loc).abort(text.clone())
     });
     fail(err)
+}
+
+/// Writes `line` (its newline included) to standard error in one write:
+/// `eprintln!` writes each formatted piece on its own, and the pieces of
+/// several processes' lines would interleave.
+fn eprint_line(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }

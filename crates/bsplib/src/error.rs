@@ -738,3 +738,21 @@ fn overlap_memory(slot: u64) -> String {
         format!("the area in registration slot {slot}")
     }
 }
+
+/// Writes `line` (a whole line, its newline included) to standard error
+/// in one `write`, retrying short writes: a line of the library is never
+/// cut into pieces that interleave with other processes' output (on one
+/// host, or relayed from several), and no lock of the standard library
+/// is taken (this runs at exit too). `eprintln!` writes each formatted
+/// piece on its own.
+pub(crate) fn eprint_line(line: &str) {
+    let mut bytes = line.as_bytes();
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live buffer to a descriptor.
+        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            return;
+        }
+        bytes = &bytes[n as usize..];
+    }
+}

@@ -60,7 +60,7 @@ impl World {
         }
         match self.failure() {
             Some(err) if self.reported().claim() => {
-                eprintln!("bsplib: {err}");
+                crate::error::eprint_line(&format!("bsplib: {err}\n"));
                 self.reported().done();
                 true
             }

@@ -22,7 +22,7 @@ pub(crate) fn report(world: &World) -> bool {
                 ""
             };
             let line = format!("{erase}bsplib: {err}\n");
-            write_stderr(line.as_bytes());
+            crate::error::eprint_line(&line);
             state.done();
             true
         }
@@ -30,17 +30,5 @@ pub(crate) fn report(world: &World) -> bool {
             state.wait(std::time::Duration::from_secs(1));
             false
         }
-    }
-}
-
-/// Writes `bytes` to file descriptor 2, retrying short writes.
-fn write_stderr(mut bytes: &[u8]) {
-    while !bytes.is_empty() {
-        // SAFETY: writes from a live buffer to a descriptor.
-        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
-        if n <= 0 {
-            return;
-        }
-        bytes = &bytes[n as usize..];
     }
 }

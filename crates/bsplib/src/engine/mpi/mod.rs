@@ -594,9 +594,8 @@ impl Mpi {
 
 /// More than one rank may receive in one superstep.
 fn too_much(total: usize) -> ! {
-    eprintln!(
-        "bsplib: bsp_sync: this superstep delivers more than {CAPACITY} bytes to one process, more than MPI_Alltoallv can ({} words)",
-        total
-    );
+    crate::error::eprint_line(&format!(
+        "bsplib: bsp_sync: this superstep delivers more than {CAPACITY} bytes to one process, more than MPI_Alltoallv can ({total} words)\n"
+    ));
     abort()
 }
