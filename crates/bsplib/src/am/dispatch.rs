@@ -391,9 +391,8 @@ impl Context {
             let completed = guard::catch(
                 Some(world),
                 |m| {
-                    let message = format!(
-                        "the completion handler of a message from process {from}: {m}"
-                    );
+                    let message =
+                        format!("the completion handler of a message from process {from}: {m}");
                     Error::new(ErrorKind::Panicked { message }, call, pid, superstep, loc)
                 },
                 || then(parts),

@@ -184,7 +184,9 @@ impl Runtime {
             // ended; nothing to stop).
             let decode = guard::panicked("Portable::decode", pid, 0, loc);
             let r = guard::catch(None, decode, || {
-                shared.result(pid).and_then(|mut bytes| R::decode(&mut bytes))
+                shared
+                    .result(pid)
+                    .and_then(|mut bytes| R::decode(&mut bytes))
             })
             .unwrap_or_else(|panic| panic.resume())
             .ok_or_else(|| no_result(pid))?;
