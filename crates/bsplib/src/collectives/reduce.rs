@@ -207,6 +207,15 @@ impl Collectives<'_> {
     /// As for [`broadcast`](Collectives::broadcast) (closures are not compared
     /// across processes).
     ///
+    /// # Panics
+    ///
+    /// If `f` panics, on the process where it does: the run fails with
+    /// [`ErrorKind::Panicked`] naming this call, the process and the
+    /// caller's line (every other process leaves this collective, or its
+    /// next call, with an error; none waits), and the panic goes on. A
+    /// program that catches it finds the run stopped: its later calls
+    /// return an error.
+    ///
     /// # BSP cost
     ///
     /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
@@ -247,6 +256,10 @@ impl Collectives<'_> {
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///
+    /// # Panics
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
     /// # BSP cost
     ///
     /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
@@ -254,7 +267,8 @@ impl Collectives<'_> {
     /// on every process; or two (reduce-scatter, then all-gather),
     /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications; on
     /// `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
-    /// `MPI_Allgatherv` (the same counts).
+    /// `MPI_Allgatherv` (the same counts), with a barrier between them
+    /// (a process whose `f` panicked leaves it to no one).
     ///
     /// # Examples
     ///

@@ -75,6 +75,10 @@ impl Collectives<'_> {
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///
+    /// # Panics
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
     /// # BSP cost
     ///
     /// One superstep: process `i` sends `n` bytes to each of the `p - 1 -
@@ -107,6 +111,10 @@ impl Collectives<'_> {
     /// x(i-1)`; process 0 gets `None`.
     ///
     /// # Errors
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
+    /// # Panics
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///

@@ -8,7 +8,6 @@ use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use super::{Loc, Process};
-use crate::bsp::AbortUnwind;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 
@@ -62,11 +61,10 @@ pub(crate) fn catch<T>(
         Err(payload) => payload,
     };
     let error = error(panic_message(&*payload));
-    // `Bsp::abort` unwinds too: the run already has its error.
-    if !payload.is::<AbortUnwind>() {
-        if let Some(world) = world {
-            world.fail_in_barrier(error.clone());
-        }
+    // (`Bsp::abort` unwinds too, but no callback can reach a `Bsp`: a
+    // handler or a closure runs while the handle is borrowed, or after it.)
+    if let Some(world) = world {
+        world.fail_in_barrier(error.clone());
     }
     Err(Panic { error, payload })
 }
