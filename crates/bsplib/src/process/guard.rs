@@ -14,7 +14,8 @@ use crate::error::{Error, ErrorKind};
 /// A panic of user code, caught: the run's error it became, and the
 /// payload, to resume once the library's state is consistent.
 pub(crate) struct Panic {
-    error: Error,
+    /// Boxed: a `Result<T, Panic>` stays small on the path without panic.
+    error: Box<Error>,
     payload: Box<dyn Any + Send>,
 }
 
@@ -66,7 +67,10 @@ pub(crate) fn catch<T>(
     if let Some(world) = world {
         world.fail_in_barrier(error.clone());
     }
-    Err(Panic { error, payload })
+    Err(Panic {
+        error: Box::new(error),
+        payload,
+    })
 }
 
 /// The error of a panic of user code run by process `pid` in `superstep`
