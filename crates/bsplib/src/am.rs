@@ -257,6 +257,15 @@ pub(crate) struct Context {
     nprocs: usize,
     owner: (u64, usize),
     handlers: Vec<(u32, HeaderFn)>,
+    /// The handlers' names, by index (for the error of one that panics).
+    names: Vec<String>,
+    /// The call whose progress point dispatches now, as errors name it,
+    /// and its caller's line: a handler that panics is that call's error.
+    site: (&'static str, crate::process::Loc),
+    /// A handler's panic, caught by the dispatch (`process/guard.rs`): the
+    /// run has failed; the progress point resumes it once the context is
+    /// back in its slot.
+    panicked: Option<crate::process::guard::Panic>,
     /// Counters of this process by index: generation and the cell.
     counters: Vec<(u32, Weak<CounterCell>)>,
     /// Sequence numbers: the last sent to each process, the last handled
@@ -317,6 +326,7 @@ impl Context {
     fn new(p: &mut Process, handlers: Handlers) -> Context {
         p.ext.am_mut().sessions = p.ext.am_mut().sessions.wrapping_add(1);
         let n = p.nprocs;
+        let names = handlers.list.iter().map(|(name, _)| name.clone()).collect();
         Context {
             pid: p.pid,
             nprocs: n,
@@ -326,6 +336,9 @@ impl Context {
                 .into_iter()
                 .map(|(name, h)| (name_hash(&name), h))
                 .collect(),
+            names,
+            site: ("bsp_sync", None),
+            panicked: None,
             counters: Vec::new(),
             sent: vec![0; n],
             handled: vec![0; n],

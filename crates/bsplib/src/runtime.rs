@@ -461,6 +461,15 @@ impl Runtime {
     /// [`fork_with_threads`](Runtime::fork_with_threads). The threads are
     /// counted by the kernel's account (`/proc/self/stat`); where that
     /// cannot be read the count is unknown and the run is not refused.
+    ///
+    /// # Panics
+    ///
+    /// If a result's [`Portable::decode`] panics (the panic goes on, after
+    /// every process ended). A panic of `spmd` is the run's error
+    /// ([`ErrorKind::Panicked`]), as is a panic of [`Portable::encode`]
+    /// where a process encodes its result (`processes`, `mpi`): the run
+    /// fails, naming `Portable::encode` and the process, and on `mpi`
+    /// the panic goes on in that rank after the results were gathered.
     #[track_caller]
     pub fn run<R, F>(&self, spmd: F) -> Result<Vec<R>, Error>
     where

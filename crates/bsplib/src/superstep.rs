@@ -115,12 +115,13 @@ impl Process {
             })
             .and_then(|()| self.hook_desc_check(loc));
         if result.is_err() {
-            self.poisoned = true;
-            self.inbox.clear();
             // Another process may still be copying from our `put_owned`
             // data (the sync ended early here, not at its last barrier).
-            for data in self.owned.drain(..) {
-                std::mem::forget(data);
+            self.poison();
+            if self.caught.is_some() {
+                // User code panicked while this sync waited: the sync did
+                // its part, the run has failed; the panic goes on.
+                self.resume_caught();
             }
         } else {
             self.owned.clear();
@@ -159,7 +160,13 @@ impl Process {
             m.set_check(self.hook_desc_hash());
         }
         let all = match steps {
-            Some(s) => (s.barrier)(self, flags, CALL, loc)?,
+            Some(s) => {
+                let all = (s.barrier)(self, flags, CALL, loc)?;
+                if self.caught.is_some() {
+                    return Err(self.leave_after_panic(all, q, loc));
+                }
+                all
+            }
             None => self
                 .world
                 .barrier(&mut self.episode, flags)
@@ -230,6 +237,23 @@ impl Process {
             unsafe { self.world.mailbox(self.pid).owner(q) }.clear();
             self.dirty[q] = false;
         }
+    }
+
+    /// User code panicked while this process waited in barrier A (a
+    /// handler; the run has failed, `process/guard.rs`), and the barrier
+    /// completed: on `mpi`, where the others may go on to deliver the
+    /// superstep's streams in MPI collectives, the process joins that
+    /// delivery with the streams it published, and the replies' with
+    /// empty streams, as a sync that fails after barrier A does. Its
+    /// error, to return.
+    #[cold]
+    fn leave_after_panic(&mut self, all: u32, q: usize, loc: Loc) -> Error {
+        let world = Arc::clone(&self.world);
+        if world.failures_gathered() && all & (REG | GET | DATA) != 0 {
+            let _ = world.deliver(&mut self.episode, q);
+            self.drain_replies(&world, all);
+        }
+        self.stopped(CALL, loc)
     }
 
     /// A sync that fails before serving gets still takes part in the

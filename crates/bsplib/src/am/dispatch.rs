@@ -9,8 +9,9 @@ use super::{
     lapi, pad8, Context, Dispatch, CHUNKED, HEADER_WORDS, KIND_ACK, KIND_AM, KIND_DATA, KIND_RMA,
     MAX_DATA, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
 };
-use crate::engine::World;
-use crate::error::ErrorKind;
+use crate::engine::{Interrupt, World};
+use crate::error::{Error, ErrorKind};
+use crate::process::guard;
 
 #[cfg(doc)]
 use super::EPOCH;
@@ -296,7 +297,26 @@ impl Context {
                  (every process must add the same handlers in the same order)"
             )));
         }
-        let landing = header(&arrival).map_err(target_err)?;
+        // User code: a panic fails the run (`process/guard.rs`); the
+        // progress point resumes it once the context is back in its slot.
+        let ((call, loc), (pid, superstep)) = (self.site, (self.pid, self.superstep));
+        let name = &self.names[hindex];
+        let resolved = guard::catch(
+            Some(world),
+            |m| {
+                let message =
+                    format!("the header handler \"{name}\" of a message from process {from}: {m}");
+                Error::new(ErrorKind::Panicked { message }, call, pid, superstep, loc)
+            },
+            || header(&arrival),
+        );
+        let landing = match resolved {
+            Ok(landing) => landing.map_err(target_err)?,
+            Err(panic) => {
+                self.panicked = Some(panic);
+                return Err(Dispatch::Interrupted(Interrupt::Stopped));
+            }
+        };
         let sink = match landing.to {
             To::None if total != 0 => {
                 return Err(target_err(format!(
@@ -367,8 +387,23 @@ impl Context {
                 sends: &mut sends,
                 ctx: self,
             };
-            if let Some(e) = then(parts) {
-                return Err(Dispatch::Target(e));
+            let ((call, loc), (pid, superstep)) = (self.site, (self.pid, self.superstep));
+            let completed = guard::catch(
+                Some(world),
+                |m| {
+                    let message =
+                        format!("the completion handler of a message from process {from}: {m}");
+                    Error::new(ErrorKind::Panicked { message }, call, pid, superstep, loc)
+                },
+                || then(parts),
+            );
+            match completed {
+                Ok(Some(e)) => return Err(Dispatch::Target(e)),
+                Ok(None) => {}
+                Err(panic) => {
+                    self.panicked = Some(panic);
+                    return Err(Dispatch::Interrupted(Interrupt::Stopped));
+                }
             }
             for out in sends {
                 self.send(world, out).map_err(Dispatch::Interrupted)?;

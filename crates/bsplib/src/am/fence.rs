@@ -31,11 +31,19 @@ impl Process {
             return Ok(());
         };
         ctx.superstep = self.superstep;
+        ctx.site = (self.call_name(call), loc);
         let r = ctx.dispatch(&self.world, false).and_then(|()| match serve {
             Some(serve) => serve(&mut ctx, &mut self.ext, &self.reg, &self.world),
             None => Ok(()),
         });
+        let panicked = ctx.panicked.take();
         self.ext.am_mut().ctx = Some(ctx);
+        if let Some(panic) = panicked {
+            // A handler panicked: the run has failed (`process/guard.rs`),
+            // the context is back; the panic goes on.
+            self.poison();
+            panic.resume();
+        }
         r.map_err(|d| self.dispatch_error(d, call, loc))
     }
 
@@ -158,6 +166,7 @@ impl Process {
         ctx.superstep = self.superstep;
         let world = self.world.clone();
         let (name, superstep) = (self.call_name(call), self.superstep);
+        ctx.site = (name, loc);
         let mut failure: Option<Dispatch> = None;
         let serve = self.ext.am().serve;
         let (slots, reg) = (&mut self.ext, &self.reg);
@@ -182,7 +191,16 @@ impl Process {
             ctx.backlogged()
         });
         ctx.in_barrier = false;
+        let panicked = ctx.panicked.take();
         self.ext.am_mut().ctx = Some(ctx);
+        if let Some(panic) = panicked {
+            // A handler panicked while we waited: the run has failed and
+            // the barrier completed (its poll returned at once since). The
+            // sync does its part of what follows (`leave_after_panic`),
+            // fails, and resumes the panic.
+            self.caught = Some(panic);
+            return done.map_err(|why| self.interrupted(why, call, loc));
+        }
         if let Some(d) = failure {
             return Err(self.dispatch_error(d, call, loc));
         }

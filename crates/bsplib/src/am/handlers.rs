@@ -116,6 +116,18 @@ impl Handlers {
     /// handler of messages without data takes any `D` (`u8`, say), and
     /// its messages send `&[]`.
     ///
+    /// # Panics
+    ///
+    /// Not here; if `header` panics where a message is handled, in the
+    /// progress point that dispatched it ([`Bsp::sync`](crate::Bsp::sync),
+    /// [`Am::poll`], [`Am::fence`], [`Am::wait_counter`], ...): the run
+    /// fails with [`ErrorKind::Panicked`] naming that call, this process,
+    /// the handler and the message's origin; the process's active-message
+    /// state is left whole, it still completes the barrier the others
+    /// wait in, and the panic goes on from that call. A program that
+    /// catches it (`catch_unwind` around the sync) finds the run stopped:
+    /// its later calls return an error, and the others' syncs fail too.
+    ///
     /// ```
     /// use bsplib::am::{Handlers, Landing};
     /// let mut hs = Handlers::new();

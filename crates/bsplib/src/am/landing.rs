@@ -137,6 +137,13 @@ impl<D: Pod> Landing<D> {
 
     /// Runs `completion` on the target once the data has landed (before
     /// the target counter moves).
+    ///
+    /// # Panics
+    ///
+    /// Not here; if `completion` panics, as for a header handler
+    /// ([`Handlers::add`](super::Handlers::add)): the run fails with
+    /// [`ErrorKind::Panicked`](crate::ErrorKind::Panicked) naming the call
+    /// that dispatched it, and the panic goes on from that call.
     pub fn then(mut self, completion: impl FnOnce(&mut Done<'_, D>) + 'static) -> Landing<D> {
         self.then = Some(Box::new(move |parts| Done::run(parts, completion)));
         self

@@ -20,6 +20,13 @@ use crate::error::Error;
 /// `Vec`, `VecDeque`, arrays, `Box`, `Option`, `Result`, `BTreeMap`,
 /// `HashMap`, `BTreeSet`, `HashSet` and tuples of up to twelve elements.
 ///
+/// An impl is user code the library calls (`engine/README.md`, "User
+/// code: one guard"): an `encode` that panics where a process ends fails
+/// the run with [`ErrorKind::Panicked`](crate::ErrorKind::Panicked),
+/// naming `Portable::encode` and the process, and nobody waits for it; a
+/// `decode` that panics, after every process ended, panics in
+/// [`Runtime::run`](crate::Runtime::run).
+///
 /// # Examples
 ///
 /// ```

@@ -4,7 +4,7 @@
 
 use bytemuck::Pod;
 
-use super::reduce::fold_parts;
+use super::reduce::{fold_call, fold_parts};
 use super::{to_vec, Call, NAMES};
 use crate::bsp::Bsp;
 use crate::error::Error;
@@ -52,16 +52,19 @@ impl Bsp {
     /// receive buffer, and `MPI_Allgatherv` (`MPI_Gatherv`) gives the
     /// folded blocks to everyone (the root), straight into `inout`. No
     /// allocation once the receive buffer has grown.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn fold_native<T: Pod, F: Fn(&T, &T) -> T>(
         &mut self,
         root: Option<usize>,
         inout: &mut [T],
         call: Call,
+        closure: bool,
         bounds: &dyn Fn(usize) -> usize,
         f: &F,
         loc: Loc,
     ) -> Result<(), Error> {
         let name = NAMES[call.kind];
+        let user = fold_call(call.kind, if closure { 0 } else { 1 });
         self.collective(call, loc, |_| Ok(()), |_| Ok(()))?;
         let mut p = self.native_ready(name, loc)?;
         let (me, nprocs) = (p.pid, p.nprocs);
@@ -94,7 +97,7 @@ impl Bsp {
                     .enumerate()
                     .map(|(q, c)| (q != me).then_some(c))
                     .collect();
-                fold_parts(&parts, inout, f);
+                p.call_user(user, loc, || fold_parts(&parts, inout, f));
             }
             p.give_buffer(|c| &mut c.scratch, scratch);
             return Ok(());
@@ -107,30 +110,42 @@ impl Bsp {
             scratch.resize(words, 0);
         }
         let got = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut scratch)[..len * nprocs];
-        let Some(mpi) = p.world.rendezvous() else {
+        let world = std::sync::Arc::clone(&p.world);
+        let Some(mpi) = world.rendezvous() else {
             return Ok(());
         };
         mpi.coll_scatter_blocks(bytemuck::cast_slice(inout), bounds, got, len);
-        if len > 0 {
+        let mut copied: Vec<T>;
+        let folded: &[T] = if len > 0 {
             let (before, rest) = got.split_at_mut(me * len);
             let (mine, after) = rest.split_at_mut(len);
             let mut parts: Vec<Option<&[u8]>> = before.chunks(len).map(Some).collect();
             parts.push(None);
             parts.extend(after.chunks(len).map(Some));
-            match bytemuck::try_cast_slice_mut::<u8, T>(mine) {
-                Ok(acc) => {
-                    fold_parts(&parts, acc, f);
-                    send_folded(mpi, root, acc, bounds, inout, gets);
-                }
-                Err(_) => {
-                    let mut acc: Vec<T> = to_vec(mine);
-                    fold_parts(&parts, &mut acc, f);
-                    send_folded(mpi, root, &acc, bounds, inout, gets);
-                }
-            }
+            let acc: &mut [T] = if bytemuck::try_cast_slice::<u8, T>(mine).is_ok() {
+                bytemuck::cast_slice_mut(mine)
+            } else {
+                copied = to_vec(mine);
+                &mut copied
+            };
+            p.call_user(user, loc, || fold_parts(&parts, acc, f));
+            acc
         } else {
-            send_folded::<T>(mpi, root, &[], bounds, inout, gets);
+            &[]
+        };
+        if closure {
+            // A closure may panic between the two MPI calls: its process
+            // then fails the run and ends, and its end reduction meets
+            // this barrier, which every other process leaves with an error
+            // instead of waiting in `MPI_Allgatherv` (`process/guard.rs`).
+            let mut episode = p.episode;
+            let r = world.barrier(&mut episode, 0);
+            p.episode = episode;
+            if let Err(why) = r {
+                return Err(p.interrupted(why, name, loc));
+            }
         }
+        send_folded(mpi, root, folded, bounds, inout, gets);
         p.give_buffer(|c| &mut c.scratch, scratch);
         Ok(())
     }

@@ -143,7 +143,7 @@ impl Bsp {
                 if gets {
                     let p = self.process();
                     let parts = p.coll_parts(nbytes, name, loc)?;
-                    fold_parts(&parts, inout, f);
+                    p.call_user(fold_call(kind, op), loc, || fold_parts(&parts, inout, f));
                 }
             }
             Path::Two | Path::Native => {
@@ -153,14 +153,16 @@ impl Bsp {
                 // Phase 1 (reduce-scatter): block `q` of everyone's data to
                 // process `q`, which folds the `p` blocks in pid order.
                 if path == Path::Native {
-                    return self.fold_native(root, inout, call, &bounds, f, loc);
+                    return self.fold_native(root, inout, call, op == 0, &bounds, f, loc);
                 }
                 let mut block: Vec<T> = inout[a / size..b / size].to_vec();
                 self.scatter_blocks(call, None, bytemuck::cast_slice(inout), &bounds, loc)?;
                 {
                     let p = self.process();
                     let parts = p.coll_parts(b - a, name, loc)?;
-                    fold_parts(&parts, &mut block, f);
+                    p.call_user(fold_call(kind, op), loc, || {
+                        fold_parts(&parts, &mut block, f)
+                    });
                 }
                 // Phase 2: the folded blocks to the root, or to everyone;
                 // `gather_blocks` sends this process's block from `out`.
@@ -205,6 +207,15 @@ impl Collectives<'_> {
     /// As for [`broadcast`](Collectives::broadcast) (closures are not compared
     /// across processes).
     ///
+    /// # Panics
+    ///
+    /// If `f` panics, on the process where it does: the run fails with
+    /// [`ErrorKind::Panicked`] naming this call, the process and the
+    /// caller's line (every other process leaves this collective, or its
+    /// next call, with an error; none waits), and the panic goes on. A
+    /// program that catches it finds the run stopped: its later calls
+    /// return an error.
+    ///
     /// # BSP cost
     ///
     /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
@@ -245,6 +256,10 @@ impl Collectives<'_> {
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///
+    /// # Panics
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
     /// # BSP cost
     ///
     /// For `n` bytes per process, by the form [`Algorithm`] chooses: one
@@ -252,7 +267,8 @@ impl Collectives<'_> {
     /// on every process; or two (reduce-scatter, then all-gather),
     /// `≈ 2·(p - 1)/p·n·g + 2l` and `(p - 1)·len/p` applications; on
     /// `mpi`, from 32 KiB, a sync then `MPI_Alltoallv` and
-    /// `MPI_Allgatherv` (the same counts).
+    /// `MPI_Allgatherv` (the same counts), with a barrier between them
+    /// (a process whose `f` panicked leaves it to no one).
     ///
     /// # Examples
     ///
@@ -336,6 +352,20 @@ impl Collectives<'_> {
         let loc = Some(SourceLocation::caller());
         let f = self.bsp.named::<T>(op, NAMES[5], loc)?;
         self.bsp.fold(Some(root), data, op.id(), 5, &f, loc)
+    }
+}
+
+/// The call a reduction's or scan's combining function runs for, as the
+/// error of its panic names it (`process/guard.rs`): the closure form
+/// (`all_reduce_with`, ...) for a closure (operator word 0), else the
+/// collective's name.
+pub(super) fn fold_call(kind: usize, op: u64) -> &'static str {
+    match (op, kind) {
+        (0, 5) => "reduce_with",
+        (0, 6) => "all_reduce_with",
+        (0, 7) => "scan_with",
+        (0, 8) => "exscan_with",
+        _ => NAMES[kind],
     }
 }
 

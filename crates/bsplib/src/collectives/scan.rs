@@ -3,6 +3,7 @@
 
 use bytemuck::Pod;
 
+use super::reduce::fold_call;
 use super::{lost_p, to_vec, Call, Collectives, Op, Path, Reducible, NAMES};
 use crate::bsp::Bsp;
 use crate::error::{Error, SourceLocation};
@@ -55,11 +56,13 @@ impl Bsp {
             None => return Ok(None),
         };
         let rest = parts.chain(inclusive.then(|| data.to_vec()));
-        for x in rest {
-            for (a, b) in acc.iter_mut().zip(&x) {
-                *a = f(a, b);
+        self.process().call_user(fold_call(kind, op), loc, || {
+            for x in rest {
+                for (a, b) in acc.iter_mut().zip(&x) {
+                    *a = f(a, b);
+                }
             }
-        }
+        });
         Ok(Some(acc))
     }
 }
@@ -69,6 +72,10 @@ impl Collectives<'_> {
     /// `data`, element by element, combined in pid order.
     ///
     /// # Errors
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
+    /// # Panics
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///
@@ -104,6 +111,10 @@ impl Collectives<'_> {
     /// x(i-1)`; process 0 gets `None`.
     ///
     /// # Errors
+    ///
+    /// As for [`reduce_with`](Collectives::reduce_with).
+    ///
+    /// # Panics
     ///
     /// As for [`reduce_with`](Collectives::reduce_with).
     ///

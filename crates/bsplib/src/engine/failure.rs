@@ -86,7 +86,9 @@ impl World {
     /// reduction an `mpi` rank cannot leave: the other ranks are told at
     /// once (stop messages), so that a rank waiting for this one outside
     /// the barrier (a fence waiting for an acknowledgement) stops waiting,
-    /// fails and ends, and its end reduction completes this barrier.
+    /// fails and ends, and its end reduction completes this barrier. The
+    /// guard of user code fails the run this way wherever a callback
+    /// panics (`process/guard.rs`).
     pub(crate) fn fail_in_barrier(&self, err: Error) {
         self.fail(err);
         #[cfg(feature = "mpi")]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub(crate) mod extension;
+pub(crate) mod guard;
 pub(crate) mod inbox;
 
 use crate::engine::{Interrupt, World};
@@ -179,6 +180,10 @@ pub(crate) struct Process {
     /// The hook points some extension wants now (`extension.rs`): one
     /// bit test on the core's paths while none does.
     pub(crate) watch: u32,
+    /// A panic of user code caught inside a wait of the sync in progress
+    /// (a handler dispatched in barrier A, `guard.rs`): the sync completes
+    /// its part of the protocol, fails, and then resumes it.
+    pub(crate) caught: Option<guard::Panic>,
 }
 
 impl Process {
@@ -226,6 +231,7 @@ impl Process {
             sync_name: None,
             ext: Default::default(),
             watch: 0,
+            caught: None,
         }
     }
 

@@ -188,11 +188,7 @@ where
         }
         Err(payload) => {
             if !payload.is::<AbortUnwind>() {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic with a non-string payload".to_string());
+                let message = crate::process::guard::panic_message(&*payload);
                 world.fail(Error::new(
                     ErrorKind::Panicked { message },
                     "the SPMD function",

@@ -12,6 +12,7 @@ use crate::codec::Portable;
 use crate::engine::start::processes;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
+use crate::process::guard;
 
 use super::process::nested_error;
 use super::*;
@@ -157,9 +158,8 @@ impl Runtime {
         if pid != 0 {
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 let result = process_main(pid, &world, start, &spmd).map(|r| {
-                    let mut bytes = Vec::new();
-                    r.encode(&mut bytes);
-                    bytes
+                    // A panic fails the run and ends this process (below).
+                    encoded(&r, pid, &world).unwrap_or_else(|panic| panic.resume())
                 });
                 if let Err(e) = shared.set_done(pid, result.as_deref()) {
                     world.fail(e);
@@ -180,10 +180,16 @@ impl Runtime {
         let mut results = Vec::with_capacity(n);
         results.push(first.expect("a process without result recorded a failure"));
         for pid in 1..n {
-            let r = shared
-                .result(pid)
-                .and_then(|mut bytes| R::decode(&mut bytes))
-                .ok_or_else(|| no_result(pid))?;
+            // `decode` is user code: its panic goes on (every process has
+            // ended; nothing to stop).
+            let decode = guard::panicked("Portable::decode", pid, 0, loc);
+            let r = guard::catch(None, decode, || {
+                shared
+                    .result(pid)
+                    .and_then(|mut bytes| R::decode(&mut bytes))
+            })
+            .unwrap_or_else(|panic| panic.resume())
+            .ok_or_else(|| no_result(pid))?;
             results.push(r);
         }
         Ok(results)
@@ -217,16 +223,25 @@ impl Runtime {
         // on this engine: a failed process ends, and the others leave
         // their syncs with an error, see `mpi::Mpi::finish`).
         let mut mine = Vec::new();
+        let mut panicked = None;
         if let Some((pid, engine)) = member {
             let world = Arc::new(agreed.world(World::mpi(n, engine), loc)?);
             let result = process_main(pid, &world, Instant::now(), &spmd);
             world.finish_mpi(pid);
             crate::progress::finish();
             match (result, world.failure()) {
-                (Some(r), None) => {
-                    mine.push(0);
-                    r.encode(&mut mine);
-                }
+                (Some(r), None) => match encoded(&r, pid, &world) {
+                    Ok(bytes) => {
+                        mine.push(0);
+                        mine.extend(bytes);
+                    }
+                    Err(panic) => {
+                        // Still part of the gathering, with the error.
+                        mine.push(1);
+                        mine.extend(crate::codec::encode_error(panic.error()));
+                        panicked = Some(panic);
+                    }
+                },
                 (_, failure) => {
                     mine.push(1);
                     mine.extend(crate::codec::encode_error(
@@ -236,12 +251,40 @@ impl Runtime {
             }
         }
         let all = mpi::all_gather_bytes(&mine);
-        let outcome = gathered(&all[..n]);
+        // `decode` is user code too: its panic goes on after the ranks
+        // that end here have ended (`process/guard.rs`).
+        let outcome = guard::catch(None, guard::panicked("Portable::decode", 0, 0, loc), || {
+            gathered(&all[..n])
+        });
         if !self.return_everywhere && mpi::world_rank().unwrap_or(0) != 0 {
             mpi::finalize_and_exit();
         }
-        outcome
+        if let Some(panic) = panicked {
+            panic.resume();
+        }
+        outcome.unwrap_or_else(|panic| panic.resume())
     }
+}
+
+/// Process `pid`'s result `r`, encoded where a process has its own address
+/// space (`processes`, `mpi`): `Portable::encode` is user code, run under
+/// the guard (`process/guard.rs`); its panic is the run's error, returned
+/// to resume once the caller has done its part of the run's end.
+pub(super) fn encoded<R: Portable>(
+    r: &R,
+    pid: usize,
+    world: &World,
+) -> Result<Vec<u8>, guard::Panic> {
+    let superstep = world.board().get(pid).0;
+    // On `mpi` every process has ended and takes part in the gathering
+    // next, with its error: nobody is left to stop.
+    let fail = (!world.failures_gathered()).then_some(world);
+    let encode = guard::panicked("Portable::encode", pid, superstep, None);
+    guard::catch(fail, encode, || {
+        let mut bytes = Vec::new();
+        r.encode(&mut bytes);
+        bytes
+    })
 }
 
 /// The outcome of an `mpi` run from what its processes contributed (see
