@@ -43,7 +43,9 @@
  * pid); shared memory on threads and processes, and on mpi when every
  * rank is on one node (MPI-3 shared memory); across nodes MPI's
  * one-sided operations (the same lock words and counters, taken with
- * MPI's atomics). A process holds one lock at a time (of a window or an
+ * MPI's atomics), progressed at the owner by a thread of the library
+ * while the owner computes (BSPLIB_MPI_PROGRESS=0 turns it off; then an
+ * access waits for the owner's next library call). A process holds one lock at a time (of a window or an
  * area: bsp_lock), none across a bsp_sync and none while it waits for
  * other processes; it loads and stores its own memory (base) under a
  * lock of it. bsp_window_post / bsp_window_start /

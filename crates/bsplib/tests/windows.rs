@@ -77,6 +77,47 @@ fn the_target_makes_no_call_while_others_lock_and_write_its_memory() {
 }
 
 #[test]
+fn a_lock_put_unlock_completes_while_the_owner_computes_without_any_call() {
+    // Process 0 computes for 1 s without any library call (not even a
+    // view of its memory); the others lock its memory, put and unlock,
+    // timing it. Windows need no call of their owner, so each finishes
+    // long before the owner's next call (across nodes on mpi, that is the
+    // progress thread's work: 1 s without it).
+    scenario(|bsp| {
+        let (me, p) = (bsp.pid(), bsp.nprocs());
+        let w = Window::<u64>::new(bsp, p)?;
+        bsp.sync()?;
+        let mut took = std::time::Duration::ZERO;
+        if me == 0 {
+            let t = std::time::Instant::now();
+            let mut x = 1u64;
+            while t.elapsed() < std::time::Duration::from_secs(1) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        } else {
+            let t = std::time::Instant::now();
+            let mut l = w.lock(bsp, 0, LockKind::Exclusive)?;
+            l.put(me, &[me as u64 + 40])?;
+            l.unlock()?;
+            took = t.elapsed();
+        }
+        check!(
+            bsp,
+            took < std::time::Duration::from_millis(500),
+            "process {me}: lock + put + unlock at process 0 took {took:?} while it computed"
+        );
+        bsp.sync()?;
+        if me == 0 {
+            let v = w.local(bsp)?.to_vec();
+            let want: Vec<u64> = (1..p as u64).map(|q| q + 40).collect();
+            check_eq!(bsp, v[1..].to_vec(), want);
+        }
+        let _ = p;
+        w.free(bsp)
+    });
+}
+
+#[test]
 fn billboard_of_random_shared_reads_and_exclusive_writes_never_tears() {
     // Each process's billboard holds records of 16 words, each written
     // whole with one value under an exclusive lock; readers under shared

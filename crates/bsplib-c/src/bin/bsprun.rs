@@ -79,9 +79,10 @@ supersteps. The exit status is the program's (128 + signal if killed).
 The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
 choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
 \"--oversubscribe --bind-to none\"), e.g. \"--hostfile hosts\" for a cluster.
-It passes every BSPLIB_ setting that is set (the ones above, and
-BSPLIB_WINDOW_MEMORY, BSPLIB_MPI_SHARED_WINDOWS, BSPLIB_MACHINE) to every
-host with -x; the run takes process 0's in any case.
+It passes every BSPLIB_ variable that is set (the ones above, and
+BSPLIB_WINDOW_MEMORY, BSPLIB_MPI_SHARED_WINDOWS, BSPLIB_MPI_PROGRESS,
+BSPLIB_MACHINE, ...) to every host with -x; the run-wide settings are
+process 0's in any case.
 ",
         ENGINES.join(", ")
     )
@@ -303,19 +304,28 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
         command.args(["-x", "BSPLIB_NPROCS"]);
     }
     // Every run-wide setting, to every host (the library also takes them
-    // from process 0 at the start: engine/mpi/README.md, "Start").
+    // from process 0 at the start: engine/mpi/README.md, "Start"), and
+    // every other BSPLIB_ variable set here (BSPLIB_WINDOW_MEMORY,
+    // BSPLIB_MPI_SHARED_WINDOWS, BSPLIB_MPI_PROGRESS, BSPLIB_MACHINE, ...):
+    // a rank sees only its node's login environment and what -x forwards.
     for (on, var) in [
         (inv.profile.is_some(), "BSPLIB_PROFILE"),
         (inv.check, "BSPLIB_CHECK"),
         (inv.progress, "BSPLIB_PROGRESS"),
         (inv.deadline.is_some(), "BSPLIB_DEADLINE"),
-        (false, "BSPLIB_WINDOW_MEMORY"),
-        (false, "BSPLIB_MPI_SHARED_WINDOWS"),
-        (false, "BSPLIB_MACHINE"),
     ] {
-        if on || std::env::var_os(var).is_some() {
+        if on && std::env::var_os(var).is_none() {
             command.args(["-x", var]);
         }
+    }
+    let mut set: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| k.starts_with("BSPLIB_") && !k.starts_with("BSPLIB_MPIRUN"))
+        .filter(|k| k != "BSPLIB_ENGINE" && k != "BSPLIB_NPROCS")
+        .collect();
+    set.sort();
+    for var in set {
+        command.args(["-x", &var]);
     }
     command.arg(&inv.program).args(&inv.args);
     Ok(command)

@@ -38,6 +38,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
 
+use super::progress;
 use super::rendezvous::Request;
 use super::{Interrupt, Mpi, BELL_TAG, STOP_TAG, SYNCING};
 use crate::engine::BELLS;
@@ -122,6 +123,7 @@ impl Mpi {
         to: usize,
         parts: &[&[u8]],
     ) -> Result<bool, Interrupt> {
+        let _mpi = progress::hold();
         if self.is_stopped() {
             return Err(Interrupt::Stopped);
         }
@@ -169,6 +171,7 @@ impl Mpi {
     /// Appends the records that arrived (up to [`TAKE_BUDGET`] bytes of
     /// them, then at least one more call finds the rest), each whole.
     pub(crate) fn am_take(&self, _me: usize, out: &mut Vec<u8>) -> Result<(), Interrupt> {
+        let _mpi = progress::hold();
         let mut o = lock(&self.am);
         o.test();
         let start = out.len();
@@ -198,6 +201,7 @@ impl Mpi {
     /// Waits until a record has been taken since `mark` was read, or one
     /// is waiting to be, or the run stops.
     pub(crate) fn am_wait(&self, mark: u64) -> Result<(), Interrupt> {
+        let _mpi = progress::hold();
         // Back every 50 ms, as on the other engines, so that the caller
         // looks at the status board and the deadline.
         let soft = std::time::Instant::now() + std::time::Duration::from_millis(50);
@@ -242,6 +246,7 @@ impl Mpi {
         flags: u32,
         poll: &mut dyn FnMut() -> bool,
     ) -> Result<u32, Interrupt> {
+        let _mpi = progress::hold();
         if self.is_stopped() {
             return Err(Interrupt::Stopped);
         }
@@ -263,6 +268,7 @@ impl Mpi {
 
     /// Whether a record is waiting to be taken.
     fn am_waiting(&self) -> bool {
+        let _mpi = progress::hold();
         self.comm
             .any_process()
             .immediate_probe_with_tag(TAG)
@@ -287,6 +293,7 @@ impl Mpi {
         op: Op,
         mut poll: Option<&mut dyn FnMut() -> bool>,
     ) -> (Words, Option<Box<dyn Any + Send>>) {
+        let _mpi = progress::hold();
         let mut guard = lock(&self.operands);
         let r = &mut *guard;
         let combine = |a: Words, b: Words| -> Words {
@@ -344,6 +351,7 @@ impl Mpi {
         panicked: &mut Option<Box<dyn Any + Send>>,
         busy: &mut bool,
     ) {
+        let _mpi = progress::hold();
         // SAFETY: reads an MPI constant.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         let mut reqs = [Request(null), Request(null)];
@@ -432,6 +440,7 @@ impl Mpi {
     /// outlive them, so those that have not completed are released to MPI
     /// and their buffers leaked (their receivers may never receive them).
     pub(super) fn am_drop(&mut self) {
+        let _mpi = progress::hold();
         let o = self.am.get_mut().unwrap_or_else(|p| p.into_inner());
         if !mpi::environment::is_finalized() {
             o.test();
@@ -451,6 +460,7 @@ impl Mpi {
 impl Outgoing {
     /// Takes back the buffers of the sends that completed.
     fn test(&mut self) {
+        let _mpi = progress::hold();
         let o = self;
         if o.reqs.is_empty() {
             return;

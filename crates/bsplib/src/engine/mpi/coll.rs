@@ -14,6 +14,7 @@ use mpi::datatype::{Partition, PartitionMut};
 use mpi::traits::*;
 use mpi::Count;
 
+use super::progress;
 use super::Mpi;
 
 /// Counts and displacements of the blocks `bounds(0) .. bounds(p)`.
@@ -29,6 +30,7 @@ impl Mpi {
     /// `mine` from every process into `all` (`p · mine.len()` bytes on
     /// those that get it; empty on the others).
     pub(crate) fn coll_gather(&self, root: Option<usize>, mine: &[u8], all: &mut [u8]) {
+        let _mpi = progress::hold();
         match root {
             None => self.comm.all_gather_into(mine, all),
             Some(root) => {
@@ -44,6 +46,7 @@ impl Mpi {
 
     /// `MPI_Bcast` of `buf` from `root`.
     pub(crate) fn coll_bcast(&self, root: usize, buf: &mut [u8]) {
+        let _mpi = progress::hold();
         self.comm.process_at_rank(root as i32).broadcast_into(buf);
     }
 
@@ -57,6 +60,7 @@ impl Mpi {
         recv: &mut [u8],
         mine: usize,
     ) {
+        let _mpi = progress::hold();
         let p = self.nprocs;
         let (counts, displs) = partition(p, bounds);
         let rcounts = vec![Count::try_from(mine).unwrap_or(Count::MAX); p];
@@ -75,6 +79,7 @@ impl Mpi {
         bounds: &dyn Fn(usize) -> usize,
         all: &mut [u8],
     ) {
+        let _mpi = progress::hold();
         let (counts, displs) = partition(self.nprocs, bounds);
         match root {
             None => {

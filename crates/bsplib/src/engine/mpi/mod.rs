@@ -45,6 +45,7 @@ use crate::mem::Records;
 
 mod am;
 pub(crate) mod coll;
+mod progress;
 mod rendezvous;
 pub(crate) mod win;
 use crate::stream::{Outbox, StreamWriter};
@@ -80,6 +81,7 @@ fn init() -> Result<(), String> {
                 // Finalised at exit instead of when a value is dropped: runs
                 // may start and end several times in one program.
                 std::mem::forget(universe);
+                progress::ours();
                 // SAFETY: registers a handler that takes no state.
                 unsafe { libc::atexit(finalize_at_exit) };
                 Ok(())
@@ -92,6 +94,7 @@ fn init() -> Result<(), String> {
 
 extern "C" fn finalize_at_exit() {
     if !mpi::environment::is_finalized() {
+        progress::shut();
         // SAFETY: MPI is initialised (by `init`) and not yet finalised; no
         // MPI call follows at exit.
         unsafe { mpi::ffi::MPI_Finalize() };
@@ -100,12 +103,14 @@ extern "C" fn finalize_at_exit() {
 
 /// The number of ranks of the job (`mpirun -np`).
 pub(crate) fn world_size() -> Result<usize, String> {
+    let _mpi = progress::hold();
     init()?;
     Ok(SimpleCommunicator::world().size() as usize)
 }
 
 /// This process's rank in the job.
 pub(crate) fn world_rank() -> Result<usize, String> {
+    let _mpi = progress::hold();
     init()?;
     Ok(SimpleCommunicator::world().rank() as usize)
 }
@@ -135,6 +140,7 @@ pub(crate) fn abort_with(status: i32) -> ! {
     let _ = std::io::Write::flush(&mut std::io::stdout());
     // SAFETY: flushing C stdio has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    progress::shut();
     if NO_ABORT.load(Ordering::SeqCst) || mpi::environment::is_finalized() {
         exit_finalized(status)
     }
@@ -160,6 +166,7 @@ pub(crate) fn finalize_and_exit() -> ! {
 
 /// Collective over the whole job: every rank's `mine`, in rank order.
 pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
+    let _mpi = progress::hold();
     let world = SimpleCommunicator::world();
     let n = world.size() as usize;
     let mut lens = vec![0u64; n];
@@ -203,6 +210,7 @@ pub(crate) fn join(
     values: bool,
     settings: &[u8],
 ) -> Result<(usize, Option<(usize, Mpi)>, Vec<u8>), String> {
+    let _mpi = progress::hold();
     init()?;
     NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
@@ -308,6 +316,7 @@ pub(crate) struct Mpi {
 
 impl Drop for Mpi {
     fn drop(&mut self) {
+        let _mpi = progress::hold();
         self.am_drop();
     }
 }
@@ -339,6 +348,7 @@ impl Mpi {
     /// eagerly by every MPI for its size, so the send does not wait for
     /// the receive).
     pub(crate) fn notify(&self, to: usize, ch: usize) {
+        let _mpi = progress::hold();
         self.comm
             .process_at_rank(to as i32)
             .send_with_tag(&1u8, BELL_TAG + ch as i32);
@@ -349,6 +359,7 @@ impl Mpi {
     /// as values) interrupts the wait; a program whose errors end the job
     /// never needs that.
     pub(crate) fn wait_notified(&self, ch: usize, target: u64) -> Result<(), Interrupt> {
+        let _mpi = progress::hold();
         let mut counts = self.bells.lock().unwrap_or_else(|p| p.into_inner());
         let tag = BELL_TAG + ch as i32;
         loop {
@@ -375,6 +386,7 @@ impl Mpi {
     /// Receives a stop message (errors as values: a failed process sends
     /// one to every other) if one has come: true then.
     fn take_stop(&self) -> bool {
+        let _mpi = progress::hold();
         match self.comm.any_process().immediate_probe_with_tag(STOP_TAG) {
             Some(status) => {
                 let from = self.comm.process_at_rank(status.source_rank());
@@ -406,6 +418,7 @@ impl Mpi {
     /// sync (they leave it with an error) until every process has ended;
     /// then the run's results, or its error, can be gathered.
     pub(crate) fn finish(&self, pid: usize, failed: bool) {
+        let _mpi = progress::hold();
         if failed {
             // Anyone waiting for a notification from us would wait forever.
             self.send_stops();
@@ -424,6 +437,7 @@ impl Mpi {
     /// Tells every other rank of the run that this one fails (the stop
     /// message: their point-to-point waits end).
     pub(crate) fn send_stops(&self) {
+        let _mpi = progress::hold();
         let me = self.comm.rank();
         for to in (0..self.nprocs as i32).filter(|&to| to != me) {
             self.comm.process_at_rank(to).send_with_tag(&1u8, STOP_TAG);
@@ -432,6 +446,7 @@ impl Mpi {
 
     /// The barrier: see the module docs.
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
+        let _mpi = progress::hold();
         let [h, not_h] = self.take_check();
         let all = self.reduce_or([u64::from(flags), SYNCING, h, not_h]);
         self.after_barrier(all)
@@ -440,6 +455,7 @@ impl Mpi {
     /// What a barrier whose reduction gave `all` returns (taking part in
     /// the naming of an ended process if one ended).
     fn after_barrier(&self, all: am::Words) -> Result<u32, Interrupt> {
+        let _mpi = progress::hold();
         self.check_failed
             .store(all[2] & all[3] != 0, Ordering::Relaxed);
         if all[1] & ENDED != 0 && self.values {
@@ -471,6 +487,7 @@ impl Mpi {
 
     /// Process `pid` ended: the reduction that matches the others' barrier.
     pub(crate) fn ended(&self, pid: usize) {
+        let _mpi = progress::hold();
         let all = self.reduce_or([0, ENDED, 0, 0]);
         NO_ABORT.store(true, Ordering::SeqCst);
         if all[1] & SYNCING != 0 {
@@ -532,6 +549,7 @@ impl Mpi {
     /// Delivers every rank's streams of channel `ch`. Allocates nothing
     /// once the buffers have grown to the traffic.
     pub(crate) fn deliver(&self, ch: usize) {
+        let _mpi = progress::hold();
         let out = self.out[ch].lock().unwrap_or_else(|p| p.into_inner());
         let mut inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
         let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());

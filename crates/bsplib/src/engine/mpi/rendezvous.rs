@@ -34,6 +34,7 @@ use std::sync::Mutex;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 
+use super::progress;
 use super::Mpi;
 use crate::engine::RendezvousStopped as Stopped;
 
@@ -127,6 +128,7 @@ impl Mpi {
         len: usize,
         copy: bool,
     ) -> Result<(), usize> {
+        let _mpi = progress::hold();
         let mut s = lock(&self.rndv.staging);
         debug_assert!(!s.pinned, "staged after a failed sync");
         let src = if copy {
@@ -149,6 +151,7 @@ impl Mpi {
 
     /// Step 5 begins: posts a send of every payload staged, in call order.
     pub(crate) fn post_sends(&self) {
+        let _mpi = progress::hold();
         let s = lock(&self.rndv.staging);
         let mut a = lock(&self.rndv.active);
         for p in &s.payloads {
@@ -186,6 +189,7 @@ impl Mpi {
     /// sync). Waits first for the receives in flight if `dst` overlaps
     /// them.
     pub(crate) fn receive(&self, sender: usize, dst: *mut u8, len: usize) -> Result<(), Stopped> {
+        let _mpi = progress::hold();
         self.before_write(dst, len)?;
         let mut a = lock(&self.rndv.active);
         for (at, n) in chunks(len) {
@@ -219,6 +223,7 @@ impl Mpi {
     /// The caller is about to write `len` bytes at `dst`: if a receive in
     /// flight overlaps them, waits for the receives in flight.
     pub(crate) fn before_write(&self, dst: *mut u8, len: usize) -> Result<(), Stopped> {
+        let _mpi = progress::hold();
         let (start, end) = (dst as usize, dst as usize + len);
         let overlaps = {
             let a = lock(&self.rndv.active);
@@ -244,6 +249,7 @@ impl Mpi {
     /// Step 5 ends well: waits for our receives, then our sends; the
     /// staging buffer is emptied (and shrunk after a spike).
     pub(crate) fn settle(&self) -> Result<(), Stopped> {
+        let _mpi = progress::hold();
         self.wait_recvs()?;
         {
             let mut a = lock(&self.rndv.active);
@@ -270,6 +276,7 @@ impl Mpi {
     /// so nothing writes our memory after this; our sends are left posted
     /// (their receivers may be gone), with their staged copies.
     pub(crate) fn abandon(&self) {
+        let _mpi = progress::hold();
         let mut a = lock(&self.rndv.active);
         for r in &mut a.recvs {
             // SAFETY: `r` is an active receive request of this rank.
@@ -300,6 +307,7 @@ impl Mpi {
     /// Waits for `reqs` (emptied when they complete), polling for a stop
     /// message: `Err` leaves them all in `reqs`.
     fn wait_all(&self, reqs: &mut Vec<Request>) -> Result<(), Stopped> {
+        let _mpi = progress::hold();
         if reqs.is_empty() {
             return Ok(());
         }

@@ -27,7 +27,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
 
-use super::Mpi;
+use super::{progress, Mpi};
 
 /// Puts of up to this many bytes are copied into the window's staging
 /// buffer and left to complete at the release of the lock (no
@@ -160,6 +160,8 @@ fn allocate(comm: ffi::MPI_Comm, bytes: usize) -> Result<(ffi::MPI_Win, *mut u8)
         )?;
         std::ptr::write_bytes(base, 0, bytes.max(8));
         ok(ffi::MPI_Win_sync(win), "MPI_Win_sync")?;
+        // Other ranks' one-sided calls on it need this rank's progress.
+        progress::opened();
         Ok((win, base))
     }
 }
@@ -188,6 +190,7 @@ impl MpiWin {
     /// One attempt at `rank`'s lock word: true if taken (`exclusive`: the
     /// writer bit; else one more reader, backed out if a writer holds).
     pub(crate) fn try_lock(&self, rank: usize, exclusive: bool) -> Result<bool, Failed> {
+        let _mpi = progress::hold();
         if exclusive {
             let (new, cmp, mut old) = (WRITER, 0u32, 0u32);
             // SAFETY: as in `fetch_add`, word 0 (the lock word).
@@ -218,6 +221,7 @@ impl MpiWin {
     /// Releases what [`try_lock`](MpiWin::try_lock) took, once every put
     /// to `rank` is complete there (so the next holder sees them).
     pub(crate) fn unlock(&self, rank: usize, exclusive: bool) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         // SAFETY: the window is live and in the lock-all epoch.
         let rc = unsafe { ffi::MPI_Win_flush(rank as i32, self.win) };
         ok(rc, "MPI_Win_flush")?;
@@ -248,6 +252,7 @@ impl MpiWin {
     /// operations on it agree (`MPI_Win_sync`): after taking the lock of
     /// one's own memory for a view, and before releasing it.
     pub(crate) fn sync_local(&self) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         // SAFETY: the window is live and in the lock-all epoch.
         ok(unsafe { ffi::MPI_Win_sync(self.win) }, "MPI_Win_sync")
     }
@@ -261,6 +266,7 @@ impl MpiWin {
         from: usize,
         nprocs: usize,
     ) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         self.fetch_add(rank, 1 + which * nprocs + from, 1).map(drop)
     }
 
@@ -273,6 +279,7 @@ impl MpiWin {
         from: usize,
         nprocs: usize,
     ) -> Result<u32, Failed> {
+        let _mpi = progress::hold();
         self.fetch_add(me, 1 + which * nprocs + from, 0)
     }
 
@@ -285,6 +292,7 @@ impl MpiWin {
     /// This process holds `rank`'s lock exclusively; `disp + src.len()` is
     /// within `rank`'s memory of the window.
     pub(crate) unsafe fn put(&self, src: &[u8], rank: usize, disp: usize) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         let mut staging = self.staging.borrow_mut();
         if src.len() <= STAGE {
             if staging.len() + src.len() > STAGE {
@@ -332,6 +340,7 @@ impl MpiWin {
         rank: usize,
         disp: usize,
     ) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         pieces(len, |done, n| {
             // SAFETY: the caller's promises.
             ok(
@@ -365,6 +374,7 @@ impl MpiWin {
         rank: usize,
         disp: usize,
     ) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         let at = dst.as_mut_ptr();
         pieces(dst.len(), |done, n| {
             // SAFETY: the caller's promises; `dst` is not read until the
@@ -394,14 +404,17 @@ impl MpiWin {
 
     /// Frees the window: collective over the run's communicator.
     pub(crate) fn free(self) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         let mut this = std::mem::ManuallyDrop::new(self);
         // SAFETY: a live window in its lock-all epoch, ended here once
         // (the drop, which would end it again, does not run); every rank
         // calls this (the caller's collective checked it).
-        unsafe {
+        let freed = unsafe {
             ok(ffi::MPI_Win_unlock_all(this.win), "MPI_Win_unlock_all")?;
             ok(ffi::MPI_Win_free(&mut this.win), "MPI_Win_free")
-        }
+        };
+        progress::closed();
+        freed
     }
 }
 
@@ -412,9 +425,11 @@ impl Drop for MpiWin {
     /// epochs end here, a local call, so that `MPI_Finalize` does not
     /// find them open.
     fn drop(&mut self) {
+        let _mpi = progress::hold();
         if self.owned {
             // SAFETY: a live window in its lock-all epoch, ended once.
             unsafe { ffi::MPI_Win_unlock_all(self.win) };
+            progress::closed();
         }
     }
 }
@@ -427,6 +442,7 @@ impl Mpi {
     /// Returns once every rank's memory is zeroed and in the lock-all
     /// epoch.
     pub(crate) fn win_allocate(&self, bytes: usize, nprocs: usize) -> Result<MpiWin, Failed> {
+        let _mpi = progress::hold();
         // The header: the lock word, then posts and dones of every
         // process, 32-bit words (addressed in bytes: the displacement unit
         // is 1), padded so that the data is 64-byte aligned.
@@ -450,6 +466,7 @@ impl Mpi {
     /// one came (then this process is stopped too); true once stopped.
     /// For the library's own polling waits (windows).
     pub(crate) fn poll_stopped(&self) -> bool {
+        let _mpi = progress::hold();
         if !self.is_stopped() && self.values() && self.take_stop() {
             self.stop();
         }
@@ -498,8 +515,10 @@ impl Drop for BoardWin {
     /// local call; its memory is MPI's until the program ends, since a
     /// collective release could hang a failed run).
     fn drop(&mut self) {
+        let _mpi = progress::hold();
         // SAFETY: a live window in its lock-all epoch, ended once.
         unsafe { ffi::MPI_Win_unlock_all(self.win) };
+        progress::closed();
     }
 }
 
@@ -507,6 +526,7 @@ impl Mpi {
     /// Makes the run's status board if it has none (collective: called by
     /// every rank in the same window creation), with this rank's entry.
     pub(crate) fn ensure_board(&self, word: u32) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         if self.board.get().is_some() {
             return Ok(());
         }
@@ -528,6 +548,7 @@ impl Mpi {
     /// one. A failure is ignored: the board only sharpens an error
     /// message (a wait without it ends by the deadline or the run's stop).
     pub(crate) fn publish_state(&self, word: u32) {
+        let _mpi = progress::hold();
         if let Some(b) = self.board.get() {
             let _ = b.publish(self.comm.rank() as usize, word);
         }
@@ -535,6 +556,7 @@ impl Mpi {
 
     /// Rank `q`'s status word, if the run has a board.
     pub(crate) fn peer_state(&self, q: usize) -> Option<u32> {
+        let _mpi = progress::hold();
         self.board.get().and_then(|b| b.read(q).ok())
     }
 }
@@ -602,9 +624,11 @@ impl Drop for ControlWin {
     /// As for [`BoardWin`]: the lock-all epoch ends here; the memory is
     /// MPI's until the program ends.
     fn drop(&mut self) {
+        let _mpi = progress::hold();
         if let ControlMem::Mpi(win) = self.mem {
             // SAFETY: a live window in its lock-all epoch, ended once.
             unsafe { ffi::MPI_Win_unlock_all(win) };
+            progress::closed();
         }
     }
 }
@@ -616,6 +640,7 @@ impl Mpi {
     /// node shared memory ([`node_allocate`](Mpi::node_allocate)), else of
     /// `(4 · (1 + 2 · nprocs))` bytes rounded to 64 in MPI memory.
     pub(crate) fn ensure_control(&self, nprocs: usize, node_line: usize) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         if self.control.get().is_some() {
             return Ok(());
         }
@@ -677,6 +702,7 @@ impl NodeWin {
 
     /// Frees the window: collective over the run's communicator.
     pub(crate) fn free(self) -> Result<(), Failed> {
+        let _mpi = progress::hold();
         let mut win = self.win;
         // SAFETY: a live window, freed once, by every rank (the caller's
         // collective checked it).
@@ -691,6 +717,7 @@ impl Mpi {
     /// rank together (collective: the run's first window or `rma_init`),
     /// so that all make the same kind of window.
     fn node_shared(&self) -> Result<bool, Failed> {
+        let _mpi = progress::hold();
         if let Some(&b) = self.node.get() {
             return Ok(b);
         }
@@ -740,6 +767,7 @@ impl Mpi {
     /// memory, zeroed, if windows live there ([`node_shared`](Mpi::node_shared));
     /// `None` otherwise. Collective.
     pub(crate) fn node_allocate(&self, bytes: usize) -> Result<Option<NodeWin>, Failed> {
+        let _mpi = progress::hold();
         if !self.node_shared()? {
             return Ok(None);
         }
