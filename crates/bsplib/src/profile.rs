@@ -16,10 +16,12 @@
 //! and the delivered streams, never at the calls.
 
 mod counts;
+mod gather;
 mod json;
 mod recorder;
 mod sync;
 
+pub(crate) use gather::gather;
 pub(crate) use sync::install;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +65,10 @@ pub(crate) const COLUMNS: [&str; 26] = [
 pub(crate) struct Setup {
     dir: PathBuf,
     engine: &'static str,
+    /// `mpi`: where each process leaves its file for the gathering at the
+    /// end of the run (`gather.rs`); `None` on the engines whose processes
+    /// write their own.
+    handoff: Option<std::sync::Arc<gather::Handoff>>,
 }
 
 impl Setup {
@@ -80,6 +86,13 @@ impl Setup {
         std::fs::write(&probe, b"").map_err(|e| what(e, "cannot be written"))?;
         let _ = std::fs::remove_file(&probe);
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        Ok(Setup { dir, engine })
+        // The ranks of an `mpi` run may share no file system: their files
+        // travel to process 0 (`gather.rs`, `PROFILE.md`).
+        let handoff = (engine == "mpi").then(Default::default);
+        Ok(Setup {
+            dir,
+            engine,
+            handoff,
+        })
     }
 }

@@ -23,3 +23,46 @@ pub(crate) mod mpi {
         all_gather_bytes, finalize_and_exit, join, world_rank, world_size,
     };
 }
+
+/// What [`World::gather_at_root`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gathered {
+    /// Process 0: every process's bytes were handed over, in pid order.
+    Root,
+    /// Another process: its bytes went to process 0.
+    Sent,
+    /// Nothing travelled: an engine whose processes share one file
+    /// system and memory (no gathering there), or an `mpi` run that did
+    /// not end with every process together (one still waits in a sync:
+    /// process 0 cannot be reached by a collective call).
+    Apart,
+}
+
+impl super::World {
+    /// The end of a run (after every process ended: `Runtime::run_mpi`
+    /// after `finish_mpi`, `Launch::end_at` after `ended`): on `mpi`, when
+    /// every process ended together, process 0 gets every process's
+    /// `mine` through `each(pid, bytes)`, in pid order (collective: every
+    /// process of the run calls it). Otherwise [`Gathered::Apart`], at
+    /// once.
+    pub(crate) fn gather_at_root(
+        &self,
+        mine: &[u8],
+        each: &mut dyn FnMut(usize, &[u8]),
+    ) -> Gathered {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            super::Sync::Mpi(m) if m.ended_together() => {
+                if m.gather_at_root(mine, each) {
+                    Gathered::Root
+                } else {
+                    Gathered::Sent
+                }
+            }
+            _ => {
+                let _ = (mine, each);
+                Gathered::Apart
+            }
+        }
+    }
+}
