@@ -455,7 +455,85 @@ fn bsprun_profile_and_bspprof_on_inprod() {
         );
         assert_eq!(steps[3].bytes_out, 8 * (P * P) as u64, "{engine}");
         check_bspprof(&dir, &format!("inprod on {engine}"), &steps);
+        check_partial(&dir, &engine);
     }
+}
+
+/// `bspprof` on the profile in `dir` (P processes, complete) without
+/// process 1's file: it still summarises and reports (exit status 0), and
+/// says which process is missing and where the others ran, on standard
+/// error and in the report (issue 26, row 5).
+fn check_partial(dir: &Path, engine: &str) {
+    let host = |pid: usize| {
+        let prof = json(&dir.join(format!("profile.{pid}.json")));
+        prof["bsplib"]["host"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{engine}: process {pid}'s profile names no host"))
+            .to_string()
+    };
+    let (h0, h2) = (host(0), host(2));
+    let complete = Command::new(BSPPROF)
+        .arg("--summary")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&complete.stdout);
+    let head = head.lines().next().unwrap_or_default();
+    assert!(head.contains("3 of 3 process profiles"), "{engine}: {head}");
+    assert!(complete.stderr.is_empty(), "{engine}: no warning");
+    std::fs::remove_file(dir.join("profile.1.json")).unwrap();
+    let ran = if h0 == h2 {
+        format!("processes 0 and 2 ran on {h0}")
+    } else {
+        format!("process 0 ran on {h0}, 2 on {h2}")
+    };
+    let expect = format!(
+        "2 of 3 processes left a profile in {}: process 1 left none ({ran}). \
+         A process that ends abnormally",
+        dir.display()
+    );
+    let out = Command::new(BSPPROF)
+        .arg("--summary")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{engine}: a partial profile is shown"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("bspprof: warning: {expect}")),
+        "{engine}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{engine}: one line: {err}");
+    assert_eq!(
+        err.contains("local to each node"),
+        engine == "mpi",
+        "{engine}: {err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("2 of 3 process profiles"),
+        "{engine}: {text}"
+    );
+    let out = Command::new(BSPPROF).arg(dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{engine}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&expect),
+        "{engine}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let warning = html
+        .split("<p id=\"missing\"><b>Warning:</b> ")
+        .nth(1)
+        .and_then(|w| w.split("</p>").next())
+        .unwrap_or_else(|| panic!("{engine}: no warning in the report"));
+    assert!(warning.starts_with(&expect), "{engine}: {warning}");
 }
 
 #[test]
