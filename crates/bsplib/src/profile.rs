@@ -8,8 +8,9 @@
 //! what it sent and received (the h-relation), and the source location of
 //! the sync that ended the superstep; at its end it writes
 //! `DIR/profile.<pid>.json`, a Chrome / Perfetto trace-event file with the
-//! raw rows beside the events (key `bsplib`). `bspprof DIR` merges the
-//! files into one trace and an HTML report.
+//! raw rows beside the events (key `bsplib`); on `mpi` the files travel to
+//! process 0, which writes them all (`gather.rs`). `bspprof DIR` merges
+//! the files into one trace and an HTML report.
 //!
 //! Off, a run pays one predictable branch per sync (`Process::sync`) and
 //! nothing per put: the counts are taken at the sync, from the mailbox
