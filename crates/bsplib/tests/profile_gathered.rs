@@ -133,7 +133,7 @@ fn check_and_clean(
         dir.display()
     );
     assert!(other.is_empty(), "{what}: left over: {other:?}");
-    for pid in 0..n {
+    for (pid, host) in hosts.iter().enumerate() {
         let path = dir.join(format!("profile.{pid}.json"));
         let text = std::fs::read_to_string(&path).unwrap();
         let v: Value = serde_json::from_str(&text)
@@ -143,7 +143,7 @@ fn check_and_clean(
         assert_eq!(b["nprocs"], n as u64, "{what}");
         assert_eq!(b["engine"], engine.name(), "{what}");
         assert_eq!(
-            b["host"], hosts[pid],
+            b["host"], *host,
             "{what}: process {pid}'s file names its host"
         );
         let steps = b["supersteps"].as_array().unwrap();

@@ -24,44 +24,26 @@ pub(crate) mod mpi {
     };
 }
 
-/// What [`World::gather_at_root`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Gathered {
-    /// Process 0: every process's bytes were handed over, in pid order.
-    Root,
-    /// Another process: its bytes went to process 0.
-    Sent,
-    /// Nothing travelled: an engine whose processes share one file
-    /// system and memory (no gathering there), or an `mpi` run that did
-    /// not end with every process together (one still waits in a sync:
-    /// process 0 cannot be reached by a collective call).
-    Apart,
-}
-
 impl super::World {
     /// The end of a run (after every process ended: `Runtime::run_mpi`
     /// after `finish_mpi`, `Launch::end_at` after `ended`): on `mpi`, when
     /// every process ended together, process 0 gets every process's
-    /// `mine` through `each(pid, bytes)`, in pid order (collective: every
-    /// process of the run calls it). Otherwise [`Gathered::Apart`], at
-    /// once.
-    pub(crate) fn gather_at_root(
-        &self,
-        mine: &[u8],
-        each: &mut dyn FnMut(usize, &[u8]),
-    ) -> Gathered {
+    /// `mine` through `each(pid, bytes)`, in pid order, and the others
+    /// send theirs (collective: every process of the run calls it); true
+    /// then. False at once where nothing travels: on an engine whose
+    /// processes share one host (no gathering there), or on an `mpi` run
+    /// that did not end with every process together (one still waits in
+    /// a sync: process 0 cannot be reached by a collective call).
+    pub(crate) fn gather_at_root(&self, mine: &[u8], each: &mut dyn FnMut(usize, &[u8])) -> bool {
         match &self.sync {
             #[cfg(feature = "mpi")]
             super::Sync::Mpi(m) if m.ended_together() => {
-                if m.gather_at_root(mine, each) {
-                    Gathered::Root
-                } else {
-                    Gathered::Sent
-                }
+                m.gather_at_root(mine, each);
+                true
             }
             _ => {
                 let _ = (mine, each);
-                Gathered::Apart
+                false
             }
         }
     }

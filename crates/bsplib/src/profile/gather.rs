@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::Setup;
-use crate::engine::start::Gathered;
 use crate::engine::World;
 
 /// `mpi`: the file of this rank's process, formatted at its end, until the
@@ -87,7 +86,7 @@ pub(crate) fn gather(world: &World) {
             report(0, &e);
         }
     };
-    if world.gather_at_root(bytes, &mut each) == Gathered::Apart {
+    if !world.gather_at_root(bytes, &mut each) {
         if let Some(left) = mine {
             write_own(&left);
         }

@@ -34,9 +34,8 @@ impl Mpi {
 
     /// Collective over the run, after [`ended_together`](Self::ended_together):
     /// on process 0, `each(pid, bytes)` for every process in pid order,
-    /// `mine` for itself (true returned); on the others, `mine` sent to
-    /// process 0 (false returned).
-    pub(crate) fn gather_at_root(&self, mine: &[u8], each: &mut dyn FnMut(usize, &[u8])) -> bool {
+    /// `mine` for itself; on the others, `mine` sent to process 0.
+    pub(crate) fn gather_at_root(&self, mine: &[u8], each: &mut dyn FnMut(usize, &[u8])) {
         let root = self.comm.process_at_rank(0);
         let len = mine.len() as u64;
         if self.comm.rank() != 0 {
@@ -44,7 +43,7 @@ impl Mpi {
             for piece in mine.chunks(PIECE) {
                 root.send_with_tag(piece, TAG);
             }
-            return false;
+            return;
         }
         let mut lens = vec![0u64; self.nprocs];
         root.gather_into_root(&len, &mut lens[..]);
@@ -59,6 +58,5 @@ impl Mpi {
             }
             each(pid, &buf);
         }
-        true
     }
 }
