@@ -28,6 +28,9 @@ mpi_tests+=(am_typed)
 # Issue 26: user code that panics (closures, handlers, encode) fails the
 # run on every rank, and nobody hangs (tests/callback_panics.rs).
 mpi_tests+=(callback_panics)
+# Issue 26: every process's profile in process 0's directory, gathered
+# there on mpi (tests/profile_gathered.rs).
+mpi_tests+=(profile_gathered)
 
 # mpi_test_binaries NAME...: builds the tests of bsplib with the mpi
 # feature (release) and sets the array `bins` to the executables of the

@@ -455,7 +455,85 @@ fn bsprun_profile_and_bspprof_on_inprod() {
         );
         assert_eq!(steps[3].bytes_out, 8 * (P * P) as u64, "{engine}");
         check_bspprof(&dir, &format!("inprod on {engine}"), &steps);
+        check_partial(&dir, &engine);
     }
+}
+
+/// `bspprof` on the profile in `dir` (P processes, complete) without
+/// process 1's file: it still summarises and reports (exit status 0), and
+/// says which process is missing and where the others ran, on standard
+/// error and in the report (issue 26, row 5).
+fn check_partial(dir: &Path, engine: &str) {
+    let host = |pid: usize| {
+        let prof = json(&dir.join(format!("profile.{pid}.json")));
+        prof["bsplib"]["host"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{engine}: process {pid}'s profile names no host"))
+            .to_string()
+    };
+    let (h0, h2) = (host(0), host(2));
+    let complete = Command::new(BSPPROF)
+        .arg("--summary")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let head = String::from_utf8_lossy(&complete.stdout);
+    let head = head.lines().next().unwrap_or_default();
+    assert!(head.contains("3 of 3 process profiles"), "{engine}: {head}");
+    assert!(complete.stderr.is_empty(), "{engine}: no warning");
+    std::fs::remove_file(dir.join("profile.1.json")).unwrap();
+    let ran = if h0 == h2 {
+        format!("processes 0 and 2 ran on {h0}")
+    } else {
+        format!("process 0 ran on {h0}, 2 on {h2}")
+    };
+    let expect = format!(
+        "2 of 3 processes left a profile in {}: process 1 left none ({ran}). \
+         A process that ends abnormally",
+        dir.display()
+    );
+    let out = Command::new(BSPPROF)
+        .arg("--summary")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{engine}: a partial profile is shown"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with(&format!("bspprof: warning: {expect}")),
+        "{engine}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{engine}: one line: {err}");
+    assert_eq!(
+        err.contains("local to each node"),
+        engine == "mpi",
+        "{engine}: {err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("2 of 3 process profiles"),
+        "{engine}: {text}"
+    );
+    let out = Command::new(BSPPROF).arg(dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{engine}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&expect),
+        "{engine}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let warning = html
+        .split("<p id=\"missing\"><b>Warning:</b> ")
+        .nth(1)
+        .and_then(|w| w.split("</p>").next())
+        .unwrap_or_else(|| panic!("{engine}: no warning in the report"));
+    assert!(warning.starts_with(&expect), "{engine}: {warning}");
 }
 
 #[test]
@@ -473,4 +551,74 @@ fn bspprof_names_a_directory_without_profiles() {
     );
     let out = Command::new(BSPPROF).arg("--g").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A C run that fails at its end (`err_sync_after_end.c`: process 0 syncs
+/// while the others have ended) under `bsprun --profile`: the processes
+/// that ended leave their files (on `mpi` each writes its own, process 0
+/// being unreachable, where `mpirun` lets it finish before it ends the
+/// job), process 0 none, and `bspprof` says which processes are missing
+/// and still summarises the others (`src/PROFILE.md`, "Memory and
+/// output").
+#[test]
+fn a_failed_c_run_leaves_the_files_of_the_processes_that_ended() {
+    let exe = build("err_sync_after_end.c", "profile", false);
+    for engine in engines() {
+        let dir = out_dir(&format!("profile-failed-{engine}"));
+        for e in std::fs::read_dir(&dir).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+        let mut cmd = Command::new(BSPRUN);
+        cmd.env_remove("LD_LIBRARY_PATH")
+            .arg("--profile")
+            .arg(&dir)
+            .args(["--engine", &engine, "-np", &P.to_string()])
+            .arg(&exe);
+        let out = run_command(&mut cmd, None, TIMEOUT, |_, _| None);
+        assert!(
+            out.status.is_some_and(|s| s.code() == Some(1)) && out.problem().is_none(),
+            "{engine}: {:?} {:?}\n{}",
+            out.status,
+            out.problem(),
+            out.stderr
+        );
+        let present: Vec<usize> = (0..P)
+            .filter(|pid| dir.join(format!("profile.{pid}.json")).exists())
+            .collect();
+        assert!(!present.contains(&0), "{engine}: process 0 failed: no file");
+        if engine != "mpi" {
+            assert_eq!(present, (1..P).collect::<Vec<_>>(), "{engine}");
+        }
+        for &pid in &present {
+            let prof = json(&dir.join(format!("profile.{pid}.json")));
+            let what = format!("{engine} process {pid}");
+            assert_eq!(prof["bsplib"]["pid"], pid, "{what}");
+            // One sync, then the end.
+            assert_eq!(column(&prof, 1, "ended_by"), "bsp_end", "{what}");
+        }
+        if present.is_empty() {
+            continue; // mpirun ended every rank before it wrote (mpi)
+        }
+        let out = Command::new(BSPPROF)
+            .arg("--summary")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{engine}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let missing: Vec<usize> = (0..P).filter(|pid| !present.contains(pid)).collect();
+        let named = match missing[..] {
+            [one] => format!("process {one} left none"),
+            [a, b] => format!("processes {a} and {b} left none"),
+            _ => unreachable!("P = 3, process 1 or 2 present"),
+        };
+        assert!(
+            err.starts_with(&format!(
+                "bspprof: warning: {} of {P} processes left a profile in {}: {named} (",
+                present.len(),
+                dir.display()
+            )),
+            "{engine}: {err}"
+        );
+    }
 }

@@ -367,6 +367,9 @@ impl Launch {
         let superstep = attached.bsp.superstep();
         drop(attached);
         self.world.ended(pid, superstep);
+        // `mpi`: the profiles travel to process 0 if every process ended
+        // with this one (`profile/gather.rs`); elsewhere nothing to do.
+        crate::profile::gather(&self.world);
         match self.world.shared() {
             Some(shared) => shared.set_done(pid, None),
             None => Ok(()),

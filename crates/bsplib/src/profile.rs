@@ -8,18 +8,21 @@
 //! what it sent and received (the h-relation), and the source location of
 //! the sync that ended the superstep; at its end it writes
 //! `DIR/profile.<pid>.json`, a Chrome / Perfetto trace-event file with the
-//! raw rows beside the events (key `bsplib`). `bspprof DIR` merges the
-//! files into one trace and an HTML report.
+//! raw rows beside the events (key `bsplib`); on `mpi` the files travel to
+//! process 0, which writes them all (`gather.rs`). `bspprof DIR` merges
+//! the files into one trace and an HTML report.
 //!
 //! Off, a run pays one predictable branch per sync (`Process::sync`) and
 //! nothing per put: the counts are taken at the sync, from the mailbox
 //! and the delivered streams, never at the calls.
 
 mod counts;
+mod gather;
 mod json;
 mod recorder;
 mod sync;
 
+pub(crate) use gather::gather;
 pub(crate) use sync::install;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +66,10 @@ pub(crate) const COLUMNS: [&str; 26] = [
 pub(crate) struct Setup {
     dir: PathBuf,
     engine: &'static str,
+    /// `mpi`: where each process leaves its file for the gathering at the
+    /// end of the run (`gather.rs`); `None` on the engines whose processes
+    /// write their own.
+    handoff: Option<std::sync::Arc<gather::Handoff>>,
 }
 
 impl Setup {
@@ -80,6 +87,13 @@ impl Setup {
         std::fs::write(&probe, b"").map_err(|e| what(e, "cannot be written"))?;
         let _ = std::fs::remove_file(&probe);
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        Ok(Setup { dir, engine })
+        // The ranks of an `mpi` run may share no file system: their files
+        // travel to process 0 (`gather.rs`, `PROFILE.md`).
+        let handoff = (engine == "mpi").then(Default::default);
+        Ok(Setup {
+            dir,
+            engine,
+            handoff,
+        })
     }
 }

@@ -148,7 +148,10 @@ impl Runtime {
     /// sent and received (the h-relation) and the source line of the sync
     /// that ended it, and writes them at its end to `dir/profile.<pid>.json`,
     /// a Chrome / Perfetto trace-event file (`bspprof dir` turns the
-    /// directory into one trace and an HTML report). The environment
+    /// directory into one trace and an HTML report). On `mpi` the files
+    /// travel to process 0, which writes them all into its `dir`: a
+    /// directory local to each host holds the whole profile on process
+    /// 0's. The environment
     /// variable `BSPLIB_PROFILE=dir` sets it for [`Runtime::from_env`]
     /// (`bsprun --profile dir`). The format and what is counted:
     /// `PROFILE.md` in the crate's source.
@@ -159,7 +162,8 @@ impl Runtime {
     /// On, a sync reads the clock twice and walks the headers of the
     /// records it sends and receives (no payload is read): about 0.1-0.2 µs
     /// a superstep on this project's VM (`examples/profile_overhead.rs`);
-    /// each process writes its file after its SPMD function returns.
+    /// each process writes its file after its SPMD function returns (on
+    /// `mpi`, process 0 writes every file after the run's end).
     ///
     /// # Errors
     ///

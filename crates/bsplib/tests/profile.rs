@@ -27,15 +27,17 @@ fn profile_dir(name: &str) -> PathBuf {
 }
 
 /// The processes whose files this test process checks, and then removes:
-/// all of them; under `mpirun`, only this rank's (the others may still be
-/// reading theirs).
+/// all of them; under `mpirun`, all of them on process 0's rank, which
+/// writes every process's file at the end of the run (`PROFILE.md`), and
+/// none on the others.
 fn own_pids(n: usize) -> Vec<usize> {
     if mpi_mode() {
         let rank = std::env::var("OMPI_COMM_WORLD_RANK").expect("an Open MPI rank");
-        vec![rank.parse().expect("a rank number")]
-    } else {
-        (0..n).collect()
+        if rank != "0" {
+            return Vec::new();
+        }
     }
+    (0..n).collect()
 }
 
 /// Removes the files of `pids` and, once empty, the directory.
@@ -134,6 +136,11 @@ fn a_known_program_has_exact_counts_and_a_valid_trace() {
             assert_eq!(b["nprocs"], n as u64, "{}", what(pid));
             assert_eq!(b["pid"], pid as u64, "{}", what(pid));
             assert!(b["start_unix_us"].as_u64().unwrap() > 1_600_000_000_000_000);
+            assert!(
+                b["host"].as_str().is_some_and(|h| !h.is_empty()),
+                "{}: the host",
+                what(pid)
+            );
             let rows = b["supersteps"].as_array().unwrap();
             assert_eq!(rows.len(), 4, "{}: 3 syncs and the end", what(pid));
             let expect: [&[(&str, u64)]; 4] = [

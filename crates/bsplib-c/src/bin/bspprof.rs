@@ -27,6 +27,9 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
+#[path = "bspprof/coverage.rs"]
+mod coverage;
+
 /// Heaviest supersteps listed by default.
 const DEFAULT_TOP: usize = 10;
 
@@ -174,6 +177,8 @@ struct Process {
     nprocs: usize,
     engine: String,
     start_unix_us: u64,
+    /// The host it ran on (`None` in files of an older bsplib).
+    host: Option<String>,
     rows: Vec<Row>,
     events: Vec<Value>,
 }
@@ -247,6 +252,7 @@ fn read_process(path: &Path) -> Result<Process, String> {
         nprocs: u("nprocs")? as usize,
         engine: b["engine"].as_str().unwrap_or("?").to_string(),
         start_unix_us: u("start_unix_us")?,
+        host: b["host"].as_str().map(str::to_string),
         rows,
         events: match v["traceEvents"].take() {
             Value::Array(a) => a,
@@ -293,6 +299,14 @@ fn read_dir(dir: &Path) -> Result<Vec<Process>, String> {
         ));
     }
     Ok(procs)
+}
+
+/// Which processes left a file, and where they ran.
+fn coverage(procs: &[Process]) -> coverage::Coverage<'_> {
+    coverage::Coverage {
+        nprocs: procs[0].nprocs,
+        present: procs.iter().map(|p| (p.pid, p.host.as_deref())).collect(),
+    }
 }
 
 /// The processes' events on one timeline (shifted by their wall-clock
@@ -705,24 +719,24 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     let syncs = all.iter().filter(|s| s.ended_by != "bsp_end").count();
     let total: f64 = all.iter().map(|s| s.t).sum();
     let predicted: f64 = all.iter().map(|s| s.predicted).sum();
+    let cover = coverage(procs);
     let _ = write!(
         html,
-        "<h1>bspprof</h1>\n<p>Profile <code>{}</code>: engine <b>{}</b>, p = <b>{}</b> ({} process files), \
+        "<h1>bspprof</h1>\n<p>Profile <code>{}</code>: engine <b>{}</b>, p = <b>{}</b> (<span id=\"coverage\">{}</span>), \
          <b id=\"supersteps\">{}</b> supersteps ({syncs} syncs and the end), measured <b>{}</b>, predicted <b>{}</b>.</p>\n",
         esc(&o.dir.display().to_string()),
         esc(&p0.engine),
         p0.nprocs,
-        procs.len(),
+        esc(&cover.line()),
         all.len(),
         dur(total),
         dur(predicted)
     );
-    if procs.len() != p0.nprocs {
+    if let Some(warning) = cover.warning(&o.dir, &p0.engine) {
         let _ = write!(
             html,
-            "<p><b>Warning:</b> {} of {} processes left a profile (a process that ended abnormally writes none).</p>",
-            procs.len(),
-            p0.nprocs
+            "<p id=\"missing\"><b>Warning:</b> {}</p>",
+            esc(&warning)
         );
     }
     let _ = writeln!(
@@ -916,11 +930,12 @@ fn summary(procs: &[Process], o: &Options) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "bspprof: {}: engine {}, p = {}, {} supersteps",
+        "bspprof: {}: engine {}, p = {}, {} supersteps, {}",
         o.dir.display(),
         p0.engine,
         p0.nprocs,
-        all.len()
+        all.len(),
+        coverage(procs).line()
     );
     let _ = writeln!(
         out,
@@ -1021,6 +1036,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // A partial profile is still shown (exit status 0), with the warning.
+    if let Some(warning) = coverage(&procs).warning(&o.dir, &procs[0].engine) {
+        eprintln!("bspprof: warning: {warning}");
+    }
     if o.summary {
         print!("{}", summary(&procs, &o));
         return ExitCode::SUCCESS;
@@ -1038,9 +1057,10 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "bspprof: {} ({} processes); trace {}",
+        "bspprof: {} ({} of {} processes); trace {}",
         html_path.display(),
         procs.len(),
+        procs[0].nprocs,
         trace_path.display()
     );
     ExitCode::SUCCESS
@@ -1127,6 +1147,7 @@ mod tests {
             nprocs: 2,
             engine: "threads".into(),
             start_unix_us: 0,
+            host: None,
             rows,
             events: Vec::new(),
         };

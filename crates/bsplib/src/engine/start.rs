@@ -23,3 +23,28 @@ pub(crate) mod mpi {
         all_gather_bytes, finalize_and_exit, join, world_rank, world_size,
     };
 }
+
+impl super::World {
+    /// The end of a run (after every process ended: `Runtime::run_mpi`
+    /// after `finish_mpi`, `Launch::end_at` after `ended`): on `mpi`, when
+    /// every process ended together, process 0 gets every process's
+    /// `mine` through `each(pid, bytes)`, in pid order, and the others
+    /// send theirs (collective: every process of the run calls it); true
+    /// then. False at once where nothing travels: on an engine whose
+    /// processes share one host (no gathering there), or on an `mpi` run
+    /// that did not end with every process together (one still waits in
+    /// a sync: process 0 cannot be reached by a collective call).
+    pub(crate) fn gather_at_root(&self, mine: &[u8], each: &mut dyn FnMut(usize, &[u8])) -> bool {
+        match &self.sync {
+            #[cfg(feature = "mpi")]
+            super::Sync::Mpi(m) if m.ended_together() => {
+                m.gather_at_root(mine, each);
+                true
+            }
+            _ => {
+                let _ = (mine, each);
+                false
+            }
+        }
+    }
+}

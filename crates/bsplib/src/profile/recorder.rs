@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::counts::Counts;
+use super::gather::{host_name, report, write_file};
 use super::json::{put_at, put_json_str, put_u64, put_us};
 use super::{Setup, COLUMNS, FORMAT};
 use crate::error::SourceLocation;
@@ -60,6 +61,8 @@ pub(crate) struct Recorder {
     nprocs: usize,
     start: Instant,
     start_unix_us: u64,
+    /// The host the process runs on (`gethostname`).
+    host: String,
     /// The end of the last sync (the start of the computation of the
     /// current superstep), in ns since `start`.
     pub(super) last_end_ns: u64,
@@ -85,6 +88,7 @@ impl Recorder {
             nprocs,
             start,
             start_unix_us,
+            host: host_name(),
             last_end_ns: ns(since),
             rows: Vec::with_capacity(INITIAL_ROWS),
             am_seen: (0, 0, 0),
@@ -200,6 +204,8 @@ impl Recorder {
         put_u64(out, me);
         out.extend_from_slice(b",\"start_unix_us\":");
         put_u64(out, self.start_unix_us);
+        out.extend_from_slice(b",\"host\":");
+        put_json_str(out, &self.host);
         out.extend_from_slice(
             b",\"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
         );
@@ -235,39 +241,27 @@ impl Recorder {
         flush(out)
     }
 
-    /// Writes `DIR/profile.<pid>.json` (through a temporary file renamed
-    /// into place, the file of an earlier run removed first), formatted
-    /// into one buffer handed to the file every [`FLUSH_AT`] bytes; `Err`
-    /// names the file and the reason.
+    /// Writes `DIR/profile.<pid>.json` (`gather::write_file`: through a
+    /// temporary file renamed into place), formatted into one buffer
+    /// handed to the file every [`FLUSH_AT`] bytes; `Err` names the file
+    /// and the reason.
     pub(crate) fn write(&self) -> Result<PathBuf, String> {
         use std::io::Write as _;
-        let path = self.setup.dir.join(format!("profile.{}.json", self.pid));
-        let tmp = self
-            .setup
-            .dir
-            .join(format!(".profile.{}.json.{}", self.pid, std::process::id()));
-        let written = std::fs::File::create(&tmp).and_then(|mut file| {
+        write_file(&self.setup.dir, self.pid, |file| {
             let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
             self.emit(&mut buf, |buf| {
                 let r = file.write_all(buf);
                 buf.clear();
                 r
             })
-        });
-        // A file of an earlier run is removed before the rename: renaming
-        // over it makes ext4 (`auto_da_alloc`) start writing the new file
-        // out in the rename, about 2.5 ms for LU's 870 kB here.
-        written
-            .and_then(|()| match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            })
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                format!("cannot write the profile {}: {e}", path.display())
-            })?;
-        Ok(path)
+        })
+    }
+
+    /// The whole file in memory (`mpi`: it travels to process 0).
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1024 + self.rows.len() * 720);
+        let Ok(()) = self.emit(&mut out, |_| Ok::<(), std::convert::Infallible>(()));
+        out
     }
 }
 
@@ -287,8 +281,10 @@ impl Recorder {
 
 impl Drop for Recorder {
     /// The end of the process: its last superstep (computation only,
-    /// ended by `bsp_end`), then the file. A file that cannot be written
-    /// is reported on standard error (the run's outcome stands).
+    /// ended by `bsp_end`), then the file: written here, or on `mpi` left
+    /// formatted for the gathering at the end of the run (`gather.rs`). A
+    /// file that cannot be written is reported on standard error (the
+    /// run's outcome stands).
     fn drop(&mut self) {
         let end = self.now_ns();
         self.rows.push(Row {
@@ -301,9 +297,10 @@ impl Drop for Recorder {
             at: None,
             ended_by: "bsp_end",
         });
-        if let Err(e) = self.write() {
-            let line = format!("bsplib: process {}: {e}\n", self.pid);
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        if let Some(handoff) = &self.setup.handoff {
+            handoff.leave(self.pid, &self.setup.dir, self.to_bytes());
+        } else if let Err(e) = self.write() {
+            report(self.pid, &e);
         }
     }
 }
@@ -354,6 +351,7 @@ mod tests {
         let setup = Setup {
             dir: PathBuf::from("/nonexistent"),
             engine: "threads",
+            handoff: None,
         };
         let mut r = Recorder::new(&setup, 0, 2, Instant::now());
         r.rows.push(Row {
@@ -429,12 +427,13 @@ mod tests {
         }
         let _ = write!(
         s,
-        "\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{{\"format\":{FORMAT},\"engine\":{},\"nprocs\":{},\"pid\":{},\"start_unix_us\":{},\
+        "\n],\n\"displayTimeUnit\":\"ms\",\n\"bsplib\":{{\"format\":{FORMAT},\"engine\":{},\"nprocs\":{},\"pid\":{},\"start_unix_us\":{},\"host\":{},\
          \"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
         json_str(this.setup.engine),
         this.nprocs,
         this.pid,
-        this.start_unix_us
+        this.start_unix_us,
+        json_str(&this.host)
     );
         for (i, c) in COLUMNS.iter().enumerate() {
             let _ = write!(s, "{}{}", if i > 0 { "," } else { "" }, json_str(c));
@@ -472,9 +471,11 @@ mod tests {
         let setup = Setup {
             dir: PathBuf::from("/nonexistent"),
             engine: "processes",
+            handoff: None,
         };
         let mut r = Recorder::new(&setup, 13, 16, Instant::now());
         r.start_unix_us = 1_763_863_200_123_456;
+        r.host = "node\"07\\x\u{1}".into();
         let values = [
             0,
             1,

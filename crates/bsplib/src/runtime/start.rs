@@ -228,6 +228,9 @@ impl Runtime {
             let world = Arc::new(agreed.world(World::mpi(n, engine), loc)?);
             let result = process_main(pid, &world, Instant::now(), &spmd);
             world.finish_mpi(pid);
+            // Every process has ended: the profiles travel to process 0,
+            // which writes them before anyone returns (`profile/gather.rs`).
+            crate::profile::gather(&world);
             crate::progress::finish();
             match (result, world.failure()) {
                 (Some(r), None) => match encoded(&r, pid, &world) {

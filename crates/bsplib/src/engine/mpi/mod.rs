@@ -45,6 +45,7 @@ use crate::mem::Records;
 
 mod am;
 pub(crate) mod coll;
+mod gather;
 mod progress;
 mod rendezvous;
 pub(crate) mod win;
@@ -312,6 +313,8 @@ pub(crate) struct Mpi {
     /// Whether windows live in node shared memory (`win.rs`), decided by
     /// the run's first window or `rma_init`.
     node: OnceLock<bool>,
+    /// Every process of the run ended in one reduction (`gather.rs`).
+    ended_together: AtomicBool,
 }
 
 impl Drop for Mpi {
@@ -341,6 +344,7 @@ impl Mpi {
             board: OnceLock::new(),
             control: OnceLock::new(),
             node: OnceLock::new(),
+            ended_together: AtomicBool::new(false),
         }
     }
 
@@ -427,6 +431,7 @@ impl Mpi {
         loop {
             let all = self.reduce_or([0, word, 0, 0]);
             if all[1] & SYNCING == 0 {
+                self.ended_together.store(true, Ordering::SeqCst);
                 return;
             }
             // The waiting processes learn who ended (see `barrier`).
@@ -490,6 +495,8 @@ impl Mpi {
         let _mpi = progress::hold();
         let all = self.reduce_or([0, ENDED, 0, 0]);
         NO_ABORT.store(true, Ordering::SeqCst);
+        self.ended_together
+            .store(all[1] & SYNCING == 0, Ordering::SeqCst);
         if all[1] & SYNCING != 0 {
             // Someone waits in a sync: tell them who ended. One of them
             // fails the run (and ends the job).
