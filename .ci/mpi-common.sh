@@ -31,6 +31,10 @@ mpi_tests+=(callback_panics)
 # Issue 26: every process's profile in process 0's directory, gathered
 # there on mpi (tests/profile_gathered.rs).
 mpi_tests+=(profile_gathered)
+# Issue 26: children the program forks from a rank (fork + exit, Command)
+# leave the run alone; usize::MAX processes is the job's ranks
+# (tests/child_processes.rs).
+mpi_tests+=(child_processes)
 
 # mpi_test_binaries NAME...: builds the tests of bsplib with the mpi
 # feature (release) and sets the array `bins` to the executables of the
@@ -67,7 +71,8 @@ mpi_c_tests() {
   # The Fortran programs (tests/fortran.rs) the same way.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test fortran -- "$@"
   # How failed jobs end (20 runs per program): a call after bsp_end, an error
-  # two ranks find, ordinary errors: non-zero status, the bsplib: line once
+  # two ranks find, ordinary errors, a bsp_init SPMD function returning
+  # without bsp_end: non-zero status, the bsplib: line once
   # and last (no MPI_ABORT banner after it), no hang.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test error_endings -- "$@"
   # Fault injection on mpi: a rank raising a signal, exiting, aborting or

@@ -216,9 +216,12 @@ extern "C" {
 
 /// `on_exit` of rank 0 in `bsp_init` mode: exiting before `bsp_begin`
 /// (say, after refusing its input) ends the job with the same status
-/// instead of leaving the other ranks waiting.
+/// instead of leaving the other ranks waiting. A child the program forked
+/// from rank 0 (a helper that calls `exit`) ends alone.
 extern "C" fn exit_before_begin(status: c_int, _: *mut std::ffi::c_void) {
-    if BEGIN_PENDING.load(std::sync::atomic::Ordering::Relaxed) {
+    if BEGIN_PENDING.load(std::sync::atomic::Ordering::Relaxed)
+        && !bsplib::launch::in_foreign_process()
+    {
         // SAFETY: the program is exiting (this is an exit handler) before
         // its run began: the library has no thread of its own, and a
         // BSPlib program makes no MPI calls of its own to race with.

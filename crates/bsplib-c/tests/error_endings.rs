@@ -1,12 +1,13 @@
 //! How a failed run ends, run many times: the C programs of `tests/c/`
-//! whose error comes after (or because of) `bsp_end`, and two ordinary
-//! errors, each run [`REPEAT`] times per engine with `bsprun`, P cycling
+//! whose error comes after (or because of) `bsp_end`, two ordinary
+//! errors and a `bsp_init` SPMD function returning without `bsp_end`, each run [`REPEAT`] times per engine with `bsprun`, P cycling
 //! over 2..=4. Every run must:
 //!
 //! - end (no hang: [`TIMEOUT`], then the process group is killed), with a
 //!   non-zero exit status;
 //! - print the library's error exactly once, naming the call and the
-//!   `file:line` of the `/* ERROR */` marker;
+//!   `file:line` of the `/* ERROR */` marker (the process and superstep
+//!   where no call is to blame);
 //! - have that `bsplib:` line as the last line of its standard error: no
 //!   MPI_ABORT banner, `ORTE_ERROR_LOG` line or other Open MPI report
 //!   after it (`bsprun --engine mpi` drops what follows the error);
@@ -38,22 +39,26 @@ struct Prog {
     file: &'static str,
     call: &'static str,
     min_p: usize,
+    /// The error names the `file:line` of the `/* ERROR */` marker (an
+    /// error no call makes, a process returning without `bsp_end`, names
+    /// no line).
+    located: bool,
 }
 
 #[rustfmt::skip]
 const AFTER_END: &[Prog] = &[
     // A call after bsp_end: plain SPMD, bsp_init mode, bsp_abort.
-    Prog { file: "err_call_after_end.c", call: "bsp_sync", min_p: 2 },
-    Prog { file: "err_call_after_end_init.c", call: "bsp_push_reg", min_p: 2 },
-    Prog { file: "err_abort_after_end.c", call: "bsp_abort", min_p: 2 },
+    Prog { file: "err_call_after_end.c", call: "bsp_sync", min_p: 2, located: true },
+    Prog { file: "err_call_after_end_init.c", call: "bsp_push_reg", min_p: 2, located: true },
+    Prog { file: "err_abort_after_end.c", call: "bsp_abort", min_p: 2, located: true },
     // Two processes wait in a sync while the others ended: both find it.
-    Prog { file: "err_two_wait_after_end.c", call: "bsp_sync", min_p: 3 },
+    Prog { file: "err_two_wait_after_end.c", call: "bsp_sync", min_p: 3, located: true },
 ];
 
 #[rustfmt::skip]
 const ORDINARY: &[Prog] = &[
-    Prog { file: "err_sync_after_end.c", call: "bsp_sync", min_p: 2 },
-    Prog { file: "err_put_out_of_bounds.c", call: "bsp_put", min_p: 2 },
+    Prog { file: "err_sync_after_end.c", call: "bsp_sync", min_p: 2, located: true },
+    Prog { file: "err_put_out_of_bounds.c", call: "bsp_put", min_p: 2, located: true },
 ];
 
 /// The engines to run on (those of `bsprun`); `mpi` only where it can run.
@@ -77,6 +82,14 @@ fn engines() -> Vec<String> {
         .collect()
 }
 
+/// A `bsp_init` SPMD function returning without `bsp_end` (process 1,
+/// while the others wait in `bsp_sync`): issue 26 saw the mpi job exit 0
+/// in 1 run of 6.
+#[rustfmt::skip]
+const SPMD_RETURNS: &[Prog] = &[
+    Prog { file: "err_init_spmd_returns.c", call: "without calling bsp_end", min_p: 2, located: false },
+];
+
 #[test]
 fn a_call_after_bsp_end_ends_the_run_once_cleanly_with_a_failure_status() {
     run_all(AFTER_END);
@@ -85,6 +98,11 @@ fn a_call_after_bsp_end_ends_the_run_once_cleanly_with_a_failure_status() {
 #[test]
 fn an_error_is_printed_once_and_is_the_last_line_of_stderr() {
     run_all(ORDINARY);
+}
+
+#[test]
+fn a_bsp_init_spmd_function_returning_without_bsp_end_always_fails_the_run() {
+    run_all(SPMD_RETURNS);
 }
 
 fn run_all(progs: &[Prog]) {
@@ -142,7 +160,11 @@ fn check(prog: &Prog, out: &Outcome) -> Result<(), String> {
     if out.stdout.contains("not reached") {
         return Err("the program went on after the error".into());
     }
-    let location = format!("{}:{}", prog.file, marker_line(prog.file)?);
+    let location = if prog.located {
+        format!("{}:{}", prog.file, marker_line(prog.file)?)
+    } else {
+        "process 1, superstep 1".into()
+    };
     let errors: Vec<&str> = out
         .stderr
         .lines()

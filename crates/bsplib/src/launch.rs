@@ -460,10 +460,15 @@ impl Launch {
 }
 
 /// True in a process that the program forked itself from a BSP process
-/// (after the start of a run by [`Launch::new`]): it is not a BSP process,
+/// (after the start of a run by [`Launch::new`]; on `mpi`, from a rank,
+/// once MPI is set up, before `bsp_begin` too): it is not a BSP process,
 /// and must neither make BSPlib calls nor report anything about the run.
 /// A query: safe.
 pub fn in_foreign_process() -> bool {
+    #[cfg(feature = "mpi")]
+    if crate::engine::start::mpi::is_foreign() {
+        return true;
+    }
     processes::is_foreign()
 }
 

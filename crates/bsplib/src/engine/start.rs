@@ -19,6 +19,8 @@ pub(crate) mod processes {
 pub(crate) mod mpi {
     #[cfg(feature = "raw")]
     pub(crate) use crate::engine::mpi::abort_with;
+    #[cfg(feature = "raw")]
+    pub(crate) use crate::engine::mpi::is_foreign;
     pub(crate) use crate::engine::mpi::{
         all_gather_bytes, finalize_and_exit, join, world_rank, world_size,
     };

@@ -32,7 +32,7 @@
 //!     where `MPI_Abort` can hang `mpirun`: the rank finalises and exits
 //!     with status 1 instead ([`abort_with`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use mpi::datatype::{Partition, PartitionMut};
@@ -71,8 +71,22 @@ pub(crate) const CAPACITY: usize = (Count::MAX as usize) * 8;
 /// MPI is initialised once per program and finalised when it exits.
 static INIT: OnceLock<Result<(), String>> = OnceLock::new();
 
+/// The OS process id of the process that set up MPI here (`init`): a child
+/// the program forks from a rank (a helper that calls `exit`) inherits the
+/// library's exit handler and its state, but is no rank, and must not
+/// finalise MPI (it would wait for the whole job) or end the job.
+static RANK_OS_PID: AtomicU32 = AtomicU32::new(0);
+
+/// True in a process the program forked from a rank (after MPI was set
+/// up): no MPI call of the library may run there.
+pub(crate) fn is_foreign() -> bool {
+    let rank = RANK_OS_PID.load(Ordering::Relaxed);
+    rank != 0 && rank != std::process::id()
+}
+
 fn init() -> Result<(), String> {
     INIT.get_or_init(|| {
+        RANK_OS_PID.store(std::process::id(), Ordering::Relaxed);
         if mpi::environment::is_initialized() {
             // The program initialised MPI itself, and finalises it.
             return Ok(());
@@ -94,7 +108,9 @@ fn init() -> Result<(), String> {
 }
 
 extern "C" fn finalize_at_exit() {
-    if !mpi::environment::is_finalized() {
+    // A child the program forked exits without touching MPI: the rank it
+    // was forked from finalises (`MPI_Finalize` here waited for the job).
+    if !is_foreign() && !mpi::environment::is_finalized() {
         progress::shut();
         // SAFETY: MPI is initialised (by `init`) and not yet finalised; no
         // MPI call follows at exit.
@@ -141,6 +157,11 @@ pub(crate) fn abort_with(status: i32) -> ! {
     let _ = std::io::Write::flush(&mut std::io::stdout());
     // SAFETY: flushing C stdio has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    if is_foreign() {
+        // A child the program forked is no rank: it ends alone.
+        // SAFETY: ends this process; output was flushed.
+        unsafe { libc::_exit(status) }
+    }
     progress::shut();
     if NO_ABORT.load(Ordering::SeqCst) || mpi::environment::is_finalized() {
         exit_finalized(status)
