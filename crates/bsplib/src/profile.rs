@@ -22,6 +22,7 @@ mod json;
 mod recorder;
 mod sync;
 
+#[cfg_attr(not(feature = "mpi"), allow(unused_imports))]
 pub(crate) use gather::gather;
 pub(crate) use sync::install;
 

@@ -36,6 +36,7 @@ impl super::World {
     /// processes share one host (no gathering there), or on an `mpi` run
     /// that did not end with every process together (one still waits in
     /// a sync: process 0 cannot be reached by a collective call).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) fn gather_at_root(&self, mine: &[u8], each: &mut dyn FnMut(usize, &[u8])) -> bool {
         match &self.sync {
             #[cfg(feature = "mpi")]

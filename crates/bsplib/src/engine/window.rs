@@ -18,7 +18,9 @@
 //! memory when every rank is on one node).
 
 #[cfg(feature = "mpi")]
-pub(crate) use super::mpi::win::{MpiWin, NodeWin};
+pub(crate) use super::mpi::node::NodeWin;
+#[cfg(feature = "mpi")]
+pub(crate) use super::mpi::win::MpiWin;
 pub(crate) use super::processes::{futex_wait, futex_wake};
 
 /// The window memory per process the run agreed on (`mpi`: process 0's

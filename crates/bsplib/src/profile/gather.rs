@@ -68,6 +68,8 @@ impl Drop for Handoff {
 /// `Runtime::run_mpi` after `finish_mpi`, C's `Launch::end_at` after
 /// `ended`); collective on `mpi` (every process calls it), nothing on the
 /// other engines (their processes wrote their files as they ended).
+// Called only on `mpi` (the other engines share one file system).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) fn gather(world: &World) {
     let Some(setup) = world.ext::<Setup>() else {
         return;

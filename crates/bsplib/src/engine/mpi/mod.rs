@@ -46,6 +46,7 @@ use crate::mem::Records;
 mod am;
 pub(crate) mod coll;
 mod gather;
+pub(crate) mod node;
 mod progress;
 mod rendezvous;
 pub(crate) mod win;
