@@ -45,6 +45,7 @@ use crate::mem::Records;
 
 mod am;
 pub(crate) mod coll;
+mod deadline;
 mod rendezvous;
 pub(crate) mod win;
 use crate::stream::{Outbox, StreamWriter};
@@ -304,6 +305,9 @@ pub(crate) struct Mpi {
     /// Whether windows live in node shared memory (`win.rs`), decided by
     /// the run's first window or `rma_init`.
     node: OnceLock<bool>,
+    /// The run's deadline, and the queries of who waits where
+    /// (`deadline.rs`).
+    dl: deadline::Deadline,
 }
 
 impl Drop for Mpi {
@@ -332,6 +336,7 @@ impl Mpi {
             board: OnceLock::new(),
             control: OnceLock::new(),
             node: OnceLock::new(),
+            dl: deadline::Deadline::default(),
         }
     }
 
@@ -351,6 +356,7 @@ impl Mpi {
     pub(crate) fn wait_notified(&self, ch: usize, target: u64) -> Result<(), Interrupt> {
         let mut counts = self.bells.lock().unwrap_or_else(|p| p.into_inner());
         let tag = BELL_TAG + ch as i32;
+        let (mut turns, mut started) = (0, None);
         loop {
             if counts[ch] >= target {
                 return Ok(());
@@ -368,6 +374,7 @@ impl Mpi {
                 self.stop();
                 return Err(Interrupt::Stopped);
             }
+            self.waited(&mut turns, &mut started, true)?;
             std::thread::yield_now();
         }
     }
@@ -433,7 +440,10 @@ impl Mpi {
     /// The barrier: see the module docs.
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
         let [h, not_h] = self.take_check();
-        let all = self.reduce_or([u64::from(flags), SYNCING, h, not_h]);
+        let words = [u64::from(flags), SYNCING, h, not_h];
+        // Only a barrier's reduction has a deadline: the end reductions
+        // wait for processes that wait in a sync, which have theirs.
+        let (all, _) = self.all_reduce(words, am::Op::Or, None, true)?;
         self.after_barrier(all)
     }
 
@@ -483,7 +493,15 @@ impl Mpi {
     /// Every reduction of the engine is this non-blocking one (`am.rs`):
     /// the dispatching barrier must match it.
     fn reduce_or(&self, mine: am::Words) -> am::Words {
-        self.all_reduce(mine, am::Op::Or, None).0
+        self.untimed(mine, am::Op::Or)
+    }
+
+    /// A reduction without a deadline (it cannot be interrupted).
+    fn untimed(&self, mine: am::Words, op: am::Op) -> am::Words {
+        match self.all_reduce(mine, op, None, false) {
+            Ok((all, _)) => all,
+            Err(_) => unreachable!("only a timed reduction is interrupted"),
+        }
     }
 
     /// The check the next barrier carries: `Some(h)` for the sync of a
@@ -517,9 +535,7 @@ impl Mpi {
     /// process's pid if it ended, else `u64::MAX`), and of those that wait
     /// in a sync (`waiting`, likewise): the one that reports the error.
     fn min_ended(&self, ended: u64, waiting: u64) -> [u64; 2] {
-        let all = self
-            .all_reduce([ended, waiting, u64::MAX, u64::MAX], am::Op::Min, None)
-            .0;
+        let all = self.untimed([ended, waiting, u64::MAX, u64::MAX], am::Op::Min);
         [all[0], all[1]]
     }
 
