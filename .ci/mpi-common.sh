@@ -28,6 +28,9 @@ mpi_tests+=(am_typed)
 # Issue 26: user code that panics (closures, handlers, encode) fails the
 # run on every rank, and nobody hangs (tests/callback_panics.rs).
 mpi_tests+=(callback_panics)
+# Issue 26: a counter wait that can never complete fails the run at once
+# (tests/deadline.rs; its deadline runs start their own mpirun: mpi_c_tests).
+mpi_tests+=(deadline)
 
 # mpi_test_binaries NAME...: builds the tests of bsplib with the mpi
 # feature (release) and sets the array `bins` to the executables of the
@@ -72,6 +75,11 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_FAULT_TRIALS="${BSPLIB_FAULT_TRIALS:-100}" BSPLIB_TEST_ENGINES=mpi \
     cargo test --release --features mpi -p bsplib-c --test faults -- --nocapture "$@" 2>&1 \
     | grep -oE 'faults: .*|test result: .*'
+  # Issue 26: the deadline on mpi: a rank in an endless loop or stopped
+  # (SIGSTOP) is named and the job ends; counter waits that wait for each
+  # other end by the deadline (tests/deadline.rs, each run its own mpirun
+  # with $BSPLIB_MPIRUN_FLAGS).
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib --test deadline -- "$@"
   # bspcc, including --bsp-static with Open MPI's libraries, run on mpi.
   "${wrap[@]}" cargo test --release --features mpi -p bsplib-c --test tools -- "$@"
 }

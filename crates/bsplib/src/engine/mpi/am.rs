@@ -156,6 +156,24 @@ impl Mpi {
         for p in parts {
             buf.extend_from_slice(p);
         }
+        self.isend(&mut o, buf, to, TAG);
+        Ok(true)
+    }
+
+    /// Sends `bytes` to `to` with `tag` without waiting for anything: the
+    /// queries and answers of `deadline.rs`. A blocking send, even of a
+    /// few bytes, can wait for ever for a rank that makes no progress (over
+    /// TCP, one it has not connected to yet).
+    pub(super) fn send_bytes(&self, to: usize, tag: i32, bytes: &[u8]) {
+        let mut o = lock(&self.am);
+        o.test();
+        self.isend(&mut o, bytes.to_vec(), to, tag);
+    }
+
+    /// Starts an `MPI_Isend` of `buf` to `to` with `tag`, and keeps the
+    /// buffer until it completes.
+    fn isend(&self, o: &mut Outgoing, buf: Vec<u8>, to: usize, tag: i32) {
+        let len = buf.len();
         let count = i32::try_from(len).expect("a record is at most am_max_record bytes");
         let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
         // SAFETY: `buf` holds `len` initialised bytes and is neither written
@@ -169,7 +187,7 @@ impl Mpi {
                 count,
                 ffi::RSMPI_UINT8_T,
                 to as i32,
-                TAG,
+                tag,
                 self.comm.as_raw(),
                 req.as_mut_ptr(),
             );
@@ -177,7 +195,6 @@ impl Mpi {
         }
         o.bufs.push(buf);
         o.pending += len;
-        Ok(true)
     }
 
     /// Appends the records that arrived (up to [`TAKE_BUDGET`] bytes of

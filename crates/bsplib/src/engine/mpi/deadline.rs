@@ -51,11 +51,11 @@ const COUNTER: u64 = 0;
 
 /// How long a querier waits for the answers. A waiting rank answers within
 /// [`TURNS`] yields; this leaves room for a loaded machine and a network.
-pub(super) const GRACE: Duration = Duration::from_millis(300);
+pub(super) const GRACE: Duration = Duration::from_millis(500);
 
 /// A yielding wait answers queries (and reads the clock for the deadline)
 /// once every this many turns.
-pub(super) const TURNS: u32 = 64;
+pub(super) const TURNS: u32 = 16;
 
 /// The deadline's state on one rank.
 #[derive(Default)]
@@ -151,8 +151,7 @@ impl Mpi {
             .any_process()
             .immediate_matched_probe_with_tag(QUERY_TAG)
         {
-            let mut q = [0u64; 2];
-            msg.matched_receive_into(&mut q[..]);
+            let q: [u64; 2] = receive_words(msg);
             let from = status.source_rank();
             if q[1] == DEADLINE && from < me {
                 self.dl.deferred.store(true, Ordering::Relaxed);
@@ -162,11 +161,7 @@ impl Mpi {
                 self.dl.word.load(Ordering::Relaxed),
                 self.dl.fenced.load(Ordering::Relaxed),
             ];
-            // 24 bytes: sent eagerly, the send does not wait for the
-            // querier.
-            self.comm
-                .process_at_rank(from)
-                .send_with_tag(&answer[..], ANSWER_TAG);
+            self.send_words(from as usize, ANSWER_TAG, &answer);
         }
     }
 
@@ -177,11 +172,16 @@ impl Mpi {
         r.answers.clear();
         r.answers.resize(self.nprocs, None);
         r.open = Some(Instant::now());
-        for to in (0..self.nprocs as i32).filter(|&to| to != me) {
-            self.comm
-                .process_at_rank(to)
-                .send_with_tag(&[r.seq, kind][..], QUERY_TAG);
+        for to in (0..self.nprocs).filter(|&to| to != me as usize) {
+            self.send_words(to, QUERY_TAG, &[r.seq, kind]);
         }
+    }
+
+    /// Sends `words` without waiting (a rank asked may never answer, nor
+    /// take part in setting up a connection: `send_bytes`).
+    fn send_words(&self, to: usize, tag: i32, words: &[u64]) {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        self.send_bytes(to, tag, &bytes);
     }
 
     /// Takes the answers that came (dropping those of earlier rounds);
@@ -192,8 +192,7 @@ impl Mpi {
             .any_process()
             .immediate_matched_probe_with_tag(ANSWER_TAG)
         {
-            let mut a = [0u64; 3];
-            msg.matched_receive_into(&mut a[..]);
+            let a: [u64; 3] = receive_words(msg);
             let from = status.source_rank() as usize;
             if a[0] == r.seq && from < r.answers.len() {
                 r.answers[from] = Some([a[1], a[2]]);
@@ -274,4 +273,12 @@ impl Mpi {
         }
         Some(fenced)
     }
+}
+
+/// Receives a message of `N` words sent by `send_words` (as bytes, the
+/// type it was sent with); a shorter one leaves zeros.
+fn receive_words<const N: usize>(msg: mpi::point_to_point::Message) -> [u64; N] {
+    let mut bytes = [[0u8; 8]; N];
+    msg.matched_receive_into(bytes.as_flattened_mut());
+    bytes.map(u64::from_ne_bytes)
 }
