@@ -289,3 +289,64 @@ fn a_counter_only_a_held_answer_would_move_fails_the_run() {
         counter_never_moves,
     );
 }
+
+/// A deadline that is not reached changes nothing, on every engine (on
+/// `mpi` under `mpirun`): a process late by less than the deadline, and a
+/// counter wait that a process computing meanwhile satisfies (the waiting
+/// process asks the others where they are while it waits: the one that
+/// computes does not answer, so nothing is concluded).
+#[test]
+fn a_deadline_that_is_not_reached_changes_nothing() {
+    if !in_place() {
+        return;
+    }
+    for (engine, p) in configurations() {
+        let runtime = Runtime::new(p)
+            .engine(engine)
+            .return_everywhere(true)
+            .deadline(Some(Duration::from_secs(20)));
+        // SAFETY: as in `common::run_on`: the threads of the test harness
+        // hold no lock a forked process takes.
+        let runtime = unsafe { runtime.fork_with_threads() };
+        let r = runtime.run(|bsp| {
+            let (me, n) = (bsp.pid(), bsp.nprocs());
+            for _ in 0..20 {
+                bsp.sync()?;
+            }
+            if me == n - 1 {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            bsp.sync()?;
+            let mut hs = Handlers::new();
+            let tick = hs.add::<CounterId, u8>("tick", |_| Landing::none());
+            bsp.am().init(hs)?;
+            let c = bsp.am().counter()?;
+            let ids = bsplib::Area::<CounterId>::new(bsp, n);
+            bsp.push_reg(&ids)?;
+            bsp.sync()?;
+            bsp.put(n - 1, &ids, me, &[c.id()])?;
+            bsp.sync()?;
+            if me == 0 && n > 1 {
+                // Moved by the last process after it computed a while.
+                bsp.am().wait_counter(&c, 1)?;
+            } else if me == n - 1 {
+                std::thread::sleep(Duration::from_millis(400));
+            }
+            if me == n - 1 && n > 1 {
+                let id = ids.to_vec(bsp)[0];
+                bsp.am()
+                    .send(0, tick, &[id], &[], Counters::none().tgt(id))?;
+            }
+            bsp.sync()?;
+            bsp.am().term()?;
+            Ok(me)
+        });
+        let n = Runtime::new(p).engine(engine).nprocs();
+        assert_eq!(
+            r.ok(),
+            Some((0..n).collect::<Vec<_>>()),
+            "{} p={p}",
+            engine.name()
+        );
+    }
+}

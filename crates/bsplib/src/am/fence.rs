@@ -171,7 +171,11 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
-        if let Some(ctx) = self.ext.am().ctx.as_ref() {
+        let ended = |q: usize| self.world.board().get(q).1 == crate::engine::board::State::Ended;
+        // Every other process ended (as this process's board shows):
+        // `am_pause` says so.
+        let all_ended = (0..self.nprocs).all(|q| q == self.pid || ended(q));
+        if let (Some(ctx), false) = (self.ext.am().ctx.as_ref(), all_ended) {
             let now = self.world.am_mark(self.pid);
             if ctx.outstanding() || now != mark {
                 *watch = None;

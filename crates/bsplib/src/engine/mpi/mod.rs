@@ -16,6 +16,10 @@
 //!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
 //!   kept until that channel is delivered again (two syncs later, as for
 //!   `processes`). Gets: the owners' replies are a second such exchange.
+//! - **Deadline** (`deadline.rs`): a wait that yields past the run's
+//!   deadline gives up; the ranks ask each other where they wait (none
+//!   shares a status board), the least waiting one names who never
+//!   arrived, and the job ends.
 //! - **Errors**, in one of two modes chosen by the front door:
 //!   - *as values* (the Rust front door, `Runtime`): the process that finds
 //!     an error records it, stops making collective calls (its later calls
