@@ -35,6 +35,9 @@ mpi_tests+=(profile_gathered)
 # leave the run alone; usize::MAX processes is the job's ranks
 # (tests/child_processes.rs).
 mpi_tests+=(child_processes)
+# Issue 26: a counter wait that can never complete fails the run at once
+# (tests/deadline.rs; its deadline runs start their own mpirun: mpi_c_tests).
+mpi_tests+=(deadline)
 
 # mpi_test_binaries NAME...: builds the tests of bsplib with the mpi
 # feature (release) and sets the array `bins` to the executables of the
@@ -80,6 +83,11 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_FAULT_TRIALS="${BSPLIB_FAULT_TRIALS:-100}" BSPLIB_TEST_ENGINES=mpi \
     cargo test --release --features mpi -p bsplib-c --test faults -- --nocapture "$@" 2>&1 \
     | grep -oE 'faults: .*|test result: .*'
+  # Issue 26: the deadline on mpi: a rank in an endless loop or stopped
+  # (SIGSTOP) is named and the job ends; counter waits that wait for each
+  # other end by the deadline (tests/deadline.rs, each run its own mpirun
+  # with $BSPLIB_MPIRUN_FLAGS).
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib --test deadline -- "$@"
   # bspcc, including --bsp-static with Open MPI's libraries, run on mpi.
   "${wrap[@]}" cargo test --release --features mpi -p bsplib-c --test tools -- "$@"
 }

@@ -157,12 +157,11 @@ const fn names(file: &'static str, all: &'static [&'static str], min_p: usize) -
     )
 }
 
-/// A run with a deadline of one second (`BSPLIB_DEADLINE`), on the
-/// engines that have deadlines (on mpi the barrier is MPI's).
+/// A run with a deadline of one second (`BSPLIB_DEADLINE`), on every
+/// engine (on mpi through `bsprun --engine mpi`, which forwards it).
 const fn deadline(prog: Prog) -> Prog {
     Prog {
         env: &[("BSPLIB_DEADLINE", "1")],
-        only: &["threads", "processes"],
         ..prog
     }
 }
@@ -338,11 +337,17 @@ const RELIABILITY: &[Prog] = &[
         min_p: 1,
     }),
     deadline(names("err_deadline.c", &["bsp_sync", "superstep 1", "never arrived: process 1 (computing in superstep 1)"], 2)),
+    // Not on mpi yet: across hosts (MPI atomics over osc/pt2pt) the start's
+    // wait reads the target's status word with MPI_Fetch_and_op, which
+    // waits inside MPI for the target's progress (issue 26, row 7: the
+    // windows' progress thread); on one host it ends as here.
+    Prog { only: &["threads", "processes"], ..deadline(names("err_rma_start_to_looping.c", &["bsp_win_start", "superstep 1", "err_rma_start_to_looping.c:14", "the run's deadline", "never arrived: process 1 (computing in superstep 1)"], 2)) },
+    deadline(names("err_deadline_loop.c", &["bsp_sync", "superstep 1", "err_deadline_loop.c:15", "the run's deadline", "never arrived: process 1 (computing in superstep 1)"], 2)),
     Prog { no_asan: true, ..names("err_crash_p0.c", &["process 0", "superstep 1", "signal 11"], 1) },
     // SIGKILL: bsprun names it (on mpi from what the other ranks say: at
     // least one other is needed to tell the superstep).
     names("err_killed_p0.c", &["process 0", "superstep 1", "signal 9"], 2),
-    Prog { only: &["processes"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
+    Prog { only: &["processes", "mpi"], ..deadline(names("err_stopped.c", &["bsp_sync", "never arrived: process 1 (computing in superstep 1)"], 2)) },
     // A program an MPI launcher started as one rank of several, on another
     // engine than mpi: refused at bsp_begin, saying how to choose mpi.
     Prog { env: &[("OMPI_COMM_WORLD_SIZE", "2")], only: &["threads", "processes"], ..names("hello.c", &["bsplib: bsp_begin", "OMPI_COMM_WORLD_SIZE=2: an MPI launcher", "pass -x BSPLIB_ENGINE=mpi"], 1) },
@@ -364,6 +369,10 @@ const LAPI: &[Prog] = &[
     err("err_lapi_null_target.c", "LAPI_Gfence", 0, 2, 1),
     err("err_lapi_call_in_handler.c", "LAPI_Probe", 0, 2, 1),
     err("err_lapi_init_some.c", "bsp_sync", 1, 0, 2),
+    // A counter wait that can never complete: found at once (the others
+    // wait in their sync); every process waiting: by the deadline.
+    err("err_lapi_waitcntr_never.c", "LAPI_Waitcntr", 0, 1, 1),
+    deadline(names("err_lapi_waitcntr_all.c", &["LAPI_Waitcntr", "superstep 1", "err_lapi_waitcntr_all.c:15", "the run's deadline"], 2)),
 ];
 
 const fn mismatch(file: &'static str, calls: &'static [&'static str], min_p: usize) -> Prog {

@@ -322,9 +322,10 @@ pub enum ErrorKind {
         /// What happened, e.g. `process 1 was killed by signal 9 (SIGKILL)`.
         detail: String,
     },
-    /// A process waited in `bsp_sync` longer than the run's deadline
+    /// A process waited in `bsp_sync` (or another wait of the library: a
+    /// counter, a fence, an epoch, a lock) longer than the run's deadline
     /// ([`Runtime::deadline`](crate::Runtime::deadline), `BSPLIB_DEADLINE`).
-    #[error("waited {}.{:03} s (the run's deadline) in bsp_sync: {laggards}", .limit_ms / 1000, .limit_ms % 1000)]
+    #[error("waited {}.{:03} s (the run's deadline): {laggards}", .limit_ms / 1000, .limit_ms % 1000)]
     Deadline {
         /// The deadline, in milliseconds.
         limit_ms: u64,

@@ -257,8 +257,13 @@ impl Runtime {
     /// in (a process stuck in a loop, stopped by `SIGSTOP`, or waiting for
     /// something that never comes). `None` (the default) waits forever.
     /// The environment variable `BSPLIB_DEADLINE` (seconds) sets it for
-    /// [`Runtime::from_env`] (`bsprun --deadline`). Not on `mpi`, whose
-    /// barrier is MPI's.
+    /// [`Runtime::from_env`] (`bsprun --deadline`). The other waits of the
+    /// library (a counter, a fence, an epoch, a window's lock) have the
+    /// same deadline.
+    ///
+    /// On `mpi` the deadline ends the job (`MPI_Abort`, status 1) once the
+    /// waiting process of least pid has printed the error: a process that
+    /// never arrives cannot take part in returning it as a value.
     ///
     /// On `threads`, a Rust run returns once every process has returned
     /// (a thread cannot be killed): the deadline then names the culprit

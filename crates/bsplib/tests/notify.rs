@@ -62,7 +62,7 @@ fn a_wait_ends_when_another_process_fails() {
 #[test]
 fn a_wait_for_a_notification_that_never_comes_ends_at_the_deadline() {
     if mpi_mode() {
-        return; // no deadline on mpi
+        return; // on mpi a deadline ends the job: tests/deadline.rs
     }
     for (engine, p, _) in configurations_with(1) {
         let start = Instant::now();

@@ -37,7 +37,7 @@ fn run_with_deadline(
 #[test]
 fn a_process_that_never_arrives_is_named_once_the_deadline_passes() {
     if mpi_mode() {
-        return; // mpi's barrier is MPI's: no deadline there
+        return; // on mpi a deadline ends the job: tests/deadline.rs
     }
     for (engine, p, n) in configurations_with(2) {
         let start = Instant::now();
@@ -84,7 +84,7 @@ fn a_process_that_never_arrives_is_named_once_the_deadline_passes() {
 #[test]
 fn a_deadline_that_is_not_reached_changes_nothing() {
     if mpi_mode() {
-        return;
+        return; // tests/deadline.rs has it on mpi
     }
     for (engine, p, _) in configurations_with(1) {
         let r = run_with_deadline(engine, p, Duration::from_secs(30), |bsp| {

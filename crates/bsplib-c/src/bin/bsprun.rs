@@ -42,7 +42,7 @@ Options:
   --deadline S, --deadline=S
                   stop the run when a process waits in bsp_sync longer
                   than S seconds, naming the processes that never arrived
-                  and the superstep each was last seen in (not on mpi)
+                  and the superstep each was last seen in
   --profile DIR, --profile=DIR
                   profile the run: each process writes, at its end,
                   DIR/profile.<pid>.json (a Chrome / Perfetto trace with
@@ -572,10 +572,6 @@ fn run(inv: &Invocation) -> ExitCode {
         .or_else(|| std::env::var("BSPLIB_ENGINE").ok())
         .unwrap_or_else(|| "processes".into());
     if let Some(deadline) = &inv.deadline {
-        if engine == "mpi" {
-            eprintln!("bsprun: --deadline is not available on the mpi engine");
-            return ExitCode::from(2);
-        }
         command.env("BSPLIB_DEADLINE", deadline);
     }
     if let Some(dir) = &inv.profile {

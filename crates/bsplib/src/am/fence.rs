@@ -148,6 +148,58 @@ impl Process {
         Ok(())
     }
 
+    /// [`am_pause`](Process::am_pause) for a counter wait (`wait_counter`,
+    /// `LAPI_Waitcntr`) whose counter is short of `n`: fails the run when
+    /// it can never move (`watch` is kept by the caller across its loop).
+    ///
+    /// Certain when this process has nothing in flight and nothing waiting
+    /// for room, nothing arrived over two turns of its loop (so every
+    /// acknowledgement and completed send has moved its counters), and
+    /// every other process has ended or waits in barrier A past its fence:
+    /// everything that process sent was handled (its fence waited for
+    /// that), and what its handlers send there is held until the sync
+    /// returns, which needs this process. Nothing can then reach this
+    /// process in this superstep. Processes that all wait for counters
+    /// (none in its sync) are not detected: one may still be computing
+    /// before it sends; the run's deadline ends that wait.
+    pub(crate) fn am_pause_counter(
+        &self,
+        mark: u64,
+        started: &mut Option<std::time::Instant>,
+        watch: &mut Option<u64>,
+        short: (i64, i64),
+        call: &'static str,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        let ended = |q: usize| self.world.board().get(q).1 == crate::engine::board::State::Ended;
+        // Every other process ended (as this process's board shows):
+        // `am_pause` says so.
+        let all_ended = (0..self.nprocs).all(|q| q == self.pid || ended(q));
+        if let (Some(ctx), false) = (self.ext.am().ctx.as_ref(), all_ended) {
+            let now = self.world.am_mark(self.pid);
+            if ctx.outstanding() || now != mark {
+                *watch = None;
+            } else if *watch != Some(now) {
+                *watch = Some(now);
+            } else if self.world.others_fenced(self.pid, self.superstep) == Some(true) {
+                let (value, n) = short;
+                return Err(self.fail(
+                    ErrorKind::AmMismatch {
+                        detail: format!(
+                            "waits for a counter to reach {n} (it is {value}) that can never \
+                             move: nothing of this process's is in flight, and every other \
+                             process has ended or waits in its sync with nothing in flight \
+                             (what its handlers send there is held until the sync returns)"
+                        ),
+                    },
+                    call,
+                    loc,
+                ));
+            }
+        }
+        self.am_pause(mark, started, call, loc)
+    }
+
     /// Barrier A of a sync in active-message mode: dispatches while it
     /// waits; completion handlers' sends are held until the sync returns.
     pub(crate) fn am_barrier(
@@ -165,6 +217,9 @@ impl Process {
         ctx.in_barrier = true;
         ctx.superstep = self.superstep;
         let world = self.world.clone();
+        // Past the fence: nothing of ours in flight, our handlers' sends
+        // held. A counter wait elsewhere reads this (`am_pause_counter`).
+        world.set_fenced(self.pid, Some(self.superstep));
         let (name, superstep) = (self.call_name(call), self.superstep);
         ctx.site = (name, loc);
         let mut failure: Option<Dispatch> = None;
@@ -191,6 +246,7 @@ impl Process {
             ctx.backlogged()
         });
         ctx.in_barrier = false;
+        world.set_fenced(self.pid, None);
         let panicked = ctx.panicked.take();
         self.ext.am_mut().ctx = Some(ctx);
         if let Some(panic) = panicked {
@@ -245,7 +301,7 @@ impl Am<'_> {
         if !p.ext.am_mut().ctx.as_ref().is_some_and(|c| c.mine(counter)) {
             return Err(not_active(&p, CALL, loc));
         }
-        let mut started = None;
+        let (mut started, mut watch) = (None, None);
         loop {
             let mark = p.world.am_mark(p.pid);
             p.am_dispatch(CALL, loc)?;
@@ -254,7 +310,8 @@ impl Am<'_> {
                 counter.set(v - n);
                 return Ok(());
             }
-            p.am_pause(mark, &mut started, CALL, loc)?;
+            let short = (v as i64, n as i64);
+            p.am_pause_counter(mark, &mut started, &mut watch, short, CALL, loc)?;
         }
     }
 

@@ -170,21 +170,45 @@ impl Board {
         &self.header().reported
     }
 
-    /// The processes that have not arrived at the sync ending `superstep`,
-    /// with where they were last seen, as a sentence.
-    pub(crate) fn laggards(&self, superstep: u64) -> String {
-        let missing: Vec<String> = (0..self.nprocs)
-            .filter_map(|pid| {
-                let (s, state) = self.get(pid);
-                let arrived = s > superstep || (s == superstep && state == State::Syncing);
-                (!arrived).then(|| format!("process {pid} ({})", where_(s, state)))
-            })
-            .collect();
-        if missing.is_empty() {
-            "every process arrived, but the barrier did not complete".into()
-        } else {
-            format!("never arrived: {}", missing.join(", "))
-        }
+    /// Notes that process `pid` waits in barrier A of `superstep` past its
+    /// fence (`Some`), or no longer (the third word of its line:
+    /// `superstep + 1`, or 0).
+    pub(crate) fn set_fenced(&self, pid: usize, superstep: Option<u64>) {
+        let v = superstep.map_or(0, |s| s.wrapping_add(1));
+        self.fence_word(pid).store(v, Ordering::Release);
+    }
+
+    /// The superstep in whose barrier A process `pid` waits past its fence.
+    pub(crate) fn fenced(&self, pid: usize) -> Option<u64> {
+        self.fence_word(pid).load(Ordering::Acquire).checked_sub(1)
+    }
+
+    fn fence_word(&self, pid: usize) -> &AtomicU64 {
+        let entry: *const AtomicU64 = self.entry(pid);
+        // SAFETY: the third 8 bytes of process `pid`'s 64-byte line, in
+        // bounds (`entry` checked `pid`), aligned.
+        unsafe { &*entry.add(2) }
+    }
+}
+
+/// The processes of `0..nprocs` that have not arrived at the sync ending
+/// `superstep`, with where each was last seen (`at`), as a sentence.
+pub(crate) fn laggards_of(
+    nprocs: usize,
+    superstep: u64,
+    at: impl Fn(usize) -> (u64, State),
+) -> String {
+    let missing: Vec<String> = (0..nprocs)
+        .filter_map(|pid| {
+            let (s, state) = at(pid);
+            let arrived = s > superstep || (s == superstep && state == State::Syncing);
+            (!arrived).then(|| format!("process {pid} ({})", where_(s, state)))
+        })
+        .collect();
+    if missing.is_empty() {
+        "every process arrived, but the barrier did not complete".into()
+    } else {
+        format!("never arrived: {}", missing.join(", "))
     }
 }
 

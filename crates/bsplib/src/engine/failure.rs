@@ -71,12 +71,20 @@ impl World {
     /// Records `err` as the error of the run unless one is recorded already,
     /// and stops every process.
     pub(crate) fn fail(&self, err: Error) {
+        #[cfg(feature = "mpi")]
+        let deadline = matches!(err.kind(), crate::error::ErrorKind::Deadline { .. });
         self.record_failure(err);
         #[cfg(feature = "mpi")]
         if let Sync::Mpi(m) = &self.sync {
-            if !m.values() {
+            if !m.values() || deadline {
                 // This MPI job ends at `stop`: say why first.
                 self.report();
+            }
+            if deadline {
+                // A process that never arrives cannot take part in ending
+                // the run (errors as values too): the job ends here
+                // (`mpi/deadline.rs`).
+                mpi::abort();
             }
         }
         self.stop();
@@ -194,6 +202,9 @@ impl World {
     pub(crate) fn poll_stopped(&self) -> bool {
         #[cfg(feature = "mpi")]
         if let Sync::Mpi(m) = &self.sync {
+            // A polling wait answers who-waits-where queries too
+            // (`mpi/deadline.rs`).
+            m.serve_queries();
             return m.poll_stopped();
         }
         self.is_stopped()

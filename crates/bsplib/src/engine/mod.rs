@@ -172,14 +172,14 @@ impl World {
     }
 
     /// Stops a process that waits in a barrier longer than `limit` (the
-    /// run's deadline; `mpi` has none).
+    /// run's deadline).
     pub(crate) fn set_deadline(&self, limit: Option<std::time::Duration>) {
         match &self.sync {
             Sync::Serial(s) => s.one().set_deadline(limit),
             Sync::Threads(b) => b.set_deadline(limit),
             Sync::Processes(s) => s.barrier().set_deadline(limit),
             #[cfg(feature = "mpi")]
-            Sync::Mpi(_) => {}
+            Sync::Mpi(m) => m.set_deadline(limit),
         }
     }
 
@@ -190,8 +190,59 @@ impl World {
             Sync::Threads(b) => b.deadline(),
             Sync::Processes(s) => s.barrier().deadline(),
             #[cfg(feature = "mpi")]
-            Sync::Mpi(_) => None,
+            Sync::Mpi(m) => m.deadline(),
         }
+    }
+
+    /// The processes other than `me` (which waits, in a sync or
+    /// elsewhere) that have not arrived at the sync ending `superstep`,
+    /// with where each was last seen: the deadline's message. From the
+    /// status board; on `mpi`, whose ranks share none, from the answers of
+    /// the others' waits (and then returned only by the rank that reports:
+    /// `mpi/deadline.rs`).
+    pub(crate) fn laggards(&self, me: usize, superstep: u64) -> String {
+        let here = (superstep, board::State::Syncing);
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            let answers = m.deadline_round();
+            return board::laggards_of(self.nprocs(), superstep, |q| match answers.get(q) {
+                _ if q == me => here,
+                Some(Some(word)) => board::decode(*word),
+                // No answer: not in a wait of the library (computing, or
+                // stopped) since the last barrier, which it passed.
+                _ => (superstep, board::State::Computing),
+            });
+        }
+        board::laggards_of(self.nprocs(), superstep, |q| match q == me {
+            true => here,
+            false => self.board.get(q),
+        })
+    }
+
+    /// Process `pid` waits in barrier A of `superstep` past its fence
+    /// (`Some`: active-message mode; nothing of its is in flight, and its
+    /// handlers' sends are held until the sync returns), or no longer.
+    pub(crate) fn set_fenced(&self, pid: usize, superstep: Option<u64>) {
+        self.board.set_fenced(pid, superstep);
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            m.note_fenced(superstep);
+        }
+    }
+
+    /// Whether every process other than `me` has ended or waits in barrier
+    /// A of `superstep` past its fence: then nothing can reach `me` in this
+    /// superstep any more. `None`: not known yet (on `mpi` the others are
+    /// asked, and a later call has the answer).
+    pub(crate) fn others_fenced(&self, me: usize, superstep: u64) -> Option<bool> {
+        #[cfg(feature = "mpi")]
+        if let Sync::Mpi(m) = &self.sync {
+            return m.others_fenced(superstep);
+        }
+        let b = &self.board;
+        Some((0..self.nprocs()).all(|q| {
+            q == me || b.get(q).1 == board::State::Ended || b.fenced(q) == Some(superstep)
+        }))
     }
 
     /// Where every process is.
@@ -228,6 +279,7 @@ impl World {
         self.board.set(pid, superstep, state);
         #[cfg(feature = "mpi")]
         if let Sync::Mpi(m) = &self.sync {
+            m.note_state(superstep << 2 | state as u64);
             m.publish_state((superstep << 2 | state as u64) as u32);
         }
     }

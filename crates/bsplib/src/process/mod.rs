@@ -324,7 +324,7 @@ impl Process {
             Interrupt::Ended(ended) => self.fail(ErrorKind::ProcessEnded { ended }, call, loc),
             Interrupt::Deadline => {
                 let limit = self.world.deadline().unwrap_or_default();
-                let laggards = self.world.board().laggards(self.superstep);
+                let laggards = self.world.laggards(self.pid, self.superstep);
                 self.fail(
                     ErrorKind::Deadline {
                         limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),

@@ -269,7 +269,7 @@ impl Raw<'_> {
         p.check_running(call, loc)?;
         // SAFETY: the caller's contract.
         let c = unsafe { lapi::counter(cntr) };
-        let mut started = None;
+        let (mut started, mut watch) = (None, None);
         loop {
             let mark = p.world.am_mark(p.pid);
             p.am_dispatch(call, loc)?;
@@ -277,7 +277,8 @@ impl Raw<'_> {
             if v >= val {
                 return Ok(c.fetch_sub(val, Ordering::AcqRel) - val);
             }
-            p.am_pause(mark, &mut started, call, loc)?;
+            let short = (i64::from(v), i64::from(val));
+            p.am_pause_counter(mark, &mut started, &mut watch, short, call, loc)?;
         }
     }
 

@@ -101,6 +101,20 @@ pub(super) struct Operands {
 /// collective the sync ends (a hash and its complement: `super::CHECK`).
 pub(super) type Words = [u64; 4];
 
+/// A reduction's result, and a panic of its `poll` (`all_reduce`).
+pub(super) type Reduced = (Words, Option<Box<dyn Any + Send>>);
+
+/// The state of a reduction's wait that its steps share (`exchange`).
+struct Wait<'a, 'p> {
+    poll: &'a mut Option<&'p mut dyn FnMut() -> bool>,
+    panicked: &'a mut Option<Box<dyn Any + Send>>,
+    busy: &'a mut bool,
+    /// When the reduction began yielding.
+    started: &'a mut Option<std::time::Instant>,
+    /// Whether the run's deadline applies.
+    timed: bool,
+}
+
 /// A reduction's operation.
 #[derive(Clone, Copy)]
 pub(super) enum Op {
@@ -144,6 +158,26 @@ impl Mpi {
         for p in parts {
             buf.extend_from_slice(p);
         }
+        self.isend(&mut o, buf, to, TAG);
+        Ok(true)
+    }
+
+    /// Sends `bytes` to `to` with `tag` without waiting for anything: the
+    /// queries and answers of `deadline.rs`. A blocking send, even of a
+    /// few bytes, can wait for ever for a rank that makes no progress (over
+    /// TCP, one it has not connected to yet).
+    pub(super) fn send_bytes(&self, to: usize, tag: i32, bytes: &[u8]) {
+        let _mpi = progress::hold();
+        let mut o = lock(&self.am);
+        o.test();
+        self.isend(&mut o, bytes.to_vec(), to, tag);
+    }
+
+    /// Starts an `MPI_Isend` of `buf` to `to` with `tag`, and keeps the
+    /// buffer until it completes.
+    fn isend(&self, o: &mut Outgoing, buf: Vec<u8>, to: usize, tag: i32) {
+        let _mpi = progress::hold();
+        let len = buf.len();
         let count = i32::try_from(len).expect("a record is at most am_max_record bytes");
         let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
         // SAFETY: `buf` holds `len` initialised bytes and is neither written
@@ -157,7 +191,7 @@ impl Mpi {
                 count,
                 ffi::RSMPI_UINT8_T,
                 to as i32,
-                TAG,
+                tag,
                 self.comm.as_raw(),
                 req.as_mut_ptr(),
             );
@@ -165,7 +199,6 @@ impl Mpi {
         }
         o.bufs.push(buf);
         o.pending += len;
-        Ok(true)
     }
 
     /// Appends the records that arrived (up to [`TAKE_BUDGET`] bytes of
@@ -205,6 +238,7 @@ impl Mpi {
         // Back every 50 ms, as on the other engines, so that the caller
         // looks at the status board and the deadline.
         let soft = std::time::Instant::now() + std::time::Duration::from_millis(50);
+        let mut turns = 0;
         loop {
             {
                 let mut o = lock(&self.am);
@@ -226,6 +260,8 @@ impl Mpi {
             if std::time::Instant::now() > soft {
                 return Ok(());
             }
+            // The caller keeps the deadline: this wait only answers.
+            self.waited(&mut turns, &mut None, false)?;
             std::thread::yield_now();
         }
     }
@@ -252,7 +288,7 @@ impl Mpi {
         }
         let [h, not_h] = self.take_check();
         let words = [u64::from(flags), SYNCING, h, not_h];
-        let (all, panicked) = self.all_reduce(words, Op::Or, Some(poll));
+        let (all, panicked) = self.all_reduce(words, Op::Or, Some(poll), true)?;
         let result = self.after_barrier(all);
         if let Some(payload) = panicked {
             if matches!(result, Err(_) | Ok(0)) {
@@ -287,12 +323,17 @@ impl Mpi {
     /// rank `i` then hands the result back to rank `pow + i`. Each rank
     /// makes the same receives from a peer as that peer makes sends to it,
     /// reduction after reduction, so MPI's non-overtaking rule pairs them.
+    ///
+    /// With `timed`, a wait longer than the run's deadline returns
+    /// [`Interrupt::Deadline`], leaving the reduction unfinished: the
+    /// caller ends the job (`deadline.rs`).
     pub(super) fn all_reduce(
         &self,
         mine: Words,
         op: Op,
         mut poll: Option<&mut dyn FnMut() -> bool>,
-    ) -> (Words, Option<Box<dyn Any + Send>>) {
+        timed: bool,
+    ) -> Result<Reduced, Interrupt> {
         let _mpi = progress::hold();
         let mut guard = lock(&self.operands);
         let r = &mut *guard;
@@ -312,31 +353,41 @@ impl Mpi {
         let (me, p) = (self.comm.rank() as usize, self.nprocs);
         let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
         let mut acc = mine;
+        // When this reduction began yielding (the deadline counts from
+        // then, across its steps).
+        let mut started = None;
         let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: Words| {
             r.mine = acc;
-            self.exchange(r, to, from, &mut poll, &mut panicked, &mut busy);
+            let wait = Wait {
+                poll: &mut poll,
+                panicked: &mut panicked,
+                busy: &mut busy,
+                started: &mut started,
+                timed,
+            };
+            self.exchange(r, to, from, wait)
         };
         if me >= pow {
-            step(r, Some(me - pow), None, acc);
+            step(r, Some(me - pow), None, acc)?;
         } else if me + pow < p {
-            step(r, None, Some(me + pow), acc);
+            step(r, None, Some(me + pow), acc)?;
             acc = combine(acc, r.all);
         }
         if me < pow {
             let mut mask = 1;
             while mask < pow {
-                step(r, Some(me ^ mask), Some(me ^ mask), acc);
+                step(r, Some(me ^ mask), Some(me ^ mask), acc)?;
                 acc = combine(acc, r.all);
                 mask <<= 1;
             }
             if me + pow < p {
-                step(r, Some(me + pow), None, acc);
+                step(r, Some(me + pow), None, acc)?;
             }
         } else {
-            step(r, None, Some(me - pow), acc);
+            step(r, None, Some(me - pow), acc)?;
             acc = r.all;
         }
-        (acc, panicked)
+        Ok((acc, panicked))
     }
 
     /// One step of [`all_reduce`](Self::all_reduce): sends `r.mine` to
@@ -347,10 +398,15 @@ impl Mpi {
         r: &mut Operands,
         to: Option<usize>,
         from: Option<usize>,
-        poll: &mut Option<&mut dyn FnMut() -> bool>,
-        panicked: &mut Option<Box<dyn Any + Send>>,
-        busy: &mut bool,
-    ) {
+        w: Wait<'_, '_>,
+    ) -> Result<(), Interrupt> {
+        let Wait {
+            poll,
+            panicked,
+            busy,
+            started,
+            timed,
+        } = w;
         let _mpi = progress::hold();
         // SAFETY: reads an MPI constant.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
@@ -388,7 +444,7 @@ impl Mpi {
                 )
             };
         }
-        let mut spins = 0u32;
+        let (mut spins, mut turns) = (0u32, 0u32);
         loop {
             let mut done = 0;
             // SAFETY: `reqs` holds this step's requests, active or null;
@@ -402,12 +458,14 @@ impl Mpi {
                 )
             };
             if done != 0 {
-                return;
+                return Ok(());
             }
             if let (Some(poll), None) = (poll.as_mut(), &*panicked) {
                 lock(&self.am).test();
                 if *busy || self.am_waiting() {
                     *panicked = self.call(&mut **poll, busy);
+                    // A rank kept busy dispatching still has a deadline.
+                    self.waited(&mut turns, started, timed)?;
                     continue;
                 }
             }
@@ -415,6 +473,8 @@ impl Mpi {
                 spins += 1;
                 std::hint::spin_loop();
             } else {
+                // Yielding: the queries of `deadline.rs`, and the deadline.
+                self.waited(&mut turns, started, timed)?;
                 std::thread::yield_now();
             }
         }

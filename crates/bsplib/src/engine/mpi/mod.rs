@@ -16,6 +16,10 @@
 //!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
 //!   kept until that channel is delivered again (two syncs later, as for
 //!   `processes`). Gets: the owners' replies are a second such exchange.
+//! - **Deadline** (`deadline.rs`): a wait that yields past the run's
+//!   deadline gives up; the ranks ask each other where they wait (none
+//!   shares a status board), the least waiting one names who never
+//!   arrived, and the job ends.
 //! - **Errors**, in one of two modes chosen by the front door:
 //!   - *as values* (the Rust front door, `Runtime`): the process that finds
 //!     an error records it, stops making collective calls (its later calls
@@ -45,6 +49,7 @@ use crate::mem::Records;
 
 mod am;
 pub(crate) mod coll;
+mod deadline;
 mod gather;
 pub(crate) mod node;
 mod progress;
@@ -337,6 +342,9 @@ pub(crate) struct Mpi {
     node: OnceLock<bool>,
     /// Every process of the run ended in one reduction (`gather.rs`).
     ended_together: AtomicBool,
+    /// The run's deadline, and the queries of who waits where
+    /// (`deadline.rs`).
+    dl: deadline::Deadline,
 }
 
 impl Drop for Mpi {
@@ -367,6 +375,7 @@ impl Mpi {
             control: OnceLock::new(),
             node: OnceLock::new(),
             ended_together: AtomicBool::new(false),
+            dl: deadline::Deadline::default(),
         }
     }
 
@@ -388,6 +397,7 @@ impl Mpi {
         let _mpi = progress::hold();
         let mut counts = self.bells.lock().unwrap_or_else(|p| p.into_inner());
         let tag = BELL_TAG + ch as i32;
+        let (mut turns, mut started) = (0, None);
         loop {
             if counts[ch] >= target {
                 return Ok(());
@@ -405,6 +415,7 @@ impl Mpi {
                 self.stop();
                 return Err(Interrupt::Stopped);
             }
+            self.waited(&mut turns, &mut started, true)?;
             std::thread::yield_now();
         }
     }
@@ -475,7 +486,10 @@ impl Mpi {
     pub(crate) fn barrier(&self, flags: u32) -> Result<u32, Interrupt> {
         let _mpi = progress::hold();
         let [h, not_h] = self.take_check();
-        let all = self.reduce_or([u64::from(flags), SYNCING, h, not_h]);
+        let words = [u64::from(flags), SYNCING, h, not_h];
+        // Only a barrier's reduction has a deadline: the end reductions
+        // wait for processes that wait in a sync, which have theirs.
+        let (all, _) = self.all_reduce(words, am::Op::Or, None, true)?;
         self.after_barrier(all)
     }
 
@@ -529,7 +543,15 @@ impl Mpi {
     /// Every reduction of the engine is this non-blocking one (`am.rs`):
     /// the dispatching barrier must match it.
     fn reduce_or(&self, mine: am::Words) -> am::Words {
-        self.all_reduce(mine, am::Op::Or, None).0
+        self.untimed(mine, am::Op::Or)
+    }
+
+    /// A reduction without a deadline (it cannot be interrupted).
+    fn untimed(&self, mine: am::Words, op: am::Op) -> am::Words {
+        match self.all_reduce(mine, op, None, false) {
+            Ok((all, _)) => all,
+            Err(_) => unreachable!("only a timed reduction is interrupted"),
+        }
     }
 
     /// The check the next barrier carries: `Some(h)` for the sync of a
@@ -563,9 +585,7 @@ impl Mpi {
     /// process's pid if it ended, else `u64::MAX`), and of those that wait
     /// in a sync (`waiting`, likewise): the one that reports the error.
     fn min_ended(&self, ended: u64, waiting: u64) -> [u64; 2] {
-        let all = self
-            .all_reduce([ended, waiting, u64::MAX, u64::MAX], am::Op::Min, None)
-            .0;
+        let all = self.untimed([ended, waiting, u64::MAX, u64::MAX], am::Op::Min);
         [all[0], all[1]]
     }
 
