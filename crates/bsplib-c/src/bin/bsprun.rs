@@ -355,75 +355,9 @@ fn own_output_flags(flags: &str) -> bool {
     flags.split_whitespace().any(|word| {
         let name = word.trim_start_matches('-');
         let name = name.split_once('=').map_or(name, |(n, _)| n);
-        ["tag-output", "timestamp-output", "xml", "output-filename"].contains(&name)
+        word.starts_with('-')
+            && ["tag-output", "timestamp-output", "xml", "output-filename"].contains(&name)
     })
-}
-
-/// The child `mpirun` of [`run_mpirun`], for the signal forwarder.
-static MPIRUN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-/// Passes a termination signal on to `mpirun`, which ends the job.
-extern "C" fn forward_signal(signal: libc::c_int) {
-    let pid = MPIRUN_PID.load(std::sync::atomic::Ordering::Relaxed);
-    if pid > 0 {
-        // SAFETY: kill(2) is async-signal-safe and has no memory-safety
-        // preconditions.
-        unsafe { libc::kill(pid, signal) };
-    }
-}
-
-/// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
-/// process with it, to put each rank's lines back together (with their
-/// labels if `label`) and keep the job's error report to one line: its
-/// standard output and error pass through [`output::relay`] (its standard
-/// output stays its own when the flags choose how it writes: see
-/// [`own_output_flags`]). Standard input is `mpirun`'s own; `SIGTERM`,
-/// `SIGHUP`, `SIGINT` and `SIGQUIT` are passed on to it. Exits with
-/// `mpirun`'s status (128 + signal if it was killed).
-fn run_mpirun(mut command: Command, program: &OsStr, label: bool) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
-    let tagged = !own_output_flags(&mpirun_flags());
-    if tagged {
-        command.stdout(std::process::Stdio::piped());
-    }
-    let mut child = match command.stderr(std::process::Stdio::piped()).spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            eprintln!(
-                "bsprun: cannot run mpirun for {}: {error}",
-                program.to_string_lossy()
-            );
-            return ExitCode::from(127);
-        }
-    };
-    MPIRUN_PID.store(
-        i32::try_from(child.id()).unwrap_or(0),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
-        let handler = forward_signal as extern "C" fn(libc::c_int);
-        // SAFETY: installs a handler that only calls kill(2), which is
-        // async-signal-safe.
-        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
-    }
-    if let Some(stderr) = child.stderr.take() {
-        output::relay(child.stdout.take(), stderr, tagged, label);
-    }
-    let status = loop {
-        match child.wait() {
-            Ok(status) => break status,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => {
-                eprintln!("bsprun: waiting for mpirun: {error}");
-                return ExitCode::from(1);
-            }
-        }
-    };
-    let code = status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1);
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// Replaces this process with the invocation's program; returns only on
@@ -493,7 +427,8 @@ fn run(inv: &Invocation) -> ExitCode {
         }
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
-        return run_mpirun(command, &inv.program, inv.label);
+        let tagged = !own_output_flags(&mpirun_flags());
+        return output::run_mpirun(command, &inv.program, tagged, inv.label);
     }
     if engine == "mpi" {
         let error = command.exec();
@@ -532,6 +467,10 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
     if fd >= 0 {
         command.env("BSPLIB_STATUS_FD", fd.to_string());
     }
+    // What the program's processes wrote comes before anything said here
+    // after its end (the output relay of `processes` may outlive process
+    // 0 a moment).
+    let mut holders = output::Holders::new();
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -539,6 +478,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
             return ExitCode::from(127);
         }
     };
+    if let Some(holders) = holders.as_mut() {
+        holders.spawned();
+    }
     let pid = i32::try_from(child.id()).unwrap_or(0);
     CHILD_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
@@ -599,6 +541,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
         }
     };
     if let Some(signal) = status.signal() {
+        if let Some(holders) = &holders {
+            holders.wait(std::time::Duration::from_secs(2));
+        }
         // Read once: whether the program reported, and where each process was.
         let (reported, places) = read_board(fd).unwrap_or_default();
         let list = join_places(&places);
@@ -775,6 +720,26 @@ mod tests {
         };
         assert!(!inv.check && !inv.progress);
         assert_eq!(summary(&["--check=1", "p"]), "UnknownOption(\"--check=1\")");
+    }
+
+    #[test]
+    fn label_is_a_flag_and_mpiruns_own_output_options_are_seen() {
+        let Ok(Action::Run(inv)) = parse(&["--label", "-np", "2", "p", "--label"]) else {
+            panic!("bsprun --label -np 2 p --label")
+        };
+        assert!(inv.label);
+        assert_eq!(inv.args, ["--label"]);
+        assert_eq!(summary(&["--label=1", "p"]), "UnknownOption(\"--label=1\")");
+        for flags in [
+            "--oversubscribe --tag-output",
+            "-timestamp-output",
+            "--output-filename=d",
+        ] {
+            assert!(own_output_flags(flags), "{flags}");
+        }
+        assert!(!own_output_flags(
+            "--oversubscribe --bind-to none --hostfile tag-output"
+        ));
     }
 
     #[test]

@@ -2,7 +2,9 @@
  * process prints N lines (argv[1]) on standard output with printf, every
  * seventh in three pieces, and N / 4 lines on standard error, each in
  * three pieces (standard error is unbuffered: three writes a line). Line
- * i of process p reads "o p i x...x" (or "e ..."), with i % 61 x's.
+ * i of process p reads "o p i x...x" (or "e ..."), with i % 61 x's. With
+ * "whole" (argv[3]) each line is one call instead: the threads engine's
+ * processes share the streams, and keep lines whole only call by call.
  * With "abort" (argv[2]) the last process then stops the run with
  * bsp_abort after a sync: what every process printed must still come out.
  * With "crash0", every process flushes its standard output, and process
@@ -19,10 +21,11 @@ static const char pad[] = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 2000;
     const char *mode = argc > 2 ? argv[2] : "";
+    int pieces = !(argc > 3 && strcmp(argv[3], "whole") == 0);
     bsp_begin(bsp_nprocs());
     int p = bsp_pid();
     for (int i = 0; i < n; i++) {
-        if (i % 7 == 0) {
+        if (pieces && i % 7 == 0) {
             printf("o %d ", p);
             printf("%d ", i);
             printf("%.*s\n", i % 61, pad);
@@ -31,9 +34,13 @@ int main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < n / 4; i++) {
-        fprintf(stderr, "e %d ", p);
-        fprintf(stderr, "%d ", i);
-        fprintf(stderr, "%.*s\n", i % 61, pad);
+        if (pieces) {
+            fprintf(stderr, "e %d ", p);
+            fprintf(stderr, "%d ", i);
+            fprintf(stderr, "%.*s\n", i % 61, pad);
+        } else {
+            fprintf(stderr, "e %d %d %.*s\n", p, i, i % 61, pad);
+        }
     }
     if (strcmp(mode, "crash0") == 0)
         fflush(stdout);

@@ -1,9 +1,12 @@
-//! What `bsprun --engine mpi` does with `mpirun`'s standard output and
-//! error: each rank's lines put back together whole ([`tags`](super::tags),
+//! How `bsprun --engine mpi` runs `mpirun`, and what it does with its
+//! standard output and error: each rank's lines put back together whole ([`tags`](super::tags),
 //! `mpirun --tag-output`), labelled `[rank] ` with `--label`, and the
 //! library's error kept as the job's last word ([`StderrFilter`]).
 
+use std::ffi::OsStr;
 use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Command, ExitCode};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,72 @@ use super::tags::{Demux, Piece};
 /// followed it).
 const MPI_NOISE_HOLD: Duration = Duration::from_secs(2);
 
+/// The child `mpirun` of [`run_mpirun`], for the signal forwarder.
+static MPIRUN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Passes a termination signal on to `mpirun`, which ends the job.
+extern "C" fn forward_signal(signal: libc::c_int) {
+    let pid = MPIRUN_PID.load(std::sync::atomic::Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe and has no memory-safety
+        // preconditions.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
+/// process with it, to put each rank's lines back together (with their
+/// labels if `label`) and keep the job's error report to one line: its
+/// standard output and error pass through [`output::relay`] (its standard
+/// output stays its own unless `tagged`: when the flags choose how it
+/// writes, `own_output_flags` in `bsprun.rs`). Standard input is `mpirun`'s own; `SIGTERM`,
+/// `SIGHUP`, `SIGINT` and `SIGQUIT` are passed on to it. Exits with
+/// `mpirun`'s status (128 + signal if it was killed).
+pub fn run_mpirun(mut command: Command, program: &OsStr, tagged: bool, label: bool) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    if tagged {
+        command.stdout(std::process::Stdio::piped());
+    }
+    let mut child = match command.stderr(std::process::Stdio::piped()).spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            eprintln!(
+                "bsprun: cannot run mpirun for {}: {error}",
+                program.to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    MPIRUN_PID.store(
+        i32::try_from(child.id()).unwrap_or(0),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        let handler = forward_signal as extern "C" fn(libc::c_int);
+        // SAFETY: installs a handler that only calls kill(2), which is
+        // async-signal-safe.
+        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
+    }
+    if let Some(stderr) = child.stderr.take() {
+        relay(child.stdout.take(), stderr, tagged, label);
+    }
+    let status = loop {
+        match child.wait() {
+            Ok(status) => break status,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => {
+                eprintln!("bsprun: waiting for mpirun: {error}");
+                return ExitCode::from(1);
+            }
+        }
+    };
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
 /// Writes all of `bytes` to descriptor `fd` (1 or 2) in as few `write`s as
 /// the descriptor takes (one, for a line): a line is never cut into
 /// pieces that something else could write between.
@@ -23,11 +92,20 @@ fn write_fd(fd: i32, mut bytes: &[u8]) {
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
         if n > 0 {
             bytes = &bytes[n as usize..];
-        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-        {
             continue;
-        } else {
-            return;
+        }
+        match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::Interrupted if n < 0 => {}
+            std::io::ErrorKind::WouldBlock if n < 0 => {
+                let mut poll = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: polls one live record.
+                unsafe { libc::poll(&mut poll, 1, -1) };
+            }
+            _ => return,
         }
     }
 }
@@ -45,7 +123,7 @@ fn labelled(label: bool, piece: &Piece) -> Vec<u8> {
 /// Passes `mpirun`'s standard output (if piped: `None` when it is
 /// `mpirun`'s own) and standard error on to ours until both end. `tagged`:
 /// `mpirun` runs with `--tag-output`, whose tags are taken off here.
-pub fn relay(
+fn relay(
     stdout: Option<impl Read + Send + 'static>,
     stderr: impl Read + Send + 'static,
     tagged: bool,
@@ -211,6 +289,60 @@ impl StderrFilter {
                 )
                 .as_bytes(),
             );
+        }
+    }
+}
+
+/// A pipe whose write end the program inherits, and with it every process
+/// it starts (the `processes` engine's output relay among them): its end
+/// says that they are all gone, and everything they wrote written.
+pub struct Holders {
+    read: OwnedFd,
+    write: Option<OwnedFd>,
+}
+
+impl Holders {
+    /// The pipe, its write end to be inherited by the next program spawned.
+    pub fn new() -> Option<Holders> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the live array.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return None;
+        }
+        // SAFETY: both were just made, and are owned here only; clearing
+        // the write end's close-on-exec flag lets the program inherit it.
+        unsafe {
+            libc::fcntl(fds[1], libc::F_SETFD, 0);
+            Some(Holders {
+                read: OwnedFd::from_raw_fd(fds[0]),
+                write: Some(OwnedFd::from_raw_fd(fds[1])),
+            })
+        }
+    }
+
+    /// The program was spawned: only it holds the write end now.
+    pub fn spawned(&mut self) {
+        self.write = None;
+    }
+
+    /// Waits until every holder is gone, at most `limit`.
+    pub fn wait(&self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            let mut poll = libc::pollfd {
+                fd: self.read.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: polls one live record.
+            let n = unsafe { libc::poll(&mut poll, 1, left.as_millis() as i32 + 1) };
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            // Readable: the end of the pipe (nobody writes to it).
+            if n != 0 {
+                return;
+            }
         }
     }
 }

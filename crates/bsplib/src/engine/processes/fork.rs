@@ -109,7 +109,9 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     let mut relay = Relay::start(shared.nprocs).map_err(startup)?;
     if let Some(relay) = relay.as_mut() {
         if read_threads().is_none_or(|t| t <= 1) {
-            relay.redirect_self().map_err(startup)?;
+            // One that cannot be (a closed standard output) goes on as it
+            // is, unrelayed.
+            let _ = relay.redirect_self();
         }
     }
     OWN_FORK.store(true, Ordering::Relaxed);

@@ -437,9 +437,9 @@ struct Server {
     control: Option<OwnedFd>,
     sources: Vec<Source>,
     label: bool,
-    /// Destinations (1, 2) that failed (a closed pipe): their output is
-    /// dropped and their sources closed, so that the writers see the error
-    /// they would have seen.
+    /// Destinations (1, 2) that failed: their output is dropped. When
+    /// their reader went away (`EPIPE`), their sources are closed too, so
+    /// that the writers see the error they would have seen (`SIGPIPE`).
     dead: [bool; 2],
     buf: Vec<u8>,
     out: Vec<u8>,
@@ -583,10 +583,14 @@ impl Server {
         if self.out.is_empty() {
             return;
         }
-        if !self.dead[stream] && !write_all(1 + stream as RawFd, &self.out) {
-            self.dead[stream] = true;
-            for s in self.sources.iter_mut().filter(|s| s.stream == stream) {
-                s.fd = None;
+        if !self.dead[stream] {
+            if let Err(e) = write_all(1 + stream as RawFd, &self.out) {
+                self.dead[stream] = true;
+                if e == libc::EPIPE {
+                    for s in self.sources.iter_mut().filter(|s| s.stream == stream) {
+                        s.fd = None;
+                    }
+                }
             }
         }
         self.out.clear();
@@ -647,19 +651,31 @@ impl Server {
     }
 }
 
-/// Writes all of `bytes` to `fd` (retrying short writes); false on an
+/// Writes all of `bytes` to `fd` (retrying short writes, and waiting
+/// when a non-blocking destination is full); the error number on an
 /// error.
-fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> Result<(), i32> {
     while !bytes.is_empty() {
         // SAFETY: writes from a live buffer to a descriptor.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
         if n > 0 {
             bytes = &bytes[n as usize..];
-        } else if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
-        } else {
-            return false;
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) if n < 0 => {}
+            Some(libc::EAGAIN) if n < 0 => {
+                let mut poll = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: polls one live record.
+                unsafe { libc::poll(&mut poll, 1, -1) };
+            }
+            Some(e) if n < 0 => return Err(e),
+            _ => return Err(libc::EIO),
         }
     }
-    true
+    Ok(())
 }
