@@ -7,6 +7,7 @@
  * processes share the streams, and keep lines whole only call by call.
  * With "abort" (argv[2]) the last process then stops the run with
  * bsp_abort after a sync: what every process printed must still come out.
+ * Process 0 prints "after N" after bsp_end.
  * With "crash0", every process flushes its standard output, and process
  * 0 crashes (SIGSEGV) after the sync: the others die with it, and what
  * they wrote must still come out. */
@@ -51,5 +52,7 @@ int main(int argc, char **argv) {
         raise(SIGSEGV);
     bsp_sync();
     bsp_end();
+    /* Process 0 alone, after the run: to the run's own standard output. */
+    printf("after %d\n", n);
     return 0;
 }

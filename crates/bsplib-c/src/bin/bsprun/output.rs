@@ -17,6 +17,11 @@ use super::tags::{Demux, Piece};
 /// followed it).
 const MPI_NOISE_HOLD: Duration = Duration::from_secs(2);
 
+/// How long the library's error line is held back for the ranks' output
+/// still on its way, unless `mpirun` ends first (a job that does not end
+/// still shows it).
+const ERROR_HOLD: Duration = Duration::from_secs(10);
+
 /// The child `mpirun` of [`run_mpirun`], for the signal forwarder.
 static MPIRUN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
@@ -191,8 +196,11 @@ fn relay(
 /// is the last word of a failed job:
 ///
 /// - the first line starting with `bsplib:` (the error, printed by the rank
-///   that found it) is copied, and nothing after it: the same error found
-///   by another rank, Open MPI's reports of the job ending;
+///   that found it) is held back until `mpirun`'s standard error ends (at
+///   most [`ERROR_HOLD`]), then written: the ranks' own lines still on
+///   their way come out before it (output is not lost when a job fails);
+///   after it, the same error found by another rank and Open MPI's
+///   reports of the job ending are dropped;
 /// - Open MPI's own reports (blocks between lines of dashes, such as the
 ///   `MPI_ABORT` banner, and `[host:pid] ...` lines such as
 ///   `ORTE_ERROR_LOG`) are held back for [`MPI_NOISE_HOLD`], dropped if a
@@ -202,6 +210,8 @@ fn relay(
 #[derive(Default)]
 struct StderrFilter {
     reported: bool,
+    /// The library's error line, held back, and since when.
+    error: Option<(Vec<u8>, Instant)>,
     in_block: bool,
     held: Vec<u8>,
     held_since: Option<Instant>,
@@ -224,6 +234,13 @@ impl StderrFilter {
             self.death.get_or_insert(found);
         }
         if self.reported {
+            // A rank's own line still comes out; the same error found by
+            // another rank, the progress view and mpirun's reports not.
+            let library =
+                line.starts_with(b"bsplib") || line.starts_with(b"\x1b[K") || line == b"\r";
+            if piece.rank.is_some() && !library {
+                write_fd(2, &out);
+            }
             return;
         }
         let dashes = |l: &[u8]| l.len() > 20 && l.trim_ascii().iter().all(|&b| b == b'-');
@@ -233,7 +250,7 @@ impl StderrFilter {
         // library's error line may start with.
         let text = line.strip_prefix(b"\x1b[K").unwrap_or(line);
         if text.starts_with(b"bsplib:") && !text.starts_with(b"bsplib: superstep ") {
-            write_fd(2, &out);
+            self.error = Some((out, Instant::now()));
             self.reported = true;
             self.held.clear();
         } else if self.in_block || dashes(line) || tagged(line) {
@@ -249,8 +266,18 @@ impl StderrFilter {
         }
     }
 
-    /// Open MPI's reports held long enough without a `bsplib:` line go out.
+    /// Open MPI's reports held long enough without a `bsplib:` line go out,
+    /// and the error line held [`ERROR_HOLD`].
     fn tick(&mut self) {
+        if self
+            .error
+            .as_ref()
+            .is_some_and(|(_, since)| since.elapsed() >= ERROR_HOLD)
+        {
+            if let Some((line, _)) = self.error.take() {
+                write_fd(2, &line);
+            }
+        }
         if !self.held.is_empty()
             && !self.in_block
             && self
@@ -263,6 +290,9 @@ impl StderrFilter {
 
     /// The end of `mpirun`'s standard error.
     fn end(mut self) {
+        if let Some((line, _)) = self.error.take() {
+            write_fd(2, &line);
+        }
         if self.reported {
             return;
         }

@@ -13,6 +13,13 @@
 //! tag at the start of a line is `mpirun`'s own. A tag is recognised
 //! anywhere, so a rank that prints something of the exact form of a tag
 //! is misread (it never does by accident).
+//!
+//! A piece of a rank that ends without a newline has no end mark: text of
+//! `mpirun`'s own that follows it at once looks like its continuation.
+//! `mpirun`'s reports at the end of a failed job come in blocks between
+//! lines of 74 dashes (Open MPI's help messages), so a rank's line that
+//! ends with exactly such a line is taken apart there (a rank printing
+//! text and 74 dashes on one line is misread).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -27,6 +34,18 @@ const LONGEST: usize = 64 << 10;
 
 /// The longest tag looked for: `[` job `,` rank `]<stddiag>:`.
 const LONGEST_TAG: usize = 40;
+
+/// The line around Open MPI's help messages: 74 dashes.
+const RULE: &[u8; 74] =
+    b"--------------------------------------------------------------------------";
+
+/// Where `line` (ending with a newline) ends with one of Open MPI's
+/// [`RULE`]s after other text: the length of that text.
+fn rule_after_text(line: &[u8]) -> Option<usize> {
+    let text = line.len().checked_sub(RULE.len() + 1)?;
+    (text > 0 && line[text - 1] != b'-' && line[text..].starts_with(RULE) && line.ends_with(b"\n"))
+        .then_some(text)
+}
 
 /// A piece of output to write: a whole line (ending with `\n`), a piece
 /// ending with `\r` (the progress view redraws its line after one), or,
@@ -200,8 +219,22 @@ impl Demux {
                 pending.since = Some(Instant::now());
             }
             pending.bytes.extend_from_slice(text);
-            if cut.is_some() || pending.bytes.len() > LONGEST {
-                emit(pending.take(source));
+            match rule_after_text(&pending.bytes) {
+                // mpirun's report after a rank's unfinished line: the line
+                // waits for its continuation (tagged), the rule is
+                // mpirun's.
+                Some(keep) if source.is_some() => {
+                    let rule = pending.bytes.split_off(keep);
+                    emit(Piece {
+                        rank: None,
+                        starts_line: true,
+                        bytes: rule,
+                    });
+                }
+                _ if cut.is_some() || pending.bytes.len() > LONGEST => {
+                    emit(pending.take(source));
+                }
+                _ => {}
             }
             if text.ends_with(b"\n") {
                 // Every line of a rank starts with its tag: text after a
@@ -268,6 +301,25 @@ mod tests {
                 "+- MPI_ABORT was invoked\n",
                 "+2 a[3] = [x,y]\n",
                 "+- [vm:12] note\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_report_of_mpirun_after_an_unfinished_line_is_taken_apart() {
+        let rule = String::from_utf8(RULE.to_vec()).unwrap();
+        let stream = format!(
+            "[1,0]<stderr>:e 0 4{rule}\nMPI_ABORT was invoked\n{rule}\n[1,0]<stderr>:2 x\n\
+             [1,1]<stderr>:{rule}\n"
+        );
+        assert_eq!(
+            pieces(&[stream.as_bytes()]),
+            [
+                format!("+- {rule}\n"),
+                "+- MPI_ABORT was invoked\n".into(),
+                format!("+- {rule}\n"),
+                "+0 e 0 42 x\n".into(),
+                format!("+1 {rule}\n"),
             ]
         );
     }
