@@ -71,6 +71,10 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test c_programs -- "$@"
   # The profiler from C: inprod under bsprun --profile, then bspprof.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test profile -- "$@"
+  # Output in whole lines (tests/output_lines.rs): C and Rust programs
+  # printing thousands of lines per rank, every line whole and labelled
+  # right (bsprun puts each rank's lines back together from mpirun's tags).
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test output_lines -- "$@"
   # The Fortran programs (tests/fortran.rs) the same way.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test fortran -- "$@"
   # How failed jobs end (20 runs per program): a call after bsp_end, an error

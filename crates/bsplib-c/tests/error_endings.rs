@@ -10,7 +10,8 @@
 //!   where no call is to blame);
 //! - have that `bsplib:` line as the last line of its standard error: no
 //!   MPI_ABORT banner, `ORTE_ERROR_LOG` line or other Open MPI report
-//!   after it (`bsprun --engine mpi` drops what follows the error);
+//!   after it (`bsprun --engine mpi` writes the error last, dropping
+//!   Open MPI's reports after it);
 //! - never print "not reached".
 //!
 //! The engines are `threads` and `processes`, or those named in

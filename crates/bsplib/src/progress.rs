@@ -59,7 +59,14 @@ pub(crate) fn draws(world: &World) -> bool {
     // SAFETY: `isatty` has no preconditions.
     world
         .progress()
-        .is_some_and(|force| force || unsafe { libc::isatty(2) } == 1)
+        .is_some_and(|force| force || unsafe { libc::isatty(terminal()) } == 1)
+}
+
+/// Where the view draws: standard error as the run found it (on
+/// `processes`, process 0's own is relayed during the run, by whole lines,
+/// which would hold the view's lines: they end with a carriage return).
+fn terminal() -> std::os::fd::RawFd {
+    crate::engine::start::processes::original_stderr()
 }
 
 /// The running monitor of this OS process, if any.
@@ -77,11 +84,21 @@ pub(crate) fn start(world: &Arc<World>) {
         return;
     }
     finish();
+    // A copy of the terminal's descriptor of its own: the relay's copy of
+    // standard error is closed at the end of the run, perhaps before the
+    // thread is joined.
+    // SAFETY: duplicates a descriptor of this process.
+    let copy = unsafe { libc::fcntl(terminal(), libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        return;
+    }
+    // SAFETY: the copy was just made, and is owned here only.
+    let err = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(copy) };
     let stop = Arc::new(AtomicBool::new(false));
     let (world, flag) = (Arc::clone(world), Arc::clone(&stop));
     let spawned = std::thread::Builder::new()
         .name("bsp-progress".into())
-        .spawn(move || watch(&world, &flag));
+        .spawn(move || watch(&world, &flag, err));
     if let Ok(handle) = spawned {
         *MONITOR.lock().unwrap_or_else(|p| p.into_inner()) = Some(Monitor { stop, handle });
         register_exit_hook();
@@ -112,11 +129,10 @@ fn register_exit_hook() {
 }
 
 /// The monitor thread.
-fn watch(world: &World, stop: &AtomicBool) {
+fn watch(world: &World, stop: &AtomicBool, mut err: std::fs::File) {
     let begun = Instant::now();
     let mut last_draw: Option<Instant> = None;
     let mut history: VecDeque<(Instant, u64)> = VecDeque::new();
-    let mut err = std::io::stderr();
     // On `mpi` only this rank's entry is known.
     let seen = if world.rendezvous().is_some() {
         1

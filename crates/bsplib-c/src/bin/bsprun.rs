@@ -22,6 +22,11 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
+#[path = "bsprun/output.rs"]
+mod output;
+#[path = "bsprun/tags.rs"]
+mod tags;
+
 /// Every engine `--engine` accepts, as spelled in `BSPLIB_ENGINE`.
 const ENGINES: [&str; 3] = ["threads", "processes", "mpi"];
 
@@ -58,6 +63,9 @@ Options:
                   process on the terminal (standard error), updated in
                   place and erased at the end (nothing if stderr is not a
                   terminal; BSPLIB_PROGRESS=force draws it anyway)
+  --label         start every line of output with the process that printed
+                  it: \"[2] text\" (processes and mpi engines; the threads
+                  engine's processes share one output stream)
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
   --version       print the version and exit
@@ -69,6 +77,11 @@ Environment set for the program (only when the option is given):
   BSPLIB_PROFILE  the profile directory (made absolute)
   BSPLIB_CHECK    1 (--check)
   BSPLIB_PROGRESS 1 (--progress)
+  BSPLIB_LABEL    1 (--label, processes engine)
+
+Output comes in whole lines: several processes printing at once never cut
+each other's lines (a line is written once its newline is; a line of
+process 0 still unfinished after 0.25 s, a prompt, is written as it is).
 
 On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
 every process is (computing in superstep s, or waiting in its bsp_sync)
@@ -114,6 +127,8 @@ struct Invocation {
     check: bool,
     /// `BSPLIB_PROGRESS=1` (`--progress`).
     progress: bool,
+    /// `--label`: every line starts with `[pid] `.
+    label: bool,
     /// The program, resolved through `PATH` if it has no `/`.
     program: OsString,
     /// The program's arguments.
@@ -184,7 +199,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
     let mut engine = None;
     let mut deadline = None;
     let mut profile = None;
-    let (mut check, mut progress) = (false, false);
+    let (mut check, mut progress, mut label) = (false, false, false);
     let mut rest = args.iter().map(AsRef::as_ref);
     while let Some(arg) = rest.next() {
         let program = if arg == "--" {
@@ -214,6 +229,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
                 ("--profile", _) => profile = Some(absolute(value()?)),
                 ("--check", None) => check = true,
                 ("--progress", None) => progress = true,
+                ("--label", None) => label = true,
                 _ => return Err(UsageError::UnknownOption(text.into_owned())),
             }
             continue;
@@ -227,6 +243,7 @@ fn parse<S: AsRef<OsStr>>(args: &[S]) -> Result<Action, UsageError> {
             profile,
             check,
             progress,
+            label,
             program: program.to_owned(),
             args: rest.map(OsStr::to_owned).collect(),
         }));
@@ -291,15 +308,18 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
         return Ok(direct_command(inv));
     }
     let mpirun = std::env::var_os("BSPLIB_MPIRUN").unwrap_or_else(|| "mpirun".into());
-    let flags = std::env::var("BSPLIB_MPIRUN_FLAGS")
-        .unwrap_or_else(|_| "--oversubscribe --bind-to none".to_owned());
+    let flags = mpirun_flags();
     let mut command = Command::new(mpirun);
     if let Some(p) = inv.nprocs {
         command.arg("-np").arg(p.to_string());
     }
-    command
-        .args(flags.split_whitespace())
-        .args(["-x", "BSPLIB_ENGINE"]);
+    command.args(flags.split_whitespace());
+    if !own_output_flags(&flags) {
+        // Each rank's lines are put back together from the tags
+        // (`bsprun/tags.rs`).
+        command.arg("--tag-output");
+    }
+    command.args(["-x", "BSPLIB_ENGINE"]);
     if inv.nprocs.is_some() {
         command.args(["-x", "BSPLIB_NPROCS"]);
     }
@@ -331,219 +351,23 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     Ok(command)
 }
 
-/// The child `mpirun` of [`run_mpirun`], for the signal forwarder.
-static MPIRUN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-/// Passes a termination signal on to `mpirun`, which ends the job.
-extern "C" fn forward_signal(signal: libc::c_int) {
-    let pid = MPIRUN_PID.load(std::sync::atomic::Ordering::Relaxed);
-    if pid > 0 {
-        // SAFETY: kill(2) is async-signal-safe and has no memory-safety
-        // preconditions.
-        unsafe { libc::kill(pid, signal) };
-    }
+/// `$BSPLIB_MPIRUN_FLAGS`, or the default `--oversubscribe --bind-to
+/// none`.
+fn mpirun_flags() -> String {
+    std::env::var("BSPLIB_MPIRUN_FLAGS")
+        .unwrap_or_else(|_| "--oversubscribe --bind-to none".to_owned())
 }
 
-/// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
-/// process with it, to keep the job's error report to one line: its
-/// standard error passes through [`filter_mpirun_stderr`]. Standard input
-/// and output are `mpirun`'s own; `SIGTERM`, `SIGHUP`, `SIGINT` and
-/// `SIGQUIT` are passed on to it. Exits with `mpirun`'s status (128 +
-/// signal if it was killed).
-fn run_mpirun(mut command: Command, program: &OsStr) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
-    let mut child = match command.stderr(std::process::Stdio::piped()).spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            eprintln!(
-                "bsprun: cannot run mpirun for {}: {error}",
-                program.to_string_lossy()
-            );
-            return ExitCode::from(127);
-        }
-    };
-    MPIRUN_PID.store(
-        i32::try_from(child.id()).unwrap_or(0),
-        std::sync::atomic::Ordering::Relaxed,
-    );
-    for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
-        let handler = forward_signal as extern "C" fn(libc::c_int);
-        // SAFETY: installs a handler that only calls kill(2), which is
-        // async-signal-safe.
-        unsafe { libc::signal(signal, handler as libc::sighandler_t) };
-    }
-    if let Some(pipe) = child.stderr.take() {
-        filter_mpirun_stderr(pipe);
-    }
-    let status = loop {
-        match child.wait() {
-            Ok(status) => break status,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => {
-                eprintln!("bsprun: waiting for mpirun: {error}");
-                return ExitCode::from(1);
-            }
-        }
-    };
-    let code = status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1);
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
-}
-
-/// Reads the next piece of `reader` into `out`: up to and including a
-/// `\n` or a `\r` (the progress view redraws its line after a `\r`, with
-/// no newline: it is passed on as it comes), or to the end. The bytes
-/// read; 0 at the end.
-fn read_piece(reader: &mut impl std::io::BufRead, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut total = 0;
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            return Ok(total);
-        }
-        if let Some(i) = buf.iter().position(|&b| b == b'\n' || b == b'\r') {
-            out.extend_from_slice(&buf[..=i]);
-            reader.consume(i + 1);
-            return Ok(total + i + 1);
-        }
-        let n = buf.len();
-        out.extend_from_slice(buf);
-        reader.consume(n);
-        total += n;
-    }
-}
-
-/// How long Open MPI's own reports are held back waiting for a `bsplib:`
-/// line (which `mpirun` may forward after the `MPI_ABORT` banner that
-/// followed it).
-const MPI_NOISE_HOLD: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Copies `mpirun`'s standard error to ours, line by line, so that the
-/// library's error is the last word of a failed job:
-///
-/// - the first line starting with `bsplib:` (the error, printed by the rank
-///   that found it) is copied, and nothing after it: the same error found
-///   by another rank, Open MPI's reports of the job ending;
-/// - Open MPI's own reports (blocks between lines of dashes, such as the
-///   `MPI_ABORT` banner, and `[host:pid] ...` lines such as
-///   `ORTE_ERROR_LOG`) are held back for [`MPI_NOISE_HOLD`], dropped if a
-///   `bsplib:` line comes meanwhile, else copied late (a job that fails
-///   without a library error keeps Open MPI's explanation);
-/// - every other line is copied at once.
-///
-/// Reads to the end, so that `mpirun` never blocks on a full pipe.
-fn filter_mpirun_stderr(pipe: impl std::io::Read + Send + 'static) {
-    use std::io::Write;
-    use std::sync::mpsc::RecvTimeoutError;
-    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    std::thread::spawn(move || {
-        let mut reader = std::io::BufReader::new(pipe);
-        loop {
-            let mut line = Vec::new();
-            match read_piece(&mut reader, &mut line) {
-                Ok(n) if n > 0 && tx.send(line).is_ok() => {}
-                _ => break,
-            }
-        }
-    });
-    let dashes = |l: &[u8]| l.len() > 20 && l.trim_ascii().iter().all(|&b| b == b'-');
-    let tagged = |l: &[u8]| l.starts_with(b"[") && l.contains(&b']');
-    let write = |bytes: &[u8]| {
-        let _ = std::io::stderr().lock().write_all(bytes);
-    };
-    let mut reported = false;
-    let mut in_block = false;
-    let mut held: Vec<u8> = Vec::new();
-    let mut held_since = std::time::Instant::now();
-    // Where the surviving processes were when mpirun ended the job, and
-    // mpirun's notice of a rank that died from a signal.
-    let mut places: Vec<String> = Vec::new();
-    let mut death: Option<(String, String)> = None;
-    loop {
-        let line = match rx.recv_timeout(std::time::Duration::from_millis(100)) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
-        if let Some(place) = line
-            .as_deref()
-            .and_then(|l| l.strip_prefix(b"bsplib-status: "))
-        {
-            places.push(String::from_utf8_lossy(place).trim_end().to_owned());
-            continue;
-        }
-        if let Some(found) = line.as_deref().and_then(rank_death) {
-            death.get_or_insert(found);
-        }
-        if let Some(line) = line.filter(|_| !reported) {
-            // The progress view (`--progress`) draws `\r`-led lines
-            // `bsplib: superstep ...` and erases them with `\x1b[K`,
-            // which the library's error line may start with.
-            let text = line.strip_prefix(b"\x1b[K").unwrap_or(&line);
-            if text.starts_with(b"bsplib:") && !text.starts_with(b"bsplib: superstep ") {
-                write(&line);
-                reported = true;
-                held.clear();
-            } else if in_block || dashes(&line) || tagged(&line) {
-                if held.is_empty() {
-                    held_since = std::time::Instant::now();
-                }
-                if dashes(&line) {
-                    in_block = !in_block;
-                }
-                held.extend_from_slice(&line);
-            } else {
-                write(&line);
-            }
-        }
-        if !held.is_empty() && !in_block && held_since.elapsed() >= MPI_NOISE_HOLD {
-            write(&std::mem::take(&mut held));
-        }
-    }
-    if !reported {
-        write(&held);
-        // A rank killed by a signal no handler sees (SIGKILL): name it, with
-        // the superstep the others show it was in, as the last word.
-        if let Some((rank, signal)) = death {
-            places.sort();
-            let superstep = places
-                .iter()
-                .filter_map(|p| p.rsplit(' ').next()?.parse::<u64>().ok())
-                .max();
-            let at = superstep.map_or(String::new(), |s| format!(", superstep {s}"));
-            let others = if places.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", places.join("; "))
-            };
-            write(
-                format!(
-                    "bsplib: the SPMD function (process {rank}{at}): process {rank} was killed by signal {signal}{others}\n"
-                )
-                .as_bytes(),
-            );
-        }
-    }
-}
-
-/// From mpirun's notice "process rank N with PID ... exited on signal S
-/// (Name)": N and "S (Name)".
-fn rank_death(line: &[u8]) -> Option<(String, String)> {
-    let text = String::from_utf8_lossy(line);
-    let rank = text.split("process rank ").nth(1)?.split(' ').next()?;
-    let signal = text
-        .split("exited on signal ")
-        .nth(1)?
-        .trim_end()
-        .trim_end_matches('.');
-    rank.parse::<u64>().ok()?;
-    Some((rank.to_owned(), signal.to_owned()))
+/// Whether `flags` choose how `mpirun` writes the ranks' output itself
+/// (its own tags, time stamps, XML, files): then it is passed on as it
+/// comes, lines unmended and unlabelled.
+fn own_output_flags(flags: &str) -> bool {
+    flags.split_whitespace().any(|word| {
+        let name = word.trim_start_matches('-');
+        let name = name.split_once('=').map_or(name, |(n, _)| n);
+        word.starts_with('-')
+            && ["tag-output", "timestamp-output", "xml", "output-filename"].contains(&name)
+    })
 }
 
 /// Replaces this process with the invocation's program; returns only on
@@ -588,8 +412,29 @@ fn run(inv: &Invocation) -> ExitCode {
         let value = if engine == "mpi" && tty { "force" } else { "1" };
         command.env("BSPLIB_PROGRESS", value);
     }
+    if inv.label {
+        match engine.as_str() {
+            "processes" => {
+                command.env("BSPLIB_LABEL", "1");
+            }
+            "mpi" if !own_output_flags(&mpirun_flags()) => {}
+            _ => {
+                eprintln!(
+                    "bsprun: --label is not available on the {engine} engine{}",
+                    if engine == "mpi" {
+                        " with BSPLIB_MPIRUN_FLAGS's own output options (--tag-output, \
+                         --timestamp-output, --xml, --output-filename)"
+                    } else {
+                        ": its processes share one output stream"
+                    }
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
-        return run_mpirun(command, &inv.program);
+        let tagged = !own_output_flags(&mpirun_flags());
+        return output::run_mpirun(command, &inv.program, tagged, inv.label);
     }
     if engine == "mpi" {
         let error = command.exec();
@@ -628,6 +473,10 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
     if fd >= 0 {
         command.env("BSPLIB_STATUS_FD", fd.to_string());
     }
+    // What the program's processes wrote comes before anything said here
+    // after its end (the output relay of `processes` may outlive process
+    // 0 a moment).
+    let mut holders = output::Holders::new();
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -635,6 +484,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
             return ExitCode::from(127);
         }
     };
+    if let Some(holders) = holders.as_mut() {
+        holders.spawned();
+    }
     let pid = i32::try_from(child.id()).unwrap_or(0);
     CHILD_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
     for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
@@ -695,6 +547,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
         }
     };
     if let Some(signal) = status.signal() {
+        if let Some(holders) = &holders {
+            holders.wait(std::time::Duration::from_secs(2));
+        }
         // Read once: whether the program reported, and where each process was.
         let (reported, places) = read_board(fd).unwrap_or_default();
         let list = join_places(&places);
@@ -858,21 +713,6 @@ mod tests {
     }
 
     #[test]
-    fn mpirun_output_is_read_in_lines_and_progress_redraws() {
-        let mut r =
-            std::io::BufReader::with_capacity(3, &b"ab\rbsplib: superstep 1\x1b[K\rx\ny"[..]);
-        let mut pieces = Vec::new();
-        loop {
-            let mut piece = Vec::new();
-            if read_piece(&mut r, &mut piece).unwrap() == 0 {
-                break;
-            }
-            pieces.push(String::from_utf8(piece).unwrap());
-        }
-        assert_eq!(pieces, ["ab\r", "bsplib: superstep 1\x1b[K\r", "x\n", "y"]);
-    }
-
-    #[test]
     fn check_and_progress_are_flags_before_the_program() {
         let Ok(Action::Run(inv)) = parse(&["--check", "--progress", "-np", "2", "p", "--check"])
         else {
@@ -886,6 +726,26 @@ mod tests {
         };
         assert!(!inv.check && !inv.progress);
         assert_eq!(summary(&["--check=1", "p"]), "UnknownOption(\"--check=1\")");
+    }
+
+    #[test]
+    fn label_is_a_flag_and_mpiruns_own_output_options_are_seen() {
+        let Ok(Action::Run(inv)) = parse(&["--label", "-np", "2", "p", "--label"]) else {
+            panic!("bsprun --label -np 2 p --label")
+        };
+        assert!(inv.label);
+        assert_eq!(inv.args, ["--label"]);
+        assert_eq!(summary(&["--label=1", "p"]), "UnknownOption(\"--label=1\")");
+        for flags in [
+            "--oversubscribe --tag-output",
+            "-timestamp-output",
+            "--output-filename=d",
+        ] {
+            assert!(own_output_flags(flags), "{flags}");
+        }
+        assert!(!own_output_flags(
+            "--oversubscribe --bind-to none --hostfile tag-output"
+        ));
     }
 
     #[test]

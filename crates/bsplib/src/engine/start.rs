@@ -10,7 +10,9 @@
 pub(crate) mod processes {
     #[cfg(feature = "raw")]
     pub(crate) use crate::engine::processes::detach_stdin;
-    pub(crate) use crate::engine::processes::{fork, is_foreign, join, threads, watch_forks};
+    pub(crate) use crate::engine::processes::{
+        fork, is_foreign, join, original_stderr, threads, watch_forks,
+    };
 }
 
 /// The `mpi` engine: joining the job `mpirun` started, the ranks, and

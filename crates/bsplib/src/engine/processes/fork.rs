@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::monitor::{kill_all, monitor};
+use super::relay::Relay;
 use super::Shared;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
@@ -70,7 +71,7 @@ pub(crate) fn threads() -> Option<usize> {
 }
 
 /// One reading of `num_threads` in `/proc/self/stat`.
-fn read_threads() -> Option<usize> {
+pub(super) fn read_threads() -> Option<usize> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The second field, the command name in parentheses, may itself hold
     // spaces and parentheses: count fields from the last `)`, which is
@@ -97,10 +98,34 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
     let _ = crate::engine::cma::available();
     let _ = crate::engine::cores();
     let parent = std::process::id() as libc::pid_t;
+    let startup =
+        |detail: String| Error::new(ErrorKind::Startup { detail }, "bsp_begin", 0, 0, None);
     let mut children = shared.children.lock().unwrap_or_else(|p| p.into_inner());
+    // The output relay (`relay/`), before anything is forked: its own
+    // standard output and error are the run's. Process 0's are relayed
+    // too, unless the program has other threads: their output would be
+    // taken for process 0's, and another run of theirs would find this
+    // one's pipes as its standard output.
+    let mut relay = Relay::start(shared.nprocs).map_err(startup)?;
+    if let Some(relay) = relay.as_mut() {
+        if read_threads().is_none_or(|t| t <= 1) {
+            // One that cannot be (a closed standard output) goes on as it
+            // is, unrelayed.
+            let _ = relay.redirect_self();
+        }
+    }
     OWN_FORK.store(true, Ordering::Relaxed);
     let _own = OwnFork;
     for pid in 1..shared.nprocs {
+        let ends = match relay.as_ref().map(|r| r.pipes(pid)).transpose() {
+            Ok(ends) => ends,
+            Err(detail) => {
+                let err = startup(detail);
+                world.fail(err.clone());
+                kill_all(&children.pids);
+                return Err(err);
+            }
+        };
         // SAFETY: `fork` has no memory-safety preconditions; in the child
         // only this thread exists, and it goes on to run BSP code that
         // allocates (glibc's malloc is fork-safe) and exits with `_exit`.
@@ -114,22 +139,19 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
                     // SAFETY: ends this process at once.
                     unsafe { libc::_exit(1) };
                 }
+                if let (Some(relay), Some(ends)) = (relay.take(), ends) {
+                    let tty = relay.tty();
+                    relay.leave_in_child();
+                    ends.install(tty);
+                }
                 children.pids.clear();
                 return Ok(pid);
             }
             -1 => {
-                let err = Error::new(
-                    ErrorKind::Startup {
-                        detail: format!(
-                            "fork of process {pid}: {}",
-                            std::io::Error::last_os_error()
-                        ),
-                    },
-                    "bsp_begin",
-                    0,
-                    0,
-                    None,
-                );
+                let err = startup(format!(
+                    "fork of process {pid}: {}",
+                    std::io::Error::last_os_error()
+                ));
                 world.fail(err.clone());
                 kill_all(&children.pids);
                 return Err(err);
@@ -137,23 +159,14 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
             child => children.pids.push(child),
         }
     }
+    children.relay = relay;
     let pids = children.pids.clone();
     let watched = Arc::clone(world);
     children.monitor = Some(
         std::thread::Builder::new()
             .name("bsp-monitor".into())
             .spawn(move || monitor(&watched, pids))
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Startup {
-                        detail: format!("monitor thread: {e}"),
-                    },
-                    "bsp_begin",
-                    0,
-                    0,
-                    None,
-                )
-            })?,
+            .map_err(|e| startup(format!("monitor thread: {e}")))?,
     );
     Ok(0)
 }

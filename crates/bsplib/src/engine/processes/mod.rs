@@ -22,6 +22,10 @@
 //!   it (`PR_SET_PDEATHSIG`), and a monitor thread of process 0 reaps them:
 //!   a process that dies without ending normally stops the run with
 //!   [`ErrorKind::Died`].
+//! - **Output** (`relay/`): every process's standard output and error are
+//!   pipes read by one relay process, which writes whole lines only
+//!   (labelled `[pid] ` with `BSPLIB_LABEL`), so that processes printing
+//!   at once do not cut each other's lines.
 //! - **Threads at the fork**: a lock another thread holds at the fork stays
 //!   held in the forked processes. Rust runs count the threads first
 //!   ([`threads`]) and refuse a fork of a multi-threaded program unless the
@@ -32,6 +36,7 @@ mod futex;
 mod index;
 mod mapping;
 mod monitor;
+mod relay;
 
 #[cfg(feature = "raw")]
 pub(crate) use fork::detach_stdin;
@@ -40,6 +45,7 @@ pub(crate) use futex::{futex_wait, futex_wake, Futex};
 use index::{Index, Own};
 pub(crate) use mapping::Mapping;
 pub(crate) use monitor::join;
+pub(crate) use relay::original_stderr;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -153,6 +159,8 @@ pub(crate) struct Shared {
 struct Children {
     pids: Vec<libc::pid_t>,
     monitor: Option<JoinHandle<()>>,
+    /// The run's output relay (`relay/`), ended once the others exited.
+    relay: Option<relay::Relay>,
 }
 
 // SAFETY: everything shared between threads of one OS process (process 0's

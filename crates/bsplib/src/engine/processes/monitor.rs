@@ -21,6 +21,17 @@ pub(crate) fn join(shared: &Shared) {
     if let Some(m) = monitor {
         let _ = m.join();
     }
+    // Every process has exited: the relay writes what it holds, and
+    // process 0's output goes where it went before the run.
+    let relay = shared
+        .children
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .relay
+        .take();
+    if let Some(relay) = relay {
+        relay.finish(true);
+    }
 }
 
 pub(super) fn kill_all(pids: &[libc::pid_t]) {
@@ -67,6 +78,17 @@ pub(super) fn monitor(world: &World, pids: Vec<libc::pid_t>) {
     }
     if world.is_stopped() && shared.exit_on_stop.load(Ordering::Relaxed) {
         world.report();
+        // Everything relayed is written before the program ends (not
+        // Rust's output buffer: process 0's thread may hold its lock).
+        let relay = shared
+            .children
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .relay
+            .take();
+        if let Some(relay) = relay {
+            relay.finish(false);
+        }
         // SAFETY: flushing C stdio has no preconditions; `_exit` ends the
         // process (every other process of the run has exited).
         unsafe {
