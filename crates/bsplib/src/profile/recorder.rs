@@ -275,6 +275,7 @@ impl Recorder {
     fn discard(mut self) {
         self.rows = Vec::new();
         self.setup.dir = PathBuf::new();
+        self.host = String::new();
         std::mem::forget(self);
     }
 }
