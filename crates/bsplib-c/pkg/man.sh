@@ -56,6 +56,7 @@ others=
 for other in bspcc bspf90 bsprun bspprof bspprobe; do
   [ "$other" = "$name" ] || others="$others $other"
 done
+# shellcheck disable=SC2086 # the names are words
 set -- $others
 while [ $# -gt 0 ]; do
   if [ $# -gt 1 ]; then printf '.BR %s (1),\n' "$1"; else printf '.BR %s (1)\n' "$1"; fi
