@@ -181,8 +181,8 @@ fn a_moved_prefix_compiles_links_and_runs_from_itself() {
     let built = run(wrapper(&bspcc, &dir).args(["hello.c", "-o", "hello"]));
     assert!(built.status.success(), "bspcc: {}", built.stderr);
     assert!(built.stderr.is_empty(), "bspcc: {}", built.stderr);
-    for engine in ["threads", "processes"] {
-        let out = bsprun_in(&dir, "hello", engine, 3);
+    for engine in engines() {
+        let out = bsprun_in(&dir, "hello", &engine, 3);
         assert!(out.status.success(), "{engine}: {}", out.stderr);
         assert_eq!(sorted_lines(&out.stdout), greetings(3), "{engine}");
     }
@@ -233,9 +233,11 @@ fn fortran_from_a_prefix() {
     );
     let built = run(wrapper(&bspf90, &dir).args(["hello.f90", "-o", "hello"]));
     assert!(built.status.success(), "bspf90: {}", built.stderr);
-    let out = bsprun_in(&dir, "hello", "processes", 2);
-    assert!(out.status.success(), "{}", out.stderr);
-    assert_eq!(sorted_lines(&out.stdout), greetings(2));
+    for engine in engines() {
+        let out = bsprun_in(&dir, "hello", &engine, 2);
+        assert!(out.status.success(), "{engine}: {}", out.stderr);
+        assert_eq!(sorted_lines(&out.stdout), greetings(2), "{engine}");
+    }
 }
 
 #[test]
