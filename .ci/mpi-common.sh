@@ -94,4 +94,6 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib --test deadline -- "$@"
   # bspcc, including --bsp-static with Open MPI's libraries, run on mpi.
   "${wrap[@]}" cargo test --release --features mpi -p bsplib-c --test tools -- "$@"
+  # The installed layout's wrappers; bspcc -fcheck-syncs' checking mode on mpi.
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test install -- "$@"
 }

@@ -4,62 +4,87 @@
 //! bspcc hello.c -o hello            # compile and link with libbsp.so
 //! bspcc -O2 -c a.c                  # compile only
 //! bspcc --bsp-static a.o -o prog    # link libbsp.a
+//! bspcc --showme:compile            # the flags, for another build system
 //! BSPCC_CC=c++ bspcc prog.cpp -o prog
 //! ```
 //!
 //! The compiler is `$BSPCC_CC`, else `$CC`, else `cc`, split on whitespace
-//! ([`choose_compiler`]); a choice that is `bspcc` itself is skipped with a
-//! message (`make CC=bspcc` exports `CC=bspcc` to the recipes, and bspcc
-//! would run itself forever), and `BSPCC_DEPTH`, counted up for every
-//! compiler bspcc runs, stops a loop through a wrapper script
+//! ([`choose_compiler`]). A `CC` that names `bspcc` itself is skipped
+//! silently: `make CC=bspcc` exports `CC=bspcc` into the environment of
+//! every recipe (GNU make passes command-line variables on to the commands
+//! it runs), so bspcc meets its own name there on every compile and would
+//! otherwise run itself forever. A `BSPCC_CC` naming bspcc is the user's
+//! own mistake and is skipped with a message. `BSPCC_DEPTH`, counted up
+//! for every compiler bspcc runs, stops a loop through a wrapper script
 //! ([`MAX_DEPTH`]).
-//! `bspcc` runs `<compiler> -I<incdir> <arguments...> <link flags>`, where
-//! `incdir` holds `bsp.h` ([`include_dir`]) and the link flags
-//! ([`command_line`]) point at the libraries in `libdir`, the directory of
-//! the `bspcc` executable (or its `deps/`, or `$BSPLIB_LIBDIR`: [`lib_dir`]):
-//! Cargo builds `libbsp.so` and `libbsp.a` there. A `libbsp.a` built with
-//! the `mpi` feature needs Open MPI's libraries too ([`mpi_link_flags`]).
-//! There are no link flags when the arguments ask only to preprocess,
-//! compile or assemble ([`COMPILE_ONLY`]). `bspcc`'s own options
-//! (`--bsp-static`, `--bsp-show`, `--bsp-help`, `-h`, `--help`,
-//! `--version`; see [`USAGE`]) are removed from the arguments; all others
-//! go to the compiler unchanged. Without an input file (and without a
-//! query such as `-v` or `-dumpversion`) it says so in one line and exits
-//! with 2. It exits with the compiler's status, 2 if the library to link is
-//! missing or on a loop, or 127 if the compiler cannot be run.
+//!
+//! `bspcc` runs `<compiler> -I<incdir> <arguments...> <link flags>`; where
+//! `incdir` and the libraries are found, and the rpath programs get, is
+//! decided in `wrapper/mod.rs` (installed layout `<exe>/../include` and
+//! `<exe>/../lib` first, then the build tree). A `libbsp.a` built with the
+//! `mpi` feature needs Open MPI's libraries too. There are no link flags
+//! when the arguments ask only to preprocess, compile or assemble.
+//! `bspcc`'s own options (see [`USAGE`]) are removed from the arguments,
+//! Oxford BSPlib's `-fcheck-syncs` and `-flibrary-level=N` among them; all
+//! others go to the compiler unchanged. Without an input file (and without
+//! a query such as `-v` or `-dumpversion`) it says so with a line of usage
+//! and exits with 2. It exits with the compiler's status, 2 if the library
+//! to link is missing or on a loop, or 127 if the compiler cannot be run.
 
-use std::ffi::{OsStr, OsString};
-use std::os::unix::process::ExitStatusExt;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 #[path = "wrapper/mod.rs"]
 mod wrapper;
-use wrapper::{exe_dir, include_dir, lib_dir, prefixed, shell_line};
+use wrapper::{Options, Tool};
+
+/// The one line of usage printed after a usage error.
+const SYNOPSIS: &str = "Usage: bspcc [--bsp-static] [--showme[:compile|:link|...]] \
+[-fcheck-syncs] [compiler arguments...] file...  (bspcc --help for more)";
 
 /// The usage text printed by `--help`, `-h` and `--bsp-help`.
 const USAGE: &str = "\
-Usage: bspcc [--bsp-static] [--bsp-show] [compiler arguments...] file...
+Usage: bspcc [--bsp-static] [--showme[:what]] [-fcheck-syncs]
+             [compiler arguments...] file...
 
 Compiles and links BSPlib programs: runs the C compiler with bsp.h on the
 include path and, unless only compiling (-c, -E, -S, -M, -MM,
--fsyntax-only), links against libbsp (libbsp.so by its absolute path, so
-the program runs from any directory).
+-fsyntax-only), links against libbsp (libbsp.so with an rpath to its
+directory, so the program runs from any directory).
 
 Options (all other arguments go to the compiler unchanged):
   --bsp-static    link libbsp.a instead of libbsp.so (a self-contained
                   binary; adds Open MPI's libraries if libbsp.a has the
                   mpi engine)
-  --bsp-show      print the compiler command instead of running it
+  --showme        print the compiler command instead of running it
+                  (--bsp-show is the same)
+  --showme:compile, --showme:link
+                  print only the flags for compiling, or for linking
+                  (with --bsp-static: the static link), as mpicc does
+  --showme:command, --showme:incdirs, --showme:libdirs, --showme:libs,
+  --showme:version
+                  print the compiler, the include or library directory,
+                  the libraries, or bspcc's version line
+  -fcheck-syncs   (Oxford BSPlib) link the program so that it runs in
+                  bsplib's checking mode (as bsprun --check,
+                  BSPLIB_CHECK=1; BSPLIB_CHECK=0 at run time turns it off)
+  -flibrary-level=N
+                  (Oxford BSPlib, N = 0, 1, 2) accepted and ignored:
+                  bsplib has one library for every level
   -h, --help, --bsp-help
                   print this help and exit
   --version       print the compiler's version, then bspcc's, and exit
 
+Where bspcc looks: bsp.h in ../include beside its own directory (an
+installed bspcc), else in the source tree; libbsp in $BSPLIB_LIBDIR, else
+../lib, else bspcc's own directory (the build tree).
+
 Environment:
   BSPCC_CC        the compiler, e.g. BSPCC_CC=c++ for C++ (may hold options)
-  CC              the compiler if BSPCC_CC is unset (default: cc); ignored,
-                  with a message, if it names bspcc itself (make CC=bspcc)
-  BSPLIB_LIBDIR   the directory of libbsp.so and libbsp.a (default: bspcc's)
+  CC              the compiler if BSPCC_CC is unset (default: cc); skipped
+                  if it names bspcc itself (make CC=bspcc)
+  BSPLIB_LIBDIR   the directory of libbsp.so and libbsp.a
   BSPCC_MPI_LIBS  Open MPI's link flags for --bsp-static (default: from
                   mpicc --showme:link, else pkg-config ompi-c)
   BSPCC_DEPTH     set by bspcc for the compiler it runs: bspcc refuses to
@@ -72,147 +97,10 @@ Run the program with bsprun, e.g. bsprun -np 4 ./prog.
 /// level is a compiler wrapper around another bspcc; deeper is a loop.
 const MAX_DEPTH: u32 = 1;
 
-/// Options whose value is the next argument (not an input file).
-const VALUE_OPTIONS: [&str; 26] = [
-    "-o",
-    "-I",
-    "-L",
-    "-D",
-    "-U",
-    "-l",
-    "-x",
-    "-u",
-    "-T",
-    "-e",
-    "-MF",
-    "-MT",
-    "-MQ",
-    "-include",
-    "-imacros",
-    "-isystem",
-    "-idirafter",
-    "-iquote",
-    "-iprefix",
-    "-iwithprefix",
-    "-isysroot",
-    "-Xlinker",
-    "-Xassembler",
-    "-Xpreprocessor",
-    "--param",
-    "-aux-info",
-];
-
-/// Arguments that ask the compiler something and need no input file.
-const QUERIES: [&str; 3] = ["-v", "-###", "-V"];
-/// Prefixes of such arguments (`-dumpversion`, `-print-search-dirs`, ...).
-const QUERY_PREFIXES: [&str; 5] = ["-dump", "-print", "--print", "--help=", "--target-help"];
-
-/// Arguments after which the compiler does not link.
-const COMPILE_ONLY: [&str; 6] = ["-c", "-E", "-S", "-M", "-MM", "-fsyntax-only"];
-
-/// The system libraries `libbsp.so` needs.
-const SHARED_SYSTEM_LIBS: [&str; 3] = ["-lpthread", "-ldl", "-lm"];
-
-/// The system libraries a Rust static library needs, as listed by
-/// `rustc --print native-static-libs` for a Linux target.
-const STATIC_SYSTEM_LIBS: [&str; 7] = [
-    "-lgcc_s",
-    "-lutil",
-    "-lrt",
-    "-lpthread",
-    "-lm",
-    "-ldl",
-    "-lc",
-];
-
-/// How to link against bsplib.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Linking {
-    /// The compiler does not link.
-    None,
-    /// Against `libbsp.so`, found at run time through the rpath.
-    Shared,
-    /// Against `libbsp.a`.
-    Static,
-}
-
-impl Linking {
-    /// The library file this linking needs in `libdir`.
-    fn library(self) -> Option<&'static str> {
-        match self {
-            Linking::None => None,
-            Linking::Shared => Some("libbsp.so"),
-            Linking::Static => Some("libbsp.a"),
-        }
-    }
-}
-
-/// The command line split into `bspcc`'s options and the compiler's.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Options {
-    /// `--bsp-static` was given.
-    static_link: bool,
-    /// `--bsp-show` was given.
-    show: bool,
-    /// `--bsp-help`, `--help` or `-h` was given.
-    help: bool,
-    /// `--version` was given.
-    version: bool,
-    /// Every other argument, in order.
-    compiler_args: Vec<OsString>,
-}
-
-impl Options {
-    /// Separates `bspcc`'s options (anywhere on the line) from the rest.
-    fn parse(args: impl IntoIterator<Item = OsString>) -> Options {
-        let mut options = Options::default();
-        for arg in args {
-            match arg.to_str() {
-                Some("--bsp-static") => options.static_link = true,
-                Some("--bsp-show") => options.show = true,
-                Some("--bsp-help" | "--help" | "-h") => options.help = true,
-                Some("--version") => options.version = true,
-                _ => options.compiler_args.push(arg),
-            }
-        }
-        options
-    }
-
-    /// Whether the compiler arguments name an input file (a word that is
-    /// not an option nor an option's value, or `-` for standard input), or
-    /// ask the compiler something that needs none (`-v`, `-dumpversion`).
-    fn has_input(&self) -> bool {
-        let mut args = self.compiler_args.iter().map(|a| a.to_string_lossy());
-        while let Some(arg) = args.next() {
-            if VALUE_OPTIONS.contains(&&*arg) {
-                args.next();
-            } else if arg == "-"
-                || !arg.starts_with('-')
-                || QUERIES.contains(&&*arg)
-                || QUERY_PREFIXES.iter().any(|p| arg.starts_with(p))
-            {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// How the compiler run will link.
-    fn linking(&self) -> Linking {
-        let compile_only = |arg: &OsString| COMPILE_ONLY.iter().any(|c| arg == c);
-        if self.compiler_args.iter().any(compile_only) {
-            Linking::None
-        } else if self.static_link {
-            Linking::Static
-        } else {
-            Linking::Shared
-        }
-    }
-}
-
-/// The compiler's words, and a message for each choice skipped: the first
-/// non-blank of `bspcc_cc` (`$BSPCC_CC`) and `cc` (`$CC`), split on
+/// The compiler's words, and a message for each `BSPCC_CC` skipped: the
+/// first non-blank of `bspcc_cc` (`$BSPCC_CC`) and `cc` (`$CC`), split on
 /// whitespace, whose program is not bspcc itself (`is_self`), else `cc`.
+/// A `CC` naming bspcc is skipped without a message (`make CC=bspcc`).
 ///
 /// # Errors
 ///
@@ -228,6 +116,8 @@ fn choose_compiler(
         let words: Vec<String> = value.split_whitespace().map(str::to_owned).collect();
         match words.first() {
             None => continue,
+            // make CC=bspcc: expected, and silent (see the module's doc).
+            Some(program) if is_self(program) && name == "CC" => {}
             Some(program) if is_self(program) => skipped.push(format!("{name}={}", value.trim())),
             Some(program) => {
                 let notes = notes(&skipped, program);
@@ -247,8 +137,8 @@ fn notes(skipped: &[String], used: &str) -> Vec<String> {
         .iter()
         .map(|choice| {
             format!(
-                "bspcc: ignoring {choice}: it names bspcc itself (make CC=bspcc passes CC on); \
-                 compiling with {used} (set BSPCC_CC to choose the compiler)"
+                "bspcc: ignoring {choice}: it names bspcc itself; compiling with {used} \
+                 (BSPCC_CC is the compiler bspcc runs)"
             )
         })
         .collect()
@@ -287,85 +177,20 @@ fn runs_bspcc(program: &str, path: Option<&OsStr>, me: Option<&Path>) -> bool {
     file == me || id(&file).is_some_and(|f| Some(f) == id(me))
 }
 
-/// The full command line: compiler words, then the include directory, the
-/// user's arguments and the link flags.
-fn command_line(
-    compiler: &[String],
-    incdir: &Path,
-    libdir: &Path,
-    options: &Options,
-    mpi_libs: &[String],
-) -> Vec<OsString> {
-    let mut line: Vec<OsString> = compiler.iter().map(OsString::from).collect();
-    line.push(prefixed("-I", incdir));
-    line.extend(options.compiler_args.iter().cloned());
-    match options.linking() {
-        Linking::None => {}
-        Linking::Shared => {
-            line.push(prefixed("-L", libdir));
-            // DT_RPATH, not DT_RUNPATH: the library the program was built
-            // against wins over any libbsp.so on LD_LIBRARY_PATH.
-            line.push("-Wl,--disable-new-dtags".into());
-            line.push(prefixed("-Wl,-rpath,", libdir));
-            line.push("-lbsp".into());
-            line.extend(SHARED_SYSTEM_LIBS.map(OsString::from));
-        }
-        Linking::Static => {
-            line.push(libdir.join("libbsp.a").into());
-            line.extend(mpi_libs.iter().map(OsString::from));
-            line.extend(STATIC_SYSTEM_LIBS.map(OsString::from));
-        }
-    }
-    line
-}
-
-/// Whether the static library `lib` contains the mpi engine (it then
-/// refers to `MPI_Init_thread`, which the library does not define).
-fn needs_mpi(lib: &Path) -> bool {
-    const SYMBOL: &[u8] = b"MPI_Init_thread\0";
-    std::fs::read(lib).is_ok_and(|bytes| bytes.windows(SYMBOL.len()).any(|w| w == SYMBOL))
-}
-
-/// Open MPI's link flags: `$BSPCC_MPI_LIBS`, else what `mpicc
-/// --showme:link` prints, else `pkg-config --libs ompi-c`.
-///
-/// # Errors
-///
-/// None of them gives any.
-fn mpi_link_flags(over: Option<String>) -> Result<Vec<String>, String> {
-    if let Some(flags) = over {
-        return Ok(flags.split_whitespace().map(str::to_owned).collect());
-    }
-    let ask = |program: &str, args: &[&str]| {
-        let output = Command::new(program).args(args).output().ok()?;
-        let text = String::from_utf8(output.stdout).ok()?;
-        let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-        (output.status.success() && !words.is_empty()).then_some(words)
-    };
-    ask("mpicc", &["--showme:link"])
-        .or_else(|| ask("pkg-config", &["--libs", "ompi-c"]))
-        .ok_or_else(|| {
-            "libbsp.a has the mpi engine and needs Open MPI's libraries, but neither \
-             mpicc --showme:link nor pkg-config --libs ompi-c gives them: set BSPCC_MPI_LIBS \
-             (e.g. \"-L/usr/lib/x86_64-linux-gnu/openmpi/lib -lmpi\")"
-                .to_owned()
-        })
-}
-
-/// The exit code reporting `status` (128 + signal if killed).
-fn exit_code(status: std::process::ExitStatus) -> ExitCode {
-    let code = status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1);
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
-}
-
 fn main() -> ExitCode {
+    wrapper::quiet_on_closed_pipe();
     let options = Options::parse(std::env::args_os().skip(1));
-    if options.help {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
+    let mut tool = Tool {
+        name: "bspcc",
+        usage: USAGE,
+        synopsis: SYNOPSIS,
+        header: "bsp.h",
+        extra_flags: &[],
+        compiler: vec!["cc".to_owned()],
+        env: Vec::new(),
+    };
+    if options.help || !options.errors.is_empty() {
+        return tool.run(&options);
     }
     let depth = std::env::var("BSPCC_DEPTH")
         .ok()
@@ -378,17 +203,6 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    if !options.has_input() && !options.version {
-        eprintln!("bspcc: no input files (bspcc --help for usage)");
-        return ExitCode::from(2);
-    }
-    let exe_dir = match exe_dir() {
-        Ok(dir) => dir,
-        Err(error) => {
-            eprintln!("bspcc: cannot locate the bspcc executable: {error}");
-            return ExitCode::from(2);
-        }
-    };
     let me = std::env::current_exe()
         .and_then(|exe| exe.canonicalize())
         .ok();
@@ -408,95 +222,44 @@ fn main() -> ExitCode {
     for note in notes {
         eprintln!("{note}");
     }
-    let run = |line: &[OsString]| {
-        Command::new(&line[0])
-            .args(&line[1..])
-            .env("BSPCC_DEPTH", (depth + 1).to_string())
-            .status()
-    };
-    if options.version {
-        // The compiler's first, for tools that read the compiler's version
-        // from the first lines; then bspcc's.
-        let mut line: Vec<OsString> = compiler.iter().map(OsString::from).collect();
-        line.push("--version".into());
-        let status = run(&line);
-        println!(
-            "bspcc (bsplib) {}: {} with bsp.h and libbsp",
-            env!("CARGO_PKG_VERSION"),
-            compiler.join(" ")
-        );
-        return match status {
-            Ok(status) => exit_code(status),
-            Err(_) => ExitCode::SUCCESS,
-        };
-    }
-    let libdir = lib_dir(
-        &exe_dir,
-        options.linking().library().unwrap_or("libbsp.so"),
-        std::env::var_os("BSPLIB_LIBDIR"),
-    );
-    if let Some(library) = options.linking().library() {
-        if !libdir.join(library).is_file() {
-            eprintln!(
-                "bspcc: {library} not found in {}: build it with cargo build (--release)",
-                libdir.display()
-            );
-            if !options.show {
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let mut mpi_libs = Vec::new();
-    if options.linking() == Linking::Static && needs_mpi(&libdir.join("libbsp.a")) {
-        match mpi_link_flags(std::env::var("BSPCC_MPI_LIBS").ok()) {
-            Ok(flags) => mpi_libs = flags,
-            Err(message) => {
-                eprintln!("bspcc: {message}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let line = command_line(
-        &compiler,
-        &include_dir(&exe_dir, "bsp.h"),
-        &libdir,
-        &options,
-        &mpi_libs,
-    );
-    if options.show {
-        println!("{}", shell_line(&line));
-        return ExitCode::SUCCESS;
-    }
-    match run(&line) {
-        Ok(status) => exit_code(status),
-        Err(error) => {
-            eprintln!("bspcc: cannot run {}: {error}", compiler[0]);
-            ExitCode::from(127)
-        }
-    }
+    tool.compiler = compiler;
+    tool.env.push(("BSPCC_DEPTH", (depth + 1).to_string()));
+    tool.run(&options)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wrapper::shell_quote;
+    use crate::wrapper::{
+        command_line, mpi_link_flags, shell_line, shell_quote, Linking, Paths, Showme, COMPILE_ONLY,
+    };
+    use std::ffi::OsString;
 
     /// The options of a command line split on spaces.
     fn options(args: &str) -> Options {
         Options::parse(args.split_whitespace().map(OsString::from))
     }
 
+    /// Made-up paths, with `mpi_libs` for a static libbsp with the mpi engine.
+    fn paths(mpi_libs: &[&str]) -> Paths {
+        Paths {
+            incdir: "/inc".into(),
+            libdir: "/lib dir".into(),
+            check_object: "/c.o".into(),
+            mpi_libs: mpi_libs.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
     /// The command for `args` with `CC="gcc -std=c99"` and made-up paths.
     fn line(args: &str) -> String {
         let cc = ["gcc".to_owned(), "-std=c99".to_owned()];
-        let (incdir, libdir) = (Path::new("/inc"), Path::new("/lib dir"));
-        shell_line(&command_line(&cc, incdir, libdir, &options(args), &[]))
+        shell_line(&command_line(&cc, &paths(&[]), &[], &options(args)))
     }
 
     #[test]
     fn own_options_are_consumed() {
         let o = options("--bsp-show a.c --bsp-static -o a --bsp-help");
-        assert!(o.show && o.static_link && o.help);
+        assert!(o.showme == Some(Showme::All) && o.static_link && o.help);
         assert_eq!(o.compiler_args, ["a.c", "-o", "a"]);
         assert!(options("-h").help && options("x.c --help").help);
         assert!(options("--version").version);
@@ -537,12 +300,16 @@ mod tests {
         assert_eq!(choose(None, some(" gcc  -std=c99 ")).0, ["gcc", "-std=c99"]);
         assert_eq!(choose(some(" "), some("clang")).0, ["clang"]);
         assert_eq!(choose(None, None), (vec!["cc".to_owned()], vec![]));
-        // make CC=bspcc: never bspcc itself; a message says why.
+        // make CC=bspcc: never bspcc itself, and silently.
         let (words, notes) = choose(None, some("bspcc"));
         assert_eq!(words, ["cc"]);
-        assert!(notes[0].contains("ignoring CC=bspcc") && notes[0].contains("with cc"));
+        assert!(notes.is_empty(), "{notes:?}");
+        // BSPCC_CC=bspcc: the user's mistake, said once.
         let (words, notes) = choose(some("/x/bspcc -O2"), some("gcc"));
         assert_eq!((words, notes.len()), (vec!["gcc".to_owned()], 1));
+        assert!(
+            notes[0].contains("ignoring BSPCC_CC=/x/bspcc -O2") && notes[0].contains("with gcc")
+        );
         assert!(choose_compiler(None, None, |_| true).is_err());
     }
 
@@ -588,15 +355,16 @@ mod tests {
     #[test]
     fn static_link_line_with_mpi() {
         let o = options("--bsp-static a.o -o a");
-        let mpi = ["-L/ompi".to_owned(), "-lmpi".to_owned()];
         let line = shell_line(&command_line(
             &["cc".into()],
-            Path::new("/i"),
-            Path::new("/l"),
+            &paths(&["-L/ompi", "-lmpi"]),
+            &[],
             &o,
-            &mpi,
         ));
-        assert!(line.contains("/l/libbsp.a -L/ompi -lmpi -lgcc_s"), "{line}");
+        assert!(
+            line.contains("/lib dir/libbsp.a' -L/ompi -lmpi -lgcc_s"),
+            "{line}"
+        );
         assert_eq!(
             mpi_link_flags(Some(" -la  -lb ".into())).unwrap(),
             ["-la", "-lb"]

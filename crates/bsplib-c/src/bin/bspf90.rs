@@ -15,21 +15,21 @@
 //! `-fallow-argument-mismatch` lets the programs of the paper pass a `REAL*8`
 //! array to `bspput` in one call and an `INTEGER` in the next, as its
 //! synopses' `<TYPE>` arguments allow (gfortran then warns of each
-//! mismatch; `-w` silences it). The link flags are `bspcc`'s: `libbsp.so`
-//! by its absolute path (an rpath), or `libbsp.a` with `--bsp-static`, from
-//! the directory of this executable (or its `deps/`, or `$BSPLIB_LIBDIR`).
-//! `--bsp-show` prints the command instead of running it; there are no
-//! link flags when only compiling (`-c`, `-E`, `-S`, `-M`, `-MM`,
-//! `-fsyntax-only`). It exits with the compiler's status, 2 if the library
-//! is missing, 127 if the compiler cannot be run.
+//! mismatch; `-w` silences it). Options, search order and link flags are
+//! `bspcc`'s (`wrapper/mod.rs`): `libbsp.so` with an rpath to its
+//! directory, or `libbsp.a` with `--bsp-static`; `../include` and `../lib`
+//! beside this executable first (installed), then the build tree;
+//! `--showme[:compile|:link|...]` prints instead of compiling; Oxford's
+//! `-fcheck-syncs` and `-flibrary-level=N` are understood. It exits with
+//! the compiler's status, 2 on a usage error or a missing library, 127 if
+//! the compiler cannot be run.
 
-use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 #[path = "wrapper/mod.rs"]
 mod wrapper;
-use wrapper::{exe_dir, include_dir, lib_dir, prefixed, shell_line};
+use wrapper::{Options, Tool};
 
 #[allow(dead_code)] // `bspf77` has its own `main`, which calls this one
 fn main() -> ExitCode {
@@ -38,25 +38,43 @@ fn main() -> ExitCode {
 
 /// The usage text printed by `--help`, `-h` and `--bsp-help`.
 const USAGE: &str = "\
-Usage: bspf90 [--bsp-static] [--bsp-show] [compiler arguments...] file...
+Usage: bspf90 [--bsp-static] [--showme[:what]] [-fcheck-syncs]
+              [compiler arguments...] file...
        (bspf77 is the same program)
 
 Compiles and links BSPlib programs in Fortran: runs gfortran with fbsp.h
 on the include path, -fallow-argument-mismatch (BSPlib's <TYPE> arguments
 take any type) and -fno-tree-pta (bspsync may change registered
-variables and get destinations) and, unless only compiling (-c, -E, -S, -M, -MM,
--fsyntax-only), links against libbsp (libbsp.so by its absolute path).
-C files of a mixed program may be given too (bsp.h is on the path).
+variables and get destinations) and, unless only compiling (-c, -E, -S,
+-M, -MM, -fsyntax-only), links against libbsp (libbsp.so with an rpath to
+its directory). C files of a mixed program may be given too (bsp.h is on
+the path).
 
 Options (all other arguments go to the compiler unchanged):
   --bsp-static    link libbsp.a instead of libbsp.so
-  --bsp-show      print the compiler command instead of running it
+  --showme        print the compiler command instead of running it
+                  (--bsp-show is the same)
+  --showme:compile, --showme:link
+                  print only the flags for compiling, or for linking
+  --showme:command, --showme:incdirs, --showme:libdirs, --showme:libs,
+  --showme:version
+                  print the compiler, a directory, the libraries, or the
+                  version line
+  -fcheck-syncs   (Oxford BSPlib) run the program in bsplib's checking
+                  mode (as bsprun --check)
+  -flibrary-level=N
+                  (Oxford BSPlib, N = 0, 1, 2) accepted and ignored
   -h, --help, --bsp-help
                   print this help and exit
+  --version       print the compiler's version, then bspf90's, and exit
+
+Where bspf90 looks: fbsp.h in ../include beside its own directory (an
+installed bspf90), else in the source tree; libbsp in $BSPLIB_LIBDIR, else
+../lib, else bspf90's own directory (the build tree).
 
 Environment:
   BSPF90_FC       the compiler (may hold options); default: $FC, else gfortran
-  BSPLIB_LIBDIR   the directory of libbsp.so and libbsp.a (default: bspf90's)
+  BSPLIB_LIBDIR   the directory of libbsp.so and libbsp.a
 
 Run the program with bsprun, e.g. bsprun -np 4 ./prog.
 ";
@@ -72,59 +90,6 @@ Run the program with bsprun, e.g. bsprun -np 4 ./prog.
 /// reasoning off.
 const FORTRAN_FLAGS: [&str; 2] = ["-fallow-argument-mismatch", "-fno-tree-pta"];
 
-/// Arguments after which the compiler does not link.
-const COMPILE_ONLY: [&str; 6] = ["-c", "-E", "-S", "-M", "-MM", "-fsyntax-only"];
-
-/// What libbsp.so needs of the system (as for `bspcc`).
-const SHARED_SYSTEM_LIBS: [&str; 3] = ["-lpthread", "-ldl", "-lm"];
-
-/// What a Rust static library needs of the system (as for `bspcc`).
-const STATIC_SYSTEM_LIBS: [&str; 7] = [
-    "-lgcc_s",
-    "-lutil",
-    "-lrt",
-    "-lpthread",
-    "-lm",
-    "-ldl",
-    "-lc",
-];
-
-/// The command line split into `bspf90`'s options and the compiler's.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Options {
-    static_link: bool,
-    show: bool,
-    help: bool,
-    compiler_args: Vec<OsString>,
-}
-
-impl Options {
-    fn parse(args: impl IntoIterator<Item = OsString>) -> Options {
-        let mut options = Options::default();
-        for arg in args {
-            match arg.to_str() {
-                Some("--bsp-static") => options.static_link = true,
-                Some("--bsp-show") => options.show = true,
-                Some("--bsp-help" | "--help" | "-h") => options.help = true,
-                _ => options.compiler_args.push(arg),
-            }
-        }
-        options
-    }
-
-    /// The library to link (`None`: the compiler does not link).
-    fn library(&self) -> Option<&'static str> {
-        let compile_only = |arg: &OsString| COMPILE_ONLY.iter().any(|c| arg == c);
-        if self.compiler_args.iter().any(compile_only) {
-            None
-        } else if self.static_link {
-            Some("libbsp.a")
-        } else {
-            Some("libbsp.so")
-        }
-    }
-}
-
 /// The compiler's words: the first non-blank of `BSPF90_FC` and `FC`,
 /// else `gfortran`.
 fn compiler(bspf90_fc: Option<String>, fc: Option<String>) -> Vec<String> {
@@ -136,36 +101,9 @@ fn compiler(bspf90_fc: Option<String>, fc: Option<String>) -> Vec<String> {
         .unwrap_or_else(|| vec!["gfortran".to_owned()])
 }
 
-/// The full command line.
-fn command_line(
-    compiler: &[String],
-    incdir: &Path,
-    libdir: &Path,
-    options: &Options,
-) -> Vec<OsString> {
-    let mut line: Vec<OsString> = compiler.iter().map(OsString::from).collect();
-    line.push(prefixed("-I", incdir));
-    line.extend(FORTRAN_FLAGS.map(OsString::from));
-    line.extend(options.compiler_args.iter().cloned());
-    match options.library() {
-        None => {}
-        Some("libbsp.a") => {
-            line.push(libdir.join("libbsp.a").into());
-            line.extend(STATIC_SYSTEM_LIBS.map(OsString::from));
-        }
-        Some(_) => {
-            line.push(prefixed("-L", libdir));
-            line.push("-Wl,--disable-new-dtags".into());
-            line.push(prefixed("-Wl,-rpath,", libdir));
-            line.push("-lbsp".into());
-            line.extend(SHARED_SYSTEM_LIBS.map(OsString::from));
-        }
-    }
-    line
-}
-
 /// `bspf90`'s (and `bspf77`'s) work.
 pub(crate) fn run() -> ExitCode {
+    wrapper::quiet_on_closed_pipe();
     let name = std::env::args()
         .next()
         .and_then(|a| {
@@ -173,66 +111,29 @@ pub(crate) fn run() -> ExitCode {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
         })
+        .filter(|n| n == "bspf77")
         .unwrap_or_else(|| "bspf90".to_owned());
-    let options = Options::parse(std::env::args_os().skip(1));
-    if options.help {
-        print!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    if options.compiler_args.is_empty() {
-        eprintln!("{name}: no input files ({name} --help for usage)");
-        return ExitCode::from(2);
-    }
-    let exe_dir = match exe_dir() {
-        Ok(dir) => dir,
-        Err(error) => {
-            eprintln!("{name}: cannot locate the {name} executable: {error}");
-            return ExitCode::from(2);
-        }
+    let synopsis = format!(
+        "Usage: {name} [--bsp-static] [--showme[:compile|:link|...]] [-fcheck-syncs] \
+         [compiler arguments...] file...  ({name} --help for more)"
+    );
+    let tool = Tool {
+        name: &name,
+        usage: USAGE,
+        synopsis: &synopsis,
+        header: "fbsp.h",
+        extra_flags: &FORTRAN_FLAGS,
+        compiler: compiler(std::env::var("BSPF90_FC").ok(), std::env::var("FC").ok()),
+        env: Vec::new(),
     };
-    let compiler = compiler(std::env::var("BSPF90_FC").ok(), std::env::var("FC").ok());
-    let library = options.library();
-    let libdir = lib_dir(
-        &exe_dir,
-        library.unwrap_or("libbsp.so"),
-        std::env::var_os("BSPLIB_LIBDIR"),
-    );
-    if let Some(library) = library {
-        if !libdir.join(library).is_file() && !options.show {
-            eprintln!(
-                "{name}: {library} not found in {}: build it with cargo build (--release)",
-                libdir.display()
-            );
-            return ExitCode::from(2);
-        }
-    }
-    let line = command_line(
-        &compiler,
-        &include_dir(&exe_dir, "fbsp.h"),
-        &libdir,
-        &options,
-    );
-    if options.show {
-        println!("{}", shell_line(&line));
-        return ExitCode::SUCCESS;
-    }
-    match Command::new(&line[0]).args(&line[1..]).status() {
-        Ok(status) => ExitCode::from(
-            status
-                .code()
-                .and_then(|c| u8::try_from(c).ok())
-                .unwrap_or(1),
-        ),
-        Err(error) => {
-            eprintln!("{name}: cannot run {}: {error}", compiler[0]);
-            ExitCode::from(127)
-        }
-    }
+    tool.run(&Options::parse(std::env::args_os().skip(1)))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::wrapper::{command_line, shell_line, Paths, Showme};
     use super::*;
+    use std::ffi::OsString;
 
     fn options(args: &str) -> Options {
         Options::parse(args.split_whitespace().map(OsString::from))
@@ -240,12 +141,13 @@ mod tests {
 
     fn line(args: &str) -> String {
         let fc = ["gfortran".to_owned()];
-        shell_line(&command_line(
-            &fc,
-            Path::new("/inc"),
-            Path::new("/lib"),
-            &options(args),
-        ))
+        let paths = Paths {
+            incdir: "/inc".into(),
+            libdir: "/lib".into(),
+            check_object: "/c.o".into(),
+            mpi_libs: Vec::new(),
+        };
+        shell_line(&command_line(&fc, &paths, &FORTRAN_FLAGS, &options(args)))
     }
 
     #[test]
@@ -269,7 +171,7 @@ mod tests {
     #[test]
     fn own_options_and_compiler_choice() {
         let o = options("--bsp-show a.f --bsp-static --help");
-        assert!(o.show && o.static_link && o.help);
+        assert!(o.showme == Some(Showme::All) && o.static_link && o.help);
         assert_eq!(o.compiler_args, ["a.f"]);
         let some = |s: &str| Some(s.to_owned());
         assert_eq!(compiler(None, None), ["gfortran"]);
