@@ -1,0 +1,416 @@
+//! `bsprun --progress` on a terminal (issue 27): the progress line and
+//! the program's own output through one writer, so that the line is
+//! erased before the program's output appears and at the end.
+//!
+//! The library draws the progress view (`crates/bsplib/src/progress.rs`)
+//! on its standard error as it found it: `\rbsplib: superstep ...\x1b[K`
+//! four times a second, `\r\x1b[K` at the end. The program's own output
+//! went to the same terminal directly, and a line it printed was glued
+//! onto the progress line. Here the program's standard error (and its
+//! standard output, when that is the same terminal or file) is a
+//! pseudo-terminal whose other side `bsprun` reads: the program still
+//! sees a terminal (its C output stays line-buffered, its own `isatty`
+//! checks hold), and [`Screen`] writes what it reads to `bsprun`'s
+//! standard error, erasing a progress line on the screen before any of
+//! the program's output, drawing a new one only at the start of a line
+//! (never over a prompt the program left unfinished), and erasing it at
+//! the end.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Erase the line the cursor is on: carriage return, erase to its end.
+const ERASE: &[u8] = b"\r\x1b[K";
+/// How the library starts a progress line.
+const DRAW: &[u8] = b"\rbsplib: superstep ";
+/// A progress line longer than this is not one.
+const LONGEST: usize = 512;
+/// Bytes that may start a progress line are held back at most this long
+/// for the rest of it (the library writes a line in one `write`).
+const HOLD: Duration = Duration::from_millis(50);
+
+/// What to write for what the program wrote: its bytes, with the progress
+/// lines drawn and erased around them.
+#[derive(Debug)]
+pub struct Screen {
+    /// A progress line is on the screen (the cursor at its end).
+    shown: bool,
+    /// The program's last byte ended a line (or it wrote nothing yet).
+    line_start: bool,
+    /// Bytes that may be the start of a progress line.
+    held: Vec<u8>,
+}
+
+impl Default for Screen {
+    fn default() -> Self {
+        Screen {
+            shown: false,
+            line_start: true,
+            held: Vec::new(),
+        }
+    }
+}
+
+/// What the bytes at the start of `data` (which starts with `\r`) are.
+enum Piece {
+    /// The library's erase: `\r\x1b[K`, its length.
+    Erase(usize),
+    /// A progress line: its text (between `\r` and `\x1b[K`) and length.
+    Draw(usize, usize),
+    /// Too short to tell.
+    Unknown,
+    /// The program's.
+    Program,
+}
+
+fn classify(data: &[u8]) -> Piece {
+    let n = data.len().min(DRAW.len());
+    if data.starts_with(ERASE) {
+        return Piece::Erase(ERASE.len());
+    }
+    if data[..n] != DRAW[..n] && !(ERASE.starts_with(data) && data.len() < ERASE.len()) {
+        return Piece::Program;
+    }
+    if n < DRAW.len() {
+        return Piece::Unknown;
+    }
+    for (i, &b) in data.iter().enumerate().take(LONGEST) {
+        if b == b'\n' || (b == b'\r' && i > 0) {
+            return Piece::Program;
+        }
+        if data[i..].starts_with(b"\x1b[K") {
+            return Piece::Draw(i, i + 3);
+        }
+    }
+    if data.len() >= LONGEST {
+        Piece::Program
+    } else {
+        Piece::Unknown
+    }
+}
+
+impl Screen {
+    /// The program wrote `bytes`: appends to `out` what goes to the
+    /// screen now (some bytes may be held back: [`Screen::flush`]).
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        let mut data = std::mem::take(&mut self.held);
+        data.extend_from_slice(bytes);
+        let mut rest = &data[..];
+        while !rest.is_empty() {
+            let cr = rest.iter().position(|&b| b == b'\r').unwrap_or(rest.len());
+            self.program(&rest[..cr], out);
+            rest = &rest[cr..];
+            if rest.is_empty() {
+                break;
+            }
+            match classify(rest) {
+                Piece::Erase(len) => {
+                    if self.shown {
+                        out.extend_from_slice(ERASE);
+                        self.shown = false;
+                    } else if !self.line_start {
+                        // The program's own erase of its line.
+                        self.program(ERASE, out);
+                    }
+                    // (Else an empty line: nothing to erase.)
+                    rest = &rest[len..];
+                }
+                Piece::Draw(end, len) => {
+                    self.draw(&rest[1..end], out);
+                    rest = &rest[len..];
+                }
+                Piece::Unknown => {
+                    self.held = rest.to_vec();
+                    return;
+                }
+                Piece::Program => {
+                    self.program(&rest[..1], out);
+                    rest = &rest[1..];
+                }
+            }
+        }
+    }
+
+    /// Nothing came for a while: bytes held back are the program's.
+    pub fn flush(&mut self, out: &mut Vec<u8>) {
+        let held = std::mem::take(&mut self.held);
+        self.program(&held, out);
+    }
+
+    /// Whether bytes are held back.
+    pub fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The end of the program's output: the progress line is erased.
+    pub fn end(&mut self, out: &mut Vec<u8>) {
+        self.flush(out);
+        if self.shown {
+            out.extend_from_slice(ERASE);
+            self.shown = false;
+        }
+    }
+
+    fn program(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        let Some(&last) = bytes.last() else { return };
+        if self.shown {
+            out.extend_from_slice(ERASE);
+            self.shown = false;
+        }
+        out.extend_from_slice(bytes);
+        self.line_start = last == b'\n' || bytes.ends_with(ERASE);
+    }
+
+    fn draw(&mut self, text: &[u8], out: &mut Vec<u8>) {
+        // Over an unfinished line of the program (a prompt), nothing.
+        if self.line_start {
+            out.push(b'\r');
+            out.extend_from_slice(text);
+            out.extend_from_slice(b"\x1b[K");
+            self.shown = true;
+        }
+    }
+}
+
+/// The program's output through a pseudo-terminal read by a thread of
+/// `bsprun` ([`Relay::start`]), until [`Relay::finish`].
+pub struct Relay {
+    /// The other side, given to the program; dropped once it runs.
+    slave: Option<OwnedFd>,
+    master: OwnedFd,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// `fd`'s device and inode, to tell whether two descriptors write to one
+/// place.
+fn identity(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: fstat writes the live struct it is given.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some((st.st_dev, st.st_ino))
+    }
+}
+
+impl Relay {
+    /// A pseudo-terminal for the program's standard error, and its
+    /// standard output too when that is where standard error goes (a
+    /// standard output elsewhere, a file, keeps it: no progress line is
+    /// drawn there). `None` if no pseudo-terminal can be had (the program
+    /// then writes directly, as before).
+    pub fn new(command: &mut Command) -> Option<Relay> {
+        // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r on the new
+        // descriptor; ptsname_r writes at most the buffer's length.
+        let (master, slave) = unsafe {
+            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            if m < 0 {
+                return None;
+            }
+            let master = OwnedFd::from_raw_fd(m);
+            if libc::grantpt(m) != 0 || libc::unlockpt(m) != 0 {
+                return None;
+            }
+            let mut name = [0 as libc::c_char; 128];
+            if libc::ptsname_r(m, name.as_mut_ptr(), name.len()) != 0 {
+                return None;
+            }
+            let s = libc::open(
+                name.as_ptr(),
+                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+            );
+            if s < 0 {
+                return None;
+            }
+            let slave = OwnedFd::from_raw_fd(s);
+            // Bytes pass unchanged (no `\n` to `\r\n`); the size is the
+            // real terminal's, if there is one.
+            let mut tio: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(s, &mut tio) == 0 {
+                tio.c_oflag &= !libc::OPOST;
+                libc::tcsetattr(s, libc::TCSANOW, &tio);
+            }
+            let mut size: libc::winsize = std::mem::zeroed();
+            if libc::ioctl(2, libc::TIOCGWINSZ, &mut size) == 0 {
+                libc::ioctl(m, libc::TIOCSWINSZ, &size);
+            }
+            (master, slave)
+        };
+        let err = slave.try_clone().ok()?;
+        if identity(1).is_some() && identity(1) == identity(2) {
+            command.stdout(Stdio::from(slave.try_clone().ok()?));
+        }
+        command.stderr(Stdio::from(err));
+        Some(Relay {
+            slave: Some(slave),
+            master,
+            thread: None,
+        })
+    }
+
+    /// The program was spawned (the command that held the other side
+    /// dropped): reads its output on a thread of its own.
+    pub fn start(&mut self) {
+        self.slave = None;
+        let Ok(master) = self.master.try_clone() else {
+            return;
+        };
+        self.thread = std::thread::Builder::new()
+            .name("bsprun-screen".into())
+            .spawn(move || relay(&master))
+            .ok();
+    }
+
+    /// The program ended: waits for the rest of its output (at most 2 s:
+    /// a process it left behind may hold the terminal) and the last
+    /// erase.
+    pub fn finish(mut self) {
+        let end = Instant::now() + Duration::from_secs(2);
+        if let Some(thread) = self.thread.take() {
+            while !thread.is_finished() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if thread.is_finished() {
+                let _ = thread.join();
+            } else {
+                // Left running: erase the line, once, ourselves.
+                write_all(2, ERASE);
+            }
+        }
+    }
+}
+
+/// Writes all of `bytes` to `fd`; gives up on an error (a closed pipe:
+/// the output is dropped, the program runs on).
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live buffer.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n > 0 {
+            bytes = &bytes[n as usize..];
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The reading thread: until the pseudo-terminal's other side is closed
+/// by every process (`EIO`).
+fn relay(master: &OwnedFd) {
+    let mut screen = Screen::default();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut out = Vec::new();
+    let mut open = true;
+    let mut held_since: Option<Instant> = None;
+    loop {
+        let mut poll = libc::pollfd {
+            fd: master.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let wait = if screen.holding() { 10 } else { -1 };
+        // SAFETY: polls one live record.
+        let ready = unsafe { libc::poll(&mut poll, 1, wait) };
+        if ready > 0 {
+            // SAFETY: reads into a live buffer of its length.
+            let n = unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                screen.feed(&buf[..n as usize], &mut out);
+            } else if n == 0
+                || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                break; // EIO: the program and its processes are gone
+            }
+        } else if ready < 0
+            && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            break;
+        }
+        if screen.holding() {
+            let since = *held_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= HOLD {
+                screen.flush(&mut out);
+            }
+        }
+        if !screen.holding() {
+            held_since = None;
+        }
+        if open && !out.is_empty() {
+            open = write_all(2, &out);
+        }
+        out.clear();
+    }
+    screen.end(&mut out);
+    if open {
+        write_all(2, &out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Screen;
+
+    /// What the screen writes for `chunks` fed one after the other, then
+    /// the end.
+    fn screen(chunks: &[&str]) -> String {
+        let mut s = Screen::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            s.feed(c.as_bytes(), &mut out);
+        }
+        s.end(&mut out);
+        String::from_utf8(out).expect("text")
+    }
+
+    const P1: &str = "\rbsplib: superstep 1 | 4.0 supersteps/s\x1b[K";
+    const P2: &str = "\rbsplib: superstep 2 | 4.0 supersteps/s\x1b[K";
+
+    #[test]
+    fn the_line_is_erased_before_output_and_at_the_end() {
+        assert_eq!(
+            screen(&[P1, "middle line\n", P2, "last line\n", "\r\x1b[K"]),
+            format!("{P1}\r\x1b[Kmiddle line\n{P2}\r\x1b[Klast line\n")
+        );
+        // The library's erase never came (its process was killed): erased
+        // at the end all the same.
+        assert_eq!(screen(&[P1]), format!("{P1}\r\x1b[K"));
+        assert_eq!(screen(&["a\n", "b\n"]), "a\nb\n");
+    }
+
+    #[test]
+    fn a_line_cut_anywhere_is_put_back_together() {
+        let whole = format!("x\n{P1}y\n");
+        for cut in 0..whole.len() {
+            let (a, b) = whole.split_at(cut);
+            assert_eq!(
+                screen(&[a, b]),
+                format!("x\n{P1}\r\x1b[Ky\n"),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn never_over_a_prompt_and_the_programs_own_carriage_returns_pass() {
+        assert_eq!(screen(&["n? ", P1, "4\n"]), "n? 4\n");
+        assert_eq!(screen(&["50%\r", "60%\r\n"]), "50%\r60%\r\n");
+        assert_eq!(screen(&["ab\r\x1b[Kcd\n"]), "ab\r\x1b[Kcd\n");
+        // A line erased by the program is a line start; an erase of an
+        // empty line is left out.
+        assert_eq!(
+            screen(&["ab", "\r\x1b[K", P1, "\r\x1b[K", "\r\x1b[K"]),
+            format!("ab\r\x1b[K{P1}\r\x1b[K")
+        );
+        // A lone `\r` held back, then let go.
+        let mut s = Screen::default();
+        let mut out = Vec::new();
+        s.feed(b"50%\r", &mut out);
+        s.feed(b"\rbsp", &mut out);
+        assert!(s.holding());
+        s.flush(&mut out);
+        assert_eq!(out, b"50%\r\rbsp");
+    }
+}
