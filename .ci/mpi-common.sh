@@ -94,4 +94,7 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib --test deadline -- "$@"
   # bspcc, including --bsp-static with Open MPI's libraries, run on mpi.
   "${wrap[@]}" cargo test --release --features mpi -p bsplib-c --test tools -- "$@"
+  # Issue 27: bsprun --version naming Open MPI, the progress line erased
+  # around the ranks' output, the load warning, -np / BSPLIB_NPROCS on mpi.
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test tool_conventions -- "$@"
 }

@@ -107,7 +107,7 @@ process 0 still unfinished after 0.25 s, a prompt, is written as it is).
 
 Environment read by bsprun itself:
   BSPLIB_ENGINE   the engine when --engine is not given (default processes)
-  BSPLIB_NPROCS   the processes when -np is not given (for the load warning)
+  BSPLIB_NPROCS   the processes when -np is not given (mpi: mpirun -np)
   BSPLIB_LOADAVG  replaces the load average read from /proc/loadavg (tests)
   BSPLIB_MPIRUN, BSPLIB_MPIRUN_FLAGS  the mpi engine's launcher (below)
 
@@ -120,7 +120,8 @@ before the program ends. If the program is killed by a signal that it could
 not report itself (SIGKILL, say), bsprun names the processes and their
 supersteps.
 
-The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
+The mpi engine runs the program under mpirun -np P (P from -np, else
+BSPLIB_NPROCS, else mpirun's default: the slots); set BSPLIB_MPIRUN to
 choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
 \"--oversubscribe --bind-to none\"), e.g. \"--hostfile hosts\" for a cluster.
 It passes every BSPLIB_ variable that is set (the ones above, and
@@ -334,7 +335,10 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     let mpirun = std::env::var_os("BSPLIB_MPIRUN").unwrap_or_else(|| "mpirun".into());
     let flags = mpirun_flags();
     let mut command = Command::new(mpirun);
-    if let Some(p) = inv.nprocs {
+    // `-np`, else `BSPLIB_NPROCS` (a script running bsprun without -np,
+    // such as BSPedupack's runtests): mpirun's own default is the slots.
+    let nprocs = inv.nprocs.or_else(nprocs_from_env);
+    if let Some(p) = nprocs {
         command.arg("-np").arg(p.to_string());
     }
     command.args(flags.split_whitespace());
@@ -344,7 +348,7 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
         command.arg("--tag-output");
     }
     command.args(["-x", "BSPLIB_ENGINE"]);
-    if inv.nprocs.is_some() {
+    if nprocs.is_some() {
         command.args(["-x", "BSPLIB_NPROCS"]);
     }
     // Every run-wide setting, to every host (the library also takes them
@@ -459,7 +463,10 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
         let tagged = !own_output_flags(&mpirun_flags());
-        return output::run_mpirun(command, &inv.program, tagged, inv.label);
+        // The progress view drawn by rank 0 on our terminal: the relay
+        // erases it before the ranks' output (`screen.rs`).
+        let drawn = progress_drawn(inv);
+        return output::run_mpirun(command, &inv.program, tagged, inv.label, drawn);
     }
     if engine == "mpi" {
         let error = command.exec();
@@ -483,6 +490,21 @@ fn run(inv: &Invocation) -> ExitCode {
     run_watched(command, &inv.program, &engine, screen)
 }
 
+/// `BSPLIB_NPROCS`, if it is a number of processes.
+fn nprocs_from_env() -> Option<usize> {
+    let v = std::env::var("BSPLIB_NPROCS").ok()?;
+    v.trim().parse().ok().filter(|&p: &usize| p > 0)
+}
+
+/// Whether `--progress` draws its line: on our standard error if it is a
+/// terminal, or anywhere with `BSPLIB_PROGRESS=force`.
+fn progress_drawn(inv: &Invocation) -> bool {
+    let forced =
+        std::env::var("BSPLIB_PROGRESS").is_ok_and(|v| matches!(v.trim(), "force" | "always"));
+    // SAFETY: `isatty` has no preconditions.
+    inv.progress && (forced || unsafe { libc::isatty(2) } == 1)
+}
+
 /// `--profile`: one line on standard error when the times the profile
 /// will hold cannot be the program's own: more processes than cores, or
 /// a load average (before the run) above the cores it leaves free
@@ -504,10 +526,7 @@ fn warn_if_busy(inv: &Invocation, engine: &str) {
     }
     let procs = inv
         .nprocs
-        .or_else(|| {
-            let v = std::env::var("BSPLIB_NPROCS").ok()?;
-            v.trim().parse().ok().filter(|&p: &usize| p > 0)
-        })
+        .or_else(nprocs_from_env)
         .unwrap_or(if engine == "serial" { 1 } else { cores });
     if let Some((why, cause)) = loadavg::untrusted(loadavg::read(), cores, procs) {
         eprintln!("bsprun: warning: {why}: the profile's times will include {cause}");

@@ -15,6 +15,11 @@
 //! the program's output, drawing a new one only at the start of a line
 //! (never over a prompt the program left unfinished), and erasing it at
 //! the end.
+//!
+//! On `mpi` the program's output already passes through `bsprun`
+//! (`output.rs`, from `mpirun`'s pipes): there the relay's writes go
+//! through one shared [`Screen`] instead ([`share`], [`write`]), standard
+//! output and error as two streams of it.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::process::{Command, Stdio};
@@ -27,19 +32,27 @@ const DRAW: &[u8] = b"\rbsplib: superstep ";
 /// A progress line longer than this is not one.
 const LONGEST: usize = 512;
 /// Bytes that may start a progress line are held back at most this long
-/// for the rest of it (the library writes a line in one `write`).
+/// for the rest of it (the library writes a line in three `write`s at
+/// once: `\r`, the text, `\x1b[K`).
 const HOLD: Duration = Duration::from_millis(50);
+/// The same on `mpi`, where the text, which ends without a newline, comes
+/// as a prompt of rank 0 (`tags::PROMPT`, 250 ms, later on a loaded
+/// machine) after the `\r` that ended the piece before: a `\r` there is
+/// in any case shown with what follows it.
+const HOLD_SHARED: Duration = Duration::from_secs(2);
 
 /// What to write for what the program wrote: its bytes, with the progress
-/// lines drawn and erased around them.
+/// lines drawn and erased around them. The program's bytes come in one
+/// stream or two (standard output and error to one terminal), each read
+/// on its own, the screen shared.
 #[derive(Debug)]
 pub struct Screen {
     /// A progress line is on the screen (the cursor at its end).
     shown: bool,
     /// The program's last byte ended a line (or it wrote nothing yet).
     line_start: bool,
-    /// Bytes that may be the start of a progress line.
-    held: Vec<u8>,
+    /// Per stream, bytes that may be the start of a progress line.
+    held: [Vec<u8>; 2],
 }
 
 impl Default for Screen {
@@ -47,7 +60,7 @@ impl Default for Screen {
         Screen {
             shown: false,
             line_start: true,
-            held: Vec::new(),
+            held: [Vec::new(), Vec::new()],
         }
     }
 }
@@ -91,10 +104,11 @@ fn classify(data: &[u8]) -> Piece {
 }
 
 impl Screen {
-    /// The program wrote `bytes`: appends to `out` what goes to the
-    /// screen now (some bytes may be held back: [`Screen::flush`]).
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        let mut data = std::mem::take(&mut self.held);
+    /// The program wrote `bytes` on `stream` (0 or 1): appends to `out`
+    /// what goes to the screen now, on that stream (some bytes may be held
+    /// back: [`Screen::flush`]).
+    pub fn feed(&mut self, stream: usize, bytes: &[u8], out: &mut Vec<u8>) {
+        let mut data = std::mem::take(&mut self.held[stream]);
         data.extend_from_slice(bytes);
         let mut rest = &data[..];
         while !rest.is_empty() {
@@ -121,7 +135,7 @@ impl Screen {
                     rest = &rest[len..];
                 }
                 Piece::Unknown => {
-                    self.held = rest.to_vec();
+                    self.held[stream] = rest.to_vec();
                     return;
                 }
                 Piece::Program => {
@@ -132,20 +146,22 @@ impl Screen {
         }
     }
 
-    /// Nothing came for a while: bytes held back are the program's.
-    pub fn flush(&mut self, out: &mut Vec<u8>) {
-        let held = std::mem::take(&mut self.held);
+    /// Nothing came on `stream` for a while: bytes held back are the
+    /// program's.
+    pub fn flush(&mut self, stream: usize, out: &mut Vec<u8>) {
+        let held = std::mem::take(&mut self.held[stream]);
         self.program(&held, out);
     }
 
-    /// Whether bytes are held back.
-    pub fn holding(&self) -> bool {
-        !self.held.is_empty()
+    /// Whether bytes of `stream` are held back.
+    pub fn holding(&self, stream: usize) -> bool {
+        !self.held[stream].is_empty()
     }
 
-    /// The end of the program's output: the progress line is erased.
-    pub fn end(&mut self, out: &mut Vec<u8>) {
-        self.flush(out);
+    /// The end of the program's output (of the last stream, `stream`,
+    /// the others flushed): the progress line is erased.
+    pub fn end(&mut self, stream: usize, out: &mut Vec<u8>) {
+        self.flush(stream, out);
         if self.shown {
             out.extend_from_slice(ERASE);
             self.shown = false;
@@ -311,14 +327,14 @@ fn relay(master: &OwnedFd) {
             events: libc::POLLIN,
             revents: 0,
         };
-        let wait = if screen.holding() { 10 } else { -1 };
+        let wait = if screen.holding(0) { 10 } else { -1 };
         // SAFETY: polls one live record.
         let ready = unsafe { libc::poll(&mut poll, 1, wait) };
         if ready > 0 {
             // SAFETY: reads into a live buffer of its length.
             let n = unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n > 0 {
-                screen.feed(&buf[..n as usize], &mut out);
+                screen.feed(0, &buf[..n as usize], &mut out);
             } else if n == 0
                 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
             {
@@ -329,13 +345,13 @@ fn relay(master: &OwnedFd) {
         {
             break;
         }
-        if screen.holding() {
+        if screen.holding(0) {
             let since = *held_since.get_or_insert_with(Instant::now);
             if since.elapsed() >= HOLD {
-                screen.flush(&mut out);
+                screen.flush(0, &mut out);
             }
         }
-        if !screen.holding() {
+        if !screen.holding(0) {
             held_since = None;
         }
         if open && !out.is_empty() {
@@ -343,10 +359,82 @@ fn relay(master: &OwnedFd) {
         }
         out.clear();
     }
-    screen.end(&mut out);
+    screen.end(0, &mut out);
     if open {
         write_all(2, &out);
     }
+}
+
+/// The screen the `mpi` relay writes through, once [`share`]d; and
+/// whether standard output goes to it too, and since when each stream
+/// holds bytes back.
+struct Shared {
+    screen: Screen,
+    stdout_too: bool,
+    held_since: [Option<Instant>; 2],
+}
+
+static SHARED: std::sync::Mutex<Option<Shared>> = std::sync::Mutex::new(None);
+
+fn shared() -> std::sync::MutexGuard<'static, Option<Shared>> {
+    SHARED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// From now on [`write`] draws through one screen (the `mpi` relay with
+/// the progress view on): standard error, and standard output when it
+/// goes to the same place.
+pub fn share() {
+    let stdout_too = identity(1).is_some() && identity(1) == identity(2);
+    *shared() = Some(Shared {
+        screen: Screen::default(),
+        stdout_too,
+        held_since: [None, None],
+    });
+}
+
+/// What to write to `fd` (1 or 2) for `bytes`: through the shared
+/// screen if there is one and `fd` goes to it, else `bytes` as they are.
+pub fn through(fd: RawFd, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut guard = shared();
+    let Some(s) = guard.as_mut().filter(|s| fd == 2 || s.stdout_too) else {
+        return bytes.into();
+    };
+    let stream = usize::from(fd == 2);
+    let mut out = Vec::with_capacity(bytes.len() + 8);
+    s.screen.feed(stream, bytes, &mut out);
+    if s.screen.holding(stream) {
+        s.held_since[stream].get_or_insert_with(Instant::now);
+    } else {
+        s.held_since[stream] = None;
+    }
+    out.into()
+}
+
+/// Bytes held back long enough are the program's: what to write to
+/// standard output and error now (call it every few tens of
+/// milliseconds).
+pub fn tick() -> [Vec<u8>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
+    let mut guard = shared();
+    let Some(s) = guard.as_mut() else { return out };
+    for stream in 0..2 {
+        if s.held_since[stream].is_some_and(|t| t.elapsed() >= HOLD_SHARED) {
+            s.screen.flush(stream, &mut out[stream]);
+            s.held_since[stream] = None;
+        }
+    }
+    out
+}
+
+/// The end of the output: what to write to standard output and error
+/// (everything held back, and the erase of the progress line).
+pub fn end_shared() -> [Vec<u8>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
+    if let Some(mut s) = shared().take() {
+        s.screen.flush(0, &mut out[0]);
+        s.screen.end(1, &mut out[1]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -359,9 +447,9 @@ mod tests {
         let mut s = Screen::default();
         let mut out = Vec::new();
         for c in chunks {
-            s.feed(c.as_bytes(), &mut out);
+            s.feed(0, c.as_bytes(), &mut out);
         }
-        s.end(&mut out);
+        s.end(0, &mut out);
         String::from_utf8(out).expect("text")
     }
 
@@ -407,10 +495,28 @@ mod tests {
         // A lone `\r` held back, then let go.
         let mut s = Screen::default();
         let mut out = Vec::new();
-        s.feed(b"50%\r", &mut out);
-        s.feed(b"\rbsp", &mut out);
-        assert!(s.holding());
-        s.flush(&mut out);
+        s.feed(0, b"50%\r", &mut out);
+        s.feed(0, b"\rbsp", &mut out);
+        assert!(s.holding(0));
+        s.flush(0, &mut out);
         assert_eq!(out, b"50%\r\rbsp");
+    }
+
+    #[test]
+    fn two_streams_share_the_screen() {
+        // mpi: the progress view comes in pieces ending with `\r` on
+        // standard error; the program's lines on standard output.
+        let mut s = Screen::default();
+        let mut out = Vec::new();
+        s.feed(1, b"\r", &mut out);
+        s.feed(1, b"bsplib: superstep 1\x1b[K\r", &mut out);
+        s.feed(0, b"middle line\n", &mut out);
+        s.feed(1, b"bsplib: superstep 2\x1b[K\r", &mut out);
+        s.feed(1, b"\x1b[K", &mut out);
+        s.end(1, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\rbsplib: superstep 1\x1b[K\r\x1b[Kmiddle line\n\rbsplib: superstep 2\x1b[K\r\x1b[K"
+        );
     }
 }
