@@ -99,7 +99,11 @@ impl Setup {
             dir,
             engine,
             handoff,
-            load: load_average().map(|l| (l, crate::available_processes())),
+            // The cores as `available_processes` counts them.
+            load: load_average().map(|l| {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (l, cores)
+            }),
         })
     }
 }

@@ -18,7 +18,7 @@
 //!
 //! On `mpi` the program's output already passes through `bsprun`
 //! (`output.rs`, from `mpirun`'s pipes): there the relay's writes go
-//! through one shared [`Screen`] instead ([`share`], [`write`]), standard
+//! through one shared [`Screen`] instead ([`share`], [`through`]), standard
 //! output and error as two streams of it.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -380,7 +380,7 @@ fn shared() -> std::sync::MutexGuard<'static, Option<Shared>> {
     SHARED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// From now on [`write`] draws through one screen (the `mpi` relay with
+/// From now on [`through`] draws through one screen (the `mpi` relay with
 /// the progress view on): standard error, and standard output when it
 /// goes to the same place.
 pub fn share() {
@@ -417,9 +417,9 @@ pub fn tick() -> [Vec<u8>; 2] {
     let mut out = [Vec::new(), Vec::new()];
     let mut guard = shared();
     let Some(s) = guard.as_mut() else { return out };
-    for stream in 0..2 {
+    for (stream, out) in out.iter_mut().enumerate() {
         if s.held_since[stream].is_some_and(|t| t.elapsed() >= HOLD_SHARED) {
-            s.screen.flush(stream, &mut out[stream]);
+            s.screen.flush(stream, out);
             s.held_since[stream] = None;
         }
     }
