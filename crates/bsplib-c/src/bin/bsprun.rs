@@ -478,11 +478,7 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     // The progress line drawn on the terminal: the program's output
     // through `bsprun`, which erases the line before it (`screen.rs`).
-    let forced =
-        std::env::var("BSPLIB_PROGRESS").is_ok_and(|v| matches!(v.trim(), "force" | "always"));
-    // SAFETY: `isatty` has no preconditions.
-    let drawn = inv.progress && (forced || unsafe { libc::isatty(2) } == 1);
-    let screen = if drawn {
+    let screen = if progress_drawn(inv) {
         screen::Relay::new(&mut command)
     } else {
         None

@@ -32,14 +32,12 @@ const DRAW: &[u8] = b"\rbsplib: superstep ";
 /// A progress line longer than this is not one.
 const LONGEST: usize = 512;
 /// Bytes that may start a progress line are held back at most this long
-/// for the rest of it (the library writes a line in three `write`s at
-/// once: `\r`, the text, `\x1b[K`).
-const HOLD: Duration = Duration::from_millis(50);
-/// The same on `mpi`, where the text, which ends without a newline, comes
-/// as a prompt of rank 0 (`tags::PROMPT`, 250 ms, later on a loaded
-/// machine) after the `\r` that ended the piece before: a `\r` there is
-/// in any case shown with what follows it.
-const HOLD_SHARED: Duration = Duration::from_secs(2);
+/// for the rest of it: the library writes a line in three `write`s (`\r`,
+/// the text, `\x1b[K`), which a loaded machine may spread out; on `mpi`
+/// the text, which ends without a newline, comes as a prompt of rank 0
+/// (`tags::PROMPT`, 250 ms) after the `\r` that ended the piece before.
+/// A `\r` held back is in any case shown with what follows it.
+const HOLD: Duration = Duration::from_secs(2);
 
 /// What to write for what the program wrote: its bytes, with the progress
 /// lines drawn and erased around them. The program's bytes come in one
@@ -327,7 +325,7 @@ fn relay(master: &OwnedFd) {
             events: libc::POLLIN,
             revents: 0,
         };
-        let wait = if screen.holding(0) { 10 } else { -1 };
+        let wait = if screen.holding(0) { 50 } else { -1 };
         // SAFETY: polls one live record.
         let ready = unsafe { libc::poll(&mut poll, 1, wait) };
         if ready > 0 {
@@ -418,7 +416,7 @@ pub fn tick() -> [Vec<u8>; 2] {
     let mut guard = shared();
     let Some(s) = guard.as_mut() else { return out };
     for (stream, out) in out.iter_mut().enumerate() {
-        if s.held_since[stream].is_some_and(|t| t.elapsed() >= HOLD_SHARED) {
+        if s.held_since[stream].is_some_and(|t| t.elapsed() >= HOLD) {
             s.screen.flush(stream, out);
             s.held_since[stream] = None;
         }
