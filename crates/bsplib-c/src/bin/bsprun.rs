@@ -619,11 +619,12 @@ fn run_watched(
             if !interrupted {
                 interrupted = true;
                 let places = describe(fd);
-                eprintln!(
-                    "bsplib: interrupted by signal {signal} ({}){}",
+                // After the erase of the progress line, if one is drawn.
+                screen::say(&format!(
+                    "bsplib: interrupted by signal {signal} ({}){}\n",
                     signal_name(signal),
                     places
-                );
+                ));
             }
             // SAFETY: kill(2) on our own child has no memory effects.
             unsafe { libc::kill(pid, signal) };

@@ -16,9 +16,10 @@
 //! (never over a prompt the program left unfinished), and erasing it at
 //! the end.
 //!
-//! On `mpi` the program's output already passes through `bsprun`
-//! (`output.rs`, from `mpirun`'s pipes): there the relay's writes go
-//! through one shared [`Screen`] instead ([`share`], [`through`]), standard
+//! The screen is shared ([`share`], [`through`]): `bsprun`'s own message
+//! on Ctrl-C goes through it too ([`say`]). On `mpi` the program's output
+//! already passes through `bsprun` (`output.rs`, from `mpirun`'s pipes):
+//! there that relay's writes go through the shared screen, standard
 //! output and error as two streams of it.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -268,6 +269,7 @@ impl Relay {
         let Ok(master) = self.master.try_clone() else {
             return;
         };
+        share();
         self.thread = std::thread::Builder::new()
             .name("bsprun-screen".into())
             .spawn(move || relay(&master))
@@ -286,8 +288,10 @@ impl Relay {
             if thread.is_finished() {
                 let _ = thread.join();
             } else {
-                // Left running: erase the line, once, ourselves.
-                write_all(2, ERASE);
+                // Left running (a process of the program holds the
+                // terminal): the rest passes unchanged, the line erased.
+                let [_, err] = end_shared();
+                write_all(2, &err);
             }
         }
     }
@@ -312,27 +316,25 @@ fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
 }
 
 /// The reading thread: until the pseudo-terminal's other side is closed
-/// by every process (`EIO`).
+/// by every process (`EIO`). Its bytes are standard error's, on the
+/// shared screen ([`through`]), where `bsprun`'s own messages go too
+/// ([`say`]).
 fn relay(master: &OwnedFd) {
-    let mut screen = Screen::default();
     let mut buf = vec![0u8; 64 << 10];
-    let mut out = Vec::new();
-    let mut open = true;
-    let mut held_since: Option<Instant> = None;
     loop {
         let mut poll = libc::pollfd {
             fd: master.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
-        let wait = if screen.holding(0) { 50 } else { -1 };
+        let wait = if holding() { 50 } else { -1 };
         // SAFETY: polls one live record.
         let ready = unsafe { libc::poll(&mut poll, 1, wait) };
         if ready > 0 {
             // SAFETY: reads into a live buffer of its length.
             let n = unsafe { libc::read(master.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n > 0 {
-                screen.feed(0, &buf[..n as usize], &mut out);
+                write_all(2, &through(2, &buf[..n as usize]));
             } else if n == 0
                 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
             {
@@ -343,27 +345,20 @@ fn relay(master: &OwnedFd) {
         {
             break;
         }
-        if screen.holding(0) {
-            let since = *held_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= HOLD {
-                screen.flush(0, &mut out);
-            }
-        }
-        if !screen.holding(0) {
-            held_since = None;
-        }
-        if open && !out.is_empty() {
-            open = write_all(2, &out);
-        }
-        out.clear();
+        let [_, err] = tick();
+        write_all(2, &err);
     }
-    screen.end(0, &mut out);
-    if open {
-        write_all(2, &out);
-    }
+    let [_, err] = end_shared();
+    write_all(2, &err);
 }
 
-/// The screen the `mpi` relay writes through, once [`share`]d; and
+/// A message of `bsprun` itself on standard error (the report of a
+/// Ctrl-C), after the erase of a progress line on the screen.
+pub fn say(text: &str) {
+    write_all(2, &through(2, text.as_bytes()));
+}
+
+/// The screen the relays write through, once [`share`]d; and
 /// whether standard output goes to it too, and since when each stream
 /// holds bytes back.
 struct Shared {
@@ -378,9 +373,9 @@ fn shared() -> std::sync::MutexGuard<'static, Option<Shared>> {
     SHARED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// From now on [`through`] draws through one screen (the `mpi` relay with
-/// the progress view on): standard error, and standard output when it
-/// goes to the same place.
+/// From now on [`through`] draws through one screen (a relay with the
+/// progress view on): standard error, and standard output when it goes to
+/// the same place.
 pub fn share() {
     let stdout_too = identity(1).is_some() && identity(1) == identity(2);
     *shared() = Some(Shared {
@@ -406,6 +401,13 @@ pub fn through(fd: RawFd, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         s.held_since[stream] = None;
     }
     out.into()
+}
+
+/// Whether the shared screen holds bytes back.
+fn holding() -> bool {
+    shared()
+        .as_ref()
+        .is_some_and(|s| s.screen.holding(0) || s.screen.holding(1))
 }
 
 /// Bytes held back long enough are the program's: what to write to
