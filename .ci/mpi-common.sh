@@ -96,4 +96,7 @@ mpi_c_tests() {
   "${wrap[@]}" cargo test --release --features mpi -p bsplib-c --test tools -- "$@"
   # The installed layout's wrappers; bspcc -fcheck-syncs' checking mode on mpi.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test install -- "$@"
+  # Issue 27: bsprun --version naming Open MPI, the progress line erased
+  # around the ranks' output, the load warning, -np / BSPLIB_NPROCS on mpi.
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test tool_conventions -- "$@"
 }

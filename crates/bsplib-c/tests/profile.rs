@@ -463,6 +463,10 @@ fn bsprun_profile_and_bspprof_on_inprod() {
 /// process 1's file: it still summarises and reports (exit status 0), and
 /// says which process is missing and where the others ran, on standard
 /// error and in the report (issue 26, row 5).
+///
+/// (Apart from the warning that the machine was busy as the run started,
+/// issue 27, which 3 processes on a 2-core machine, or a loaded one, give:
+/// `tool_conventions.rs` tests it.)
 fn check_partial(dir: &Path, engine: &str) {
     let host = |pid: usize| {
         let prof = json(&dir.join(format!("profile.{pid}.json")));
@@ -480,7 +484,8 @@ fn check_partial(dir: &Path, engine: &str) {
     let head = String::from_utf8_lossy(&complete.stdout);
     let head = head.lines().next().unwrap_or_default();
     assert!(head.contains("3 of 3 process profiles"), "{engine}: {head}");
-    assert!(complete.stderr.is_empty(), "{engine}: no warning");
+    let err = not_busy(&String::from_utf8_lossy(&complete.stderr));
+    assert!(err.is_empty(), "{engine}: no warning: {err}");
     std::fs::remove_file(dir.join("profile.1.json")).unwrap();
     let ran = if h0 == h2 {
         format!("processes 0 and 2 ran on {h0}")
@@ -502,7 +507,7 @@ fn check_partial(dir: &Path, engine: &str) {
         Some(0),
         "{engine}: a partial profile is shown"
     );
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = not_busy(&String::from_utf8_lossy(&out.stderr));
     assert!(
         err.starts_with(&format!("bspprof: warning: {expect}")),
         "{engine}: {err}"
@@ -626,4 +631,14 @@ fn a_failed_c_run_leaves_the_files_of_the_processes_that_ended() {
             "{engine}: {err}"
         );
     }
+}
+
+/// `stderr` without `bspprof`'s warning that the machine was busy as the
+/// run started (issue 27, `tool_conventions.rs`).
+fn not_busy(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.contains("the machine was busy as the run started"))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }

@@ -71,6 +71,10 @@ pub(crate) struct Setup {
     /// end of the run (`gather.rs`); `None` on the engines whose processes
     /// write their own.
     handoff: Option<std::sync::Arc<gather::Handoff>>,
+    /// The machine's 1-minute load average when the run started (before
+    /// its processes), and its cores: `bspprof` warns when other programs
+    /// were using the cores the run needed (issue 27).
+    load: Option<(f64, usize)>,
 }
 
 impl Setup {
@@ -95,6 +99,25 @@ impl Setup {
             dir,
             engine,
             handoff,
+            // The cores as `available_processes` counts them.
+            load: load_average().map(|l| {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (l, cores)
+            }),
         })
     }
+}
+
+/// The 1-minute load average: `BSPLIB_LOADAVG` if set (for tests), else
+/// the first field of `/proc/loadavg`.
+fn load_average() -> Option<f64> {
+    let text = match std::env::var("BSPLIB_LOADAVG") {
+        Ok(v) => v,
+        Err(_) => std::fs::read_to_string("/proc/loadavg").ok()?,
+    };
+    text.split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .filter(|l: &f64| l.is_finite() && *l >= 0.0)
 }

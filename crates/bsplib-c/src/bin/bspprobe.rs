@@ -15,6 +15,12 @@ use std::process::{Command, ExitCode};
 use bsplib::probe::{self, Measurement, Options};
 use bsplib::{Engine, Runtime};
 
+#[path = "loadavg/mod.rs"]
+mod loadavg;
+
+/// The short usage printed after a usage error.
+const SYNOPSIS: &str = "Usage: bspprobe [--engine E,...] [-p P,...] [--quick] [--reps N] [--store FILE | --no-store] [-v]";
+
 fn usage() -> String {
     format!(
         "\
@@ -48,6 +54,16 @@ Options:
   -v, --verbose   also print the fitted points: seconds per superstep for
                   each h (bspbench's table)
   -h, --help      print this help and exit
+  --version       print the version and exit
+
+The figures are this machine's only when the probe has its cores to
+itself: before measuring, bspprobe warns (one line on standard error)
+when the 1-minute load average, rounded, exceeds the cores the largest p
+leaves free, or when p exceeds the cores. BSPLIB_LOADAVG replaces the
+load average read from /proc/loadavg (for tests).
+
+Exit status: 0; 1 if a measurement failed or could not be stored; 2 on a
+usage error.
 ",
         default_procs()
             .iter()
@@ -65,6 +81,14 @@ fn default_procs() -> Vec<usize> {
     } else {
         vec![2]
     }
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+enum Action {
+    Run(Cli),
+    Help,
+    Version,
 }
 
 #[derive(Debug)]
@@ -90,7 +114,7 @@ fn list<T>(v: &str, what: &str, f: impl Fn(&str) -> Option<T>) -> Result<Vec<T>,
     Ok(items)
 }
 
-fn parse(args: &[OsString]) -> Result<Option<Cli>, String> {
+fn parse(args: &[OsString]) -> Result<Action, String> {
     let mut cli = Cli {
         engines: vec![Engine::Threads, Engine::Processes],
         procs: default_procs(),
@@ -113,7 +137,8 @@ fn parse(args: &[OsString]) -> Result<Option<Cli>, String> {
                 .ok_or_else(|| format!("option {name} needs a value"))
         };
         match name.as_str() {
-            "-h" | "--help" => return Ok(None),
+            "-h" | "--help" => return Ok(Action::Help),
+            "--version" => return Ok(Action::Version),
             "--engine" => {
                 cli.engines = list(&value()?, "--engine", |s| {
                     Engine::from_name(s).filter(|e| *e != Engine::Serial || s == "serial")
@@ -140,7 +165,7 @@ fn parse(args: &[OsString]) -> Result<Option<Cli>, String> {
             _ => return Err(format!("unknown argument '{name}'")),
         }
     }
-    Ok(Some(cli))
+    Ok(Action::Run(cli))
 }
 
 fn options(cli: &Cli) -> Options {
@@ -270,15 +295,25 @@ fn via_mpirun(p: usize, args: &[OsString]) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // A closed standard output (`bspprobe | head -1`) ends bspprobe as it
+    // ends C tools, by SIGPIPE, silently (Rust's default, ignoring it,
+    // makes print! panic).
+    // SAFETY: restores the default action of one signal, before any
+    // thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let cli = match parse(&args) {
-        Ok(Some(cli)) => cli,
-        Ok(None) => {
+        Ok(Action::Run(cli)) => cli,
+        Ok(Action::Help) => {
             print!("{}", usage());
             return ExitCode::SUCCESS;
         }
+        Ok(Action::Version) => {
+            println!("bspprobe (bsplib) {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            eprintln!("bspprobe: {e}\n(bspprobe --help lists the options)");
+            eprintln!("bspprobe: {e}\n{SYNOPSIS}\nTry 'bspprobe --help' for more information.");
             return ExitCode::from(2);
         }
     };
@@ -299,6 +334,15 @@ fn main() -> ExitCode {
         if cli.quick { "quick" } else { "full" },
         opts.reps
     );
+    // Before the first measurement: later, the load average includes the
+    // probe's own.
+    let most = cli.procs.iter().copied().max().unwrap_or(1);
+    let cores = bsplib::available_processes();
+    if let Some((why, cause)) = loadavg::untrusted(loadavg::read(), cores, most) {
+        eprintln!(
+            "bspprobe: warning: {why}: the figures will include {cause}, not this machine's g and l"
+        );
+    }
     println!("{HEADER}");
     let mut failed = false;
     for &engine in &cli.engines {

@@ -29,6 +29,8 @@ use serde_json::Value;
 
 #[path = "bspprof/coverage.rs"]
 mod coverage;
+#[path = "loadavg/mod.rs"]
+mod loadavg;
 
 /// Heaviest supersteps listed by default.
 const DEFAULT_TOP: usize = 10;
@@ -66,9 +68,22 @@ Options:
   --trace FILE    the merged trace (default DIR/trace.json); open it in
                   ui.perfetto.dev or chrome://tracing
   -h, --help      print this help and exit
+  --version       print the version and exit
+
+When the profile records that the machine was busy as the run started
+(the 1-minute load average, rounded, above the cores the run left free,
+or more processes than cores), bspprof says so in one line on standard
+error and in the report: the times then include waiting for other
+programs, and their comparison with the prediction means little.
+
+Exit status: 0 (also for a partial profile, with a warning); 1 if the
+profile cannot be read or the report written; 2 on a usage error.
 "
     )
 }
+
+/// The short usage printed after a usage error.
+const SYNOPSIS: &str = "Usage: bspprof [--summary] [--g G] [--l L] [--nhalf N] [-o FILE] DIR";
 
 /// The command line.
 #[derive(Debug)]
@@ -84,7 +99,15 @@ struct Options {
     exclude: Vec<u64>,
 }
 
-fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
+/// What the command line asks for.
+#[derive(Debug)]
+enum Cli {
+    Run(Options),
+    Help,
+    Version,
+}
+
+fn parse(args: &[OsString]) -> Result<Cli, String> {
     let mut dir = None;
     let (mut g, mut l_us, mut nhalf, mut top) = (None, None, None, DEFAULT_TOP);
     let (mut output, mut trace) = (None, None);
@@ -109,7 +132,8 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
                 .ok_or_else(|| format!("{name}: {what} must be a number >= 0, not '{v}'"))
         };
         match name.as_str() {
-            "-h" | "--help" => return Ok(None),
+            "-h" | "--help" => return Ok(Cli::Help),
+            "--version" => return Ok(Cli::Version),
             "--g" => g = Some(number(value()?, "g")?),
             "--l" => l_us = Some(number(value()?, "l")?),
             "--nhalf" => nhalf = Some(number(value()?, "nhalf")?),
@@ -143,7 +167,7 @@ fn parse(args: &[OsString]) -> Result<Option<Options>, String> {
         }
     }
     let dir = dir.ok_or("no profile directory given")?;
-    Ok(Some(Options {
+    Ok(Cli::Run(Options {
         dir,
         g,
         l_us,
@@ -179,6 +203,9 @@ struct Process {
     start_unix_us: u64,
     /// The host it ran on (`None` in files of an older bsplib).
     host: Option<String>,
+    /// The host's load average as the run started, and its cores (`None`
+    /// in files of an older bsplib).
+    load: Option<(f64, usize)>,
     rows: Vec<Row>,
     events: Vec<Value>,
 }
@@ -253,6 +280,9 @@ fn read_process(path: &Path) -> Result<Process, String> {
         engine: b["engine"].as_str().unwrap_or("?").to_string(),
         start_unix_us: u("start_unix_us")?,
         host: b["host"].as_str().map(str::to_string),
+        load: b["load_average"]
+            .as_f64()
+            .zip(b["cores"].as_u64().map(|c| c as usize)),
         rows,
         events: match v["traceEvents"].take() {
             Value::Array(a) => a,
@@ -299,6 +329,42 @@ fn read_dir(dir: &Path) -> Result<Vec<Process>, String> {
         ));
     }
     Ok(procs)
+}
+
+/// Whether the profile says the machine was busy as the run started
+/// (`loadavg::untrusted`, per host: the processes whose files name it,
+/// or all p on one host): why, and what the times include.
+fn busy(procs: &[Process]) -> Option<String> {
+    let mut hosts: Vec<Option<&str>> = procs.iter().map(|p| p.host.as_deref()).collect();
+    hosts.sort();
+    hosts.dedup();
+    for host in &hosts {
+        let here: Vec<&Process> = procs
+            .iter()
+            .filter(|p| p.host.as_deref() == *host)
+            .collect();
+        let (load, cores) = here
+            .iter()
+            .filter_map(|p| p.load)
+            .fold(None, |a: Option<(f64, usize)>, (l, c)| {
+                Some(a.map_or((l, c), |(al, ac)| (al.max(l), ac)))
+            })?;
+        let procs_here = if hosts.len() == 1 {
+            procs[0].nprocs
+        } else {
+            here.len()
+        };
+        if let Some((why, cause)) = loadavg::untrusted(Some(load), cores, procs_here) {
+            let place = match host {
+                Some(h) if hosts.len() > 1 => format!(" on host {h}"),
+                _ => String::new(),
+            };
+            return Some(format!(
+                "the machine was busy as the run started{place}: {why}; its times include {cause}"
+            ));
+        }
+    }
+    None
 }
 
 /// Which processes left a file, and where they ran.
@@ -739,6 +805,9 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
             esc(&warning)
         );
     }
+    if let Some(warning) = busy(procs) {
+        let _ = write!(html, "<p id=\"busy\"><b>Warning:</b> {}</p>", esc(&warning));
+    }
     let _ = writeln!(
         html,
         "<p>Prediction per superstep: <code>w + g·(h + n½·r) + l</code>, with w the longest computation of the superstep, \
@@ -1017,15 +1086,26 @@ fn summary(procs: &[Process], o: &Options) -> String {
 }
 
 fn main() -> ExitCode {
+    // A closed standard output (`bspprof --summary DIR | head -1`) ends
+    // bspprof as it ends C tools, by SIGPIPE, silently (Rust's default,
+    // ignoring it, makes print! panic). The files are written before
+    // anything is printed.
+    // SAFETY: restores the default action of one signal, before any
+    // thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let o = match parse(&args) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
+        Ok(Cli::Run(o)) => o,
+        Ok(Cli::Help) => {
             print!("{}", usage());
             return ExitCode::SUCCESS;
         }
+        Ok(Cli::Version) => {
+            println!("bspprof (bsplib) {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
-            eprintln!("bspprof: {e}\nTry 'bspprof --help' for more information.");
+            eprintln!("bspprof: {e}\n{SYNOPSIS}\nTry 'bspprof --help' for more information.");
             return ExitCode::from(2);
         }
     };
@@ -1038,6 +1118,9 @@ fn main() -> ExitCode {
     };
     // A partial profile is still shown (exit status 0), with the warning.
     if let Some(warning) = coverage(&procs).warning(&o.dir, &procs[0].engine) {
+        eprintln!("bspprof: warning: {warning}");
+    }
+    if let Some(warning) = busy(&procs) {
         eprintln!("bspprof: warning: {warning}");
     }
     if o.summary {
@@ -1070,9 +1153,13 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
+    /// The options of a run, `None` for `--help` and `--version`.
     fn opts(line: &str) -> Result<Option<Options>, String> {
         let args: Vec<OsString> = line.split_whitespace().map(Into::into).collect();
-        parse(&args)
+        parse(&args).map(|cli| match cli {
+            Cli::Run(o) => Some(o),
+            Cli::Help | Cli::Version => None,
+        })
     }
 
     #[test]
@@ -1085,6 +1172,8 @@ mod tests {
         assert_eq!(o.dir, PathBuf::from("dir"));
         assert_eq!(o.output, Some(PathBuf::from("r.html")));
         assert!(opts("--help").unwrap().is_none());
+        let args: Vec<OsString> = vec!["d".into(), "--version".into()];
+        assert!(matches!(parse(&args), Ok(Cli::Version)));
         assert_eq!(opts("").unwrap_err(), "no profile directory given");
         assert_eq!(
             opts("--g x d").unwrap_err(),
@@ -1148,6 +1237,7 @@ mod tests {
             engine: "threads".into(),
             start_unix_us: 0,
             host: None,
+            load: None,
             rows,
             events: Vec::new(),
         };

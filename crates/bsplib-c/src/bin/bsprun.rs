@@ -22,15 +22,23 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
+#[path = "loadavg/mod.rs"]
+mod loadavg;
 #[path = "bsprun/output.rs"]
 mod output;
+#[path = "bsprun/screen.rs"]
+mod screen;
 #[path = "bsprun/tags.rs"]
 mod tags;
 
 /// Every engine `--engine` accepts, as spelled in `BSPLIB_ENGINE`.
 const ENGINES: [&str; 3] = ["threads", "processes", "mpi"];
 
-/// The usage text printed by `--help` and after some usage errors.
+/// The short usage printed after a usage error (with the error and a
+/// pointer to `--help`).
+const SYNOPSIS: &str = "Usage: bsprun [-np P] [--engine E] [options] program [args...]";
+
+/// The help text printed by `--help`.
 fn usage() -> String {
     format!(
         "\
@@ -52,7 +60,11 @@ Options:
                   profile the run: each process writes, at its end,
                   DIR/profile.<pid>.json (a Chrome / Perfetto trace with
                   every superstep's times, h-relation and sync line);
-                  bspprof DIR makes a report of them
+                  bspprof DIR makes a report of them. Warns first (one
+                  line on standard error) when the machine is too busy
+                  for the times to be the program's own: the 1-minute
+                  load average, rounded, above the cores the run leaves
+                  free, or more processes than cores
   --check         checking mode: stop the run when processes end a
                   superstep at syncs on different lines (check-syncs), when
                   puts from different processes overlap in one area in one
@@ -61,14 +73,24 @@ Options:
                   processes, superstep and lines
   --progress      show the superstep count, the rate and the slowest
                   process on the terminal (standard error), updated in
-                  place and erased at the end (nothing if stderr is not a
+                  place, erased before the program's own output and at
+                  the end (the program's output then passes through bsprun
+                  on a pseudo-terminal; nothing if stderr is not a
                   terminal; BSPLIB_PROGRESS=force draws it anyway)
   --label         start every line of output with the process that printed
                   it: \"[2] text\" (processes and mpi engines; the threads
                   engine's processes share one output stream)
   --              end of options: the next argument is the program
   -h, --help      print this help and exit
-  --version       print the version and exit
+  --version       print the version and the engines of this build, and exit
+
+The number of processes: a program asks for P in bsp_begin(P) and gets at
+most the processes available, which bsp_nprocs() reports before bsp_begin:
+-np P (or BSPLIB_NPROCS=P) if given, else the machine's cores (mpi: the
+job's ranks). A program that asks for more than that, as BSPedupack's do
+(\"Sorry, only 2 processors available\"), needs -np: bsprun -np 4 ./bench,
+or for scripts that run bsprun without -np (BSPedupack's runtests):
+BSPLIB_NPROCS=4 ./runtests. More processes than cores run, slower.
 
 Environment set for the program (only when the option is given):
   BSPLIB_NPROCS   the number of processes
@@ -83,13 +105,23 @@ Output comes in whole lines: several processes printing at once never cut
 each other's lines (a line is written once its newline is; a line of
 process 0 still unfinished after 0.25 s, a prompt, is written as it is).
 
+Environment read by bsprun itself:
+  BSPLIB_ENGINE   the engine when --engine is not given (default processes)
+  BSPLIB_NPROCS   the processes when -np is not given (mpi: mpirun -np)
+  BSPLIB_LOADAVG  replaces the load average read from /proc/loadavg (tests)
+  BSPLIB_MPIRUN, BSPLIB_MPIRUN_FLAGS  the mpi engine's launcher (below)
+
+Exit status: the program's (128 + signal if it was killed); 2 on a usage
+error; 127 if the program cannot be run.
+
 On Ctrl-C (SIGINT), and on SIGTERM, SIGHUP or SIGQUIT, bsprun prints where
 every process is (computing in superstep s, or waiting in its bsp_sync)
 before the program ends. If the program is killed by a signal that it could
 not report itself (SIGKILL, say), bsprun names the processes and their
-supersteps. The exit status is the program's (128 + signal if killed).
+supersteps.
 
-The mpi engine runs the program under mpirun -np P; set BSPLIB_MPIRUN to
+The mpi engine runs the program under mpirun -np P (P from -np, else
+BSPLIB_NPROCS, else mpirun's default: the slots); set BSPLIB_MPIRUN to
 choose the mpirun, and BSPLIB_MPIRUN_FLAGS for its options (default
 \"--oversubscribe --bind-to none\"), e.g. \"--hostfile hosts\" for a cluster.
 It passes every BSPLIB_ variable that is set (the ones above, and
@@ -150,13 +182,6 @@ enum UsageError {
     UnknownOption(String),
     /// The command line names no program.
     NoProgram,
-}
-
-impl UsageError {
-    /// Whether the whole usage text should follow the message.
-    fn shows_usage(&self) -> bool {
-        matches!(self, UsageError::UnknownOption(_) | UsageError::NoProgram)
-    }
 }
 
 impl fmt::Display for UsageError {
@@ -310,7 +335,10 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     let mpirun = std::env::var_os("BSPLIB_MPIRUN").unwrap_or_else(|| "mpirun".into());
     let flags = mpirun_flags();
     let mut command = Command::new(mpirun);
-    if let Some(p) = inv.nprocs {
+    // `-np`, else `BSPLIB_NPROCS` (a script running bsprun without -np,
+    // such as BSPedupack's runtests): mpirun's own default is the slots.
+    let nprocs = inv.nprocs.or_else(nprocs_from_env);
+    if let Some(p) = nprocs {
         command.arg("-np").arg(p.to_string());
     }
     command.args(flags.split_whitespace());
@@ -320,7 +348,7 @@ fn mpi_command(inv: &Invocation) -> Result<Command, String> {
         command.arg("--tag-output");
     }
     command.args(["-x", "BSPLIB_ENGINE"]);
-    if inv.nprocs.is_some() {
+    if nprocs.is_some() {
         command.args(["-x", "BSPLIB_NPROCS"]);
     }
     // Every run-wide setting, to every host (the library also takes them
@@ -400,6 +428,7 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     if let Some(dir) = &inv.profile {
         command.env("BSPLIB_PROFILE", dir);
+        warn_if_busy(inv, &engine);
     }
     if inv.check {
         command.env("BSPLIB_CHECK", "1");
@@ -434,7 +463,10 @@ fn run(inv: &Invocation) -> ExitCode {
     }
     if inv.engine == Some("mpi") && std::env::var_os("OMPI_COMM_WORLD_SIZE").is_none() {
         let tagged = !own_output_flags(&mpirun_flags());
-        return output::run_mpirun(command, &inv.program, tagged, inv.label);
+        // The progress view drawn by rank 0 on our terminal: the relay
+        // erases it before the ranks' output (`screen.rs`).
+        let drawn = progress_drawn(inv);
+        return output::run_mpirun(command, &inv.program, tagged, inv.label, drawn);
     }
     if engine == "mpi" {
         let error = command.exec();
@@ -444,7 +476,57 @@ fn run(inv: &Invocation) -> ExitCode {
         );
         return ExitCode::from(127);
     }
-    run_watched(command, &inv.program, &engine)
+    // The progress line drawn on the terminal: the program's output
+    // through `bsprun`, which erases the line before it (`screen.rs`).
+    let screen = if progress_drawn(inv) {
+        screen::Relay::new(&mut command)
+    } else {
+        None
+    };
+    run_watched(command, &inv.program, &engine, screen)
+}
+
+/// `BSPLIB_NPROCS`, if it is a number of processes.
+fn nprocs_from_env() -> Option<usize> {
+    let v = std::env::var("BSPLIB_NPROCS").ok()?;
+    v.trim().parse().ok().filter(|&p: &usize| p > 0)
+}
+
+/// Whether `--progress` draws its line: on our standard error if it is a
+/// terminal, or anywhere with `BSPLIB_PROGRESS=force`.
+fn progress_drawn(inv: &Invocation) -> bool {
+    let forced =
+        std::env::var("BSPLIB_PROGRESS").is_ok_and(|v| matches!(v.trim(), "force" | "always"));
+    // SAFETY: `isatty` has no preconditions.
+    inv.progress && (forced || unsafe { libc::isatty(2) } == 1)
+}
+
+/// `--profile`: one line on standard error when the times the profile
+/// will hold cannot be the program's own: more processes than cores, or
+/// a load average (before the run) above the cores it leaves free
+/// (`loadavg`). The processes: `-np`, else `BSPLIB_NPROCS`, else the
+/// cores (the C library's default). On `mpi` with hosts of its own
+/// (`BSPLIB_MPIRUN_FLAGS`), this host's load says nothing: no check.
+fn warn_if_busy(inv: &Invocation, engine: &str) {
+    let cores = bsplib::available_processes();
+    if engine == "mpi" {
+        let flags = mpirun_flags();
+        let elsewhere = flags.split_whitespace().any(|w| {
+            let name = w.trim_start_matches('-');
+            let name = name.split_once('=').map_or(name, |(n, _)| n);
+            ["host", "H", "hostfile", "machinefile", "default-hostfile"].contains(&name)
+        });
+        if elsewhere {
+            return;
+        }
+    }
+    let procs = inv
+        .nprocs
+        .or_else(nprocs_from_env)
+        .unwrap_or(if engine == "serial" { 1 } else { cores });
+    if let Some((why, cause)) = loadavg::untrusted(loadavg::read(), cores, procs) {
+        eprintln!("bsprun: warning: {why}: the profile's times will include {cause}");
+    }
 }
 
 /// The program of [`run_watched`], for the signal handler.
@@ -465,7 +547,12 @@ extern "C" fn note_signal(signal: libc::c_int) {
 /// where every process is, then passes the signal on; if the program dies
 /// from a signal without having reported anything itself (`SIGKILL` cannot
 /// be caught), this names the processes and their supersteps.
-fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode {
+fn run_watched(
+    mut command: Command,
+    program: &OsStr,
+    engine: &str,
+    mut screen: Option<screen::Relay>,
+) -> ExitCode {
     use std::os::unix::process::ExitStatusExt;
     // SAFETY: memfd_create takes a NUL-terminated name; without
     // MFD_CLOEXEC the program inherits the descriptor.
@@ -486,6 +573,12 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
     };
     if let Some(holders) = holders.as_mut() {
         holders.spawned();
+    }
+    // The command holds copies of the pseudo-terminal: its end is the
+    // end of the program's output.
+    drop(command);
+    if let Some(screen) = screen.as_mut() {
+        screen.start();
     }
     let pid = i32::try_from(child.id()).unwrap_or(0);
     CHILD_PID.store(pid, std::sync::atomic::Ordering::Relaxed);
@@ -526,11 +619,12 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
             if !interrupted {
                 interrupted = true;
                 let places = describe(fd);
-                eprintln!(
-                    "bsplib: interrupted by signal {signal} ({}){}",
+                // After the erase of the progress line, if one is drawn.
+                screen::say(&format!(
+                    "bsplib: interrupted by signal {signal} ({}){}\n",
                     signal_name(signal),
                     places
-                );
+                ));
             }
             // SAFETY: kill(2) on our own child has no memory effects.
             unsafe { libc::kill(pid, signal) };
@@ -546,6 +640,9 @@ fn run_watched(mut command: Command, program: &OsStr, engine: &str) -> ExitCode 
                 .unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8));
         }
     };
+    if let Some(screen) = screen {
+        screen.finish();
+    }
     if let Some(signal) = status.signal() {
         if let Some(holders) = &holders {
             holders.wait(std::time::Duration::from_secs(2));
@@ -617,25 +714,87 @@ fn signal_name(signal: i32) -> String {
     }
 }
 
+/// The version line and the engines of this build: `threads, processes`,
+/// and `mpi` with the MPI library it was built with.
+fn version() -> String {
+    let mut engines = ENGINES[..2].join(", ");
+    if cfg!(feature = "mpi") {
+        engines.push_str(", mpi");
+        if let Some(library) = mpi_library() {
+            engines.push_str(&format!(" ({library})"));
+        }
+    }
+    format!(
+        "bsprun (bsplib) {}\nengines: {engines}\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The MPI library libbsp was built with: the first words of
+/// `MPI_Get_library_version` (which MPI allows before `MPI_Init`), such as
+/// "Open MPI v4.1.2".
+#[cfg(feature = "mpi")]
+fn mpi_library() -> Option<String> {
+    extern "C" {
+        fn MPI_Get_library_version(version: *mut std::ffi::c_char, len: *mut i32) -> i32;
+    }
+    // MPI_MAX_LIBRARY_VERSION_STRING: 256 in Open MPI, 8192 in MPICH.
+    let mut buf = vec![0 as std::ffi::c_char; 8192];
+    let mut len = 0;
+    // SAFETY: the buffer holds MPI_MAX_LIBRARY_VERSION_STRING characters
+    // for every MPI this builds with; `len` is a live int.
+    if unsafe { MPI_Get_library_version(buf.as_mut_ptr(), &mut len) } != 0 {
+        return None;
+    }
+    let bytes: Vec<u8> = buf[..(len.max(0) as usize).min(buf.len())]
+        .iter()
+        .map(|&c| c as u8)
+        .collect();
+    let text = String::from_utf8_lossy(&bytes);
+    let first = text.split([',', '\n', '\0']).next()?.trim();
+    (!first.is_empty()).then(|| first.to_owned())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_library() -> Option<String> {
+    None
+}
+
+/// Writes `text` to standard output; on a closed pipe (`bsprun --help |
+/// true`) ends as a C program would, killed by `SIGPIPE`, silently.
+fn print_out(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => die_of_sigpipe(),
+        Err(e) => {
+            eprintln!("bsprun: writing to standard output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ends this process by `SIGPIPE` (Rust ignores it by default: writes
+/// fail with `EPIPE` instead).
+fn die_of_sigpipe() -> ExitCode {
+    // SAFETY: restores the default action and raises the signal, which
+    // ends the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    ExitCode::from(128 + libc::SIGPIPE as u8)
+}
+
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     match parse(&args) {
         Ok(Action::Run(inv)) => run(&inv),
-        Ok(Action::Help) => {
-            print!("{}", usage());
-            ExitCode::SUCCESS
-        }
-        Ok(Action::Version) => {
-            println!("bsprun (bsplib) {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        Ok(Action::Help) => print_out(&usage()),
+        Ok(Action::Version) => print_out(&version()),
         Err(error) => {
-            eprintln!("bsprun: {error}");
-            if error.shows_usage() {
-                eprint!("{}", usage());
-            } else {
-                eprintln!("Try 'bsprun --help' for more information.");
-            }
+            eprintln!("bsprun: {error}\n{SYNOPSIS}\nTry 'bsprun --help' for more information.");
             ExitCode::from(2)
         }
     }
@@ -777,7 +936,6 @@ mod tests {
         let bad = UsageError::BadNprocs { option, value };
         let message = "-np: the number of processes must be a positive integer, not '0'";
         assert_eq!(bad.to_string(), message);
-        assert!(!bad.shows_usage() && UsageError::NoProgram.shows_usage());
         let unknown = UsageError::UnknownOption("-x".into());
         assert_eq!(unknown.to_string(), "unknown option '-x'");
     }

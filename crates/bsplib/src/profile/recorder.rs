@@ -207,6 +207,10 @@ impl Recorder {
         put_u64(out, self.start_unix_us);
         out.extend_from_slice(b",\"host\":");
         put_json_str(out, &self.host);
+        if let Some((load, cores)) = self.setup.load {
+            let text = format!(",\"load_average\":{load:.2},\"cores\":{cores}");
+            out.extend_from_slice(text.as_bytes());
+        }
         out.extend_from_slice(
             b",\"clock\":\"ts in microseconds and the *_ns columns in nanoseconds, since this process's start (start_unix_us, wall clock)\",\n\"columns\":[",
         );
@@ -354,6 +358,7 @@ mod tests {
             dir: PathBuf::from("/nonexistent"),
             engine: "threads",
             handoff: None,
+            load: None,
         };
         let mut r = Recorder::new(&setup, 0, 2, Instant::now());
         r.rows.push(Row {
@@ -437,6 +442,14 @@ mod tests {
         this.start_unix_us,
         json_str(&this.host)
     );
+        if let Some((load, cores)) = this.setup.load {
+            // Before the clock's text, as the writer puts it.
+            let at = s.rfind(",\"clock\"").expect("the header");
+            s.insert_str(
+                at,
+                &format!(",\"load_average\":{load:.2},\"cores\":{cores}"),
+            );
+        }
         for (i, c) in COLUMNS.iter().enumerate() {
             let _ = write!(s, "{}{}", if i > 0 { "," } else { "" }, json_str(c));
         }
@@ -474,6 +487,7 @@ mod tests {
             dir: PathBuf::from("/nonexistent"),
             engine: "processes",
             handoff: None,
+            load: Some((1.5, 2)),
         };
         let mut r = Recorder::new(&setup, 13, 16, Instant::now());
         r.start_unix_us = 1_763_863_200_123_456;

@@ -43,8 +43,17 @@ extern "C" fn forward_signal(signal: libc::c_int) {
 /// writes, `own_output_flags` in `bsprun.rs`). Standard input is `mpirun`'s own; `SIGTERM`,
 /// `SIGHUP`, `SIGINT` and `SIGQUIT` are passed on to it. Exits with
 /// `mpirun`'s status (128 + signal if it was killed).
-pub fn run_mpirun(mut command: Command, program: &OsStr, tagged: bool, label: bool) -> ExitCode {
+pub fn run_mpirun(
+    mut command: Command,
+    program: &OsStr,
+    tagged: bool,
+    label: bool,
+    progress: bool,
+) -> ExitCode {
     use std::os::unix::process::ExitStatusExt;
+    if progress {
+        super::screen::share();
+    }
     if tagged {
         command.stdout(std::process::Stdio::piped());
     }
@@ -88,10 +97,16 @@ pub fn run_mpirun(mut command: Command, program: &OsStr, tagged: bool, label: bo
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// Writes `bytes` to descriptor `fd` (1 or 2), through the progress
+/// line's screen when `--progress` draws one (`screen.rs`).
+fn write_fd(fd: i32, bytes: &[u8]) {
+    write_raw(fd, &super::screen::through(fd, bytes));
+}
+
 /// Writes all of `bytes` to descriptor `fd` (1 or 2) in as few `write`s as
 /// the descriptor takes (one, for a line): a line is never cut into
 /// pieces that something else could write between.
-fn write_fd(fd: i32, mut bytes: &[u8]) {
+fn write_raw(fd: i32, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         // SAFETY: writes from a live buffer to a descriptor of ours.
         let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
@@ -188,8 +203,14 @@ fn relay(
             demux.prompt(&mut |p| emit(&mut filter, stream, p));
         }
         filter.tick();
+        for (fd, bytes) in [1, 2].into_iter().zip(super::screen::tick()) {
+            write_raw(fd, &bytes);
+        }
     }
     filter.end();
+    for (fd, bytes) in [1, 2].into_iter().zip(super::screen::end_shared()) {
+        write_raw(fd, &bytes);
+    }
 }
 
 /// `mpirun`'s standard error, piece by piece, so that the library's error
