@@ -76,6 +76,21 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
+/// This host's name (`gethostname`); `"unknown"` if it cannot be read.
+/// The one reading of it: the probe keys its stored machines by it and
+/// every profile names its process's host with it.
+pub(crate) fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at
+    // most that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match rc {
+        0 if end > 0 => String::from_utf8_lossy(&buf[..end]).into_owned(),
+        _ => "unknown".into(),
+    }
+}
+
 /// True when MPI's own collectives can carry `total` bytes (their counts
 /// are `int`s).
 pub(crate) fn coll_fits(total: usize) -> bool {

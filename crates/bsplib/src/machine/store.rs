@@ -89,15 +89,7 @@ pub fn store_path() -> Option<PathBuf> {
 /// assert!(!bsplib::probe::hostname().is_empty());
 /// ```
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at
-    // most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    match rc {
-        0 if end > 0 => String::from_utf8_lossy(&buf[..end]).into_owned(),
-        _ => "unknown".into(),
-    }
+    crate::engine::host_name()
 }
 
 /// One stored entry.

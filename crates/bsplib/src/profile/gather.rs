@@ -135,17 +135,3 @@ pub(super) fn write_file(
         })?;
     Ok(path)
 }
-
-/// This host's name (`gethostname`), written into every profile so that
-/// `bspprof` can say where each process ran; `unknown` if it has none.
-pub(super) fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at
-    // most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    match rc {
-        0 if end > 0 => String::from_utf8_lossy(&buf[..end]).into_owned(),
-        _ => "unknown".into(),
-    }
-}

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::counts::Counts;
-use super::gather::{host_name, report, write_file};
+use super::gather::{report, write_file};
 use super::json::{put_at, put_json_str, put_u64, put_us};
 use super::{Setup, COLUMNS, FORMAT};
+use crate::engine::host_name;
 use crate::error::SourceLocation;
 
 /// `,"<column>":` for each count of [`Counts::pairs`], as the sync

@@ -38,7 +38,7 @@ extern "C" fn forward_signal(signal: libc::c_int) {
 /// Runs `mpirun` (the `mpi` engine) as a child rather than replacing this
 /// process with it, to put each rank's lines back together (with their
 /// labels if `label`) and keep the job's error report to one line: its
-/// standard output and error pass through [`output::relay`] (its standard
+/// standard output and error pass through [`relay`] (its standard
 /// output stays its own unless `tagged`: when the flags choose how it
 /// writes, `own_output_flags` in `bsprun.rs`). Standard input is `mpirun`'s own; `SIGTERM`,
 /// `SIGHUP`, `SIGINT` and `SIGQUIT` are passed on to it. Exits with
