@@ -77,6 +77,8 @@ mpi_c_tests() {
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test output_lines -- "$@"
   # The Fortran programs (tests/fortran.rs) the same way.
   "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test fortran -- "$@"
+  # The user guide's C and Fortran programs (tests/guide.rs) the same way.
+  "${wrap[@]}" env BSPLIB_TEST_ENGINES=mpi cargo test --release --features mpi -p bsplib-c --test guide -- "$@"
   # How failed jobs end (20 runs per program): a call after bsp_end, an error
   # two ranks find, ordinary errors, a bsp_init SPMD function returning
   # without bsp_end: non-zero status, the bsplib: line once

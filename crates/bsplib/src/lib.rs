@@ -158,3 +158,56 @@ pub use window::{Local, LocalMut, WinEpoch, WinLock, Window};
 #[doc = include_str!("../../../README.md")]
 #[doc = include_str!("../README.md")]
 struct ReadmeExamples;
+
+/// The user guide's Rust examples (`guide/src/`, one item per chapter of
+/// `SUMMARY.md`), compiled and run as doc-tests so that what the guide
+/// shows runs. Under `cfg(doctest)` only: `cargo package` never reads these
+/// files (they lie outside the crate). `crates/bsplib-c/tests/guide.rs`
+/// checks that every chapter is listed here.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../../guide/src/introduction.md")]
+    struct Introduction;
+    #[doc = include_str!("../../../guide/src/install.md")]
+    struct Install;
+    #[doc = include_str!("../../../guide/src/first-c.md")]
+    struct FirstC;
+    #[doc = include_str!("../../../guide/src/first-fortran.md")]
+    struct FirstFortran;
+    #[doc = include_str!("../../../guide/src/first-rust.md")]
+    struct FirstRust;
+    #[doc = include_str!("../../../guide/src/tools.md")]
+    struct Tools;
+    #[doc = include_str!("../../../guide/src/cost-model.md")]
+    struct CostModel;
+    #[doc = include_str!("../../../guide/src/profiling.md")]
+    struct Profiling;
+    #[doc = include_str!("../../../guide/src/bspedupack.md")]
+    struct Bspedupack;
+    #[doc = include_str!("../../../guide/src/primitives.md")]
+    struct Primitives;
+    #[doc = include_str!("../../../guide/src/one-sided.md")]
+    struct OneSided;
+    #[doc = include_str!("../../../guide/src/active-messages.md")]
+    struct ActiveMessages;
+    #[doc = include_str!("../../../guide/src/collectives.md")]
+    struct Collectives;
+    #[doc = include_str!("../../../guide/src/engines.md")]
+    struct Engines;
+    #[doc = include_str!("../../../guide/src/mpi.md")]
+    struct Mpi;
+    #[doc = include_str!("../../../guide/src/checking.md")]
+    struct Checking;
+    #[doc = include_str!("../../../guide/src/errors.md")]
+    struct Errors;
+    #[doc = include_str!("../../../guide/src/reference.md")]
+    struct Reference;
+    #[doc = include_str!("../../../guide/src/soundness.md")]
+    struct Soundness;
+    #[doc = include_str!("../../../guide/src/reliability.md")]
+    struct Reliability;
+    #[doc = include_str!("../../../guide/src/performance.md")]
+    struct Performance;
+    #[doc = include_str!("../../../guide/src/design.md")]
+    struct Design;
+}
