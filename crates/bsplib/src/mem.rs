@@ -369,7 +369,9 @@ pub(crate) fn small_put_word(slot: u64, offset: usize, len: usize) -> Option<u64
     let fits = (1..=SMALL_PUT_MAX).contains(&len)
         && slot < 1 << (SMALL_LEN_SHIFT - SMALL_SLOT_SHIFT)
         && (offset as u64) < 1 << SMALL_SLOT_SHIFT;
-    fits.then(|| SMALL | (len as u64 - 1) << SMALL_LEN_SHIFT | slot << SMALL_SLOT_SHIFT | offset as u64)
+    fits.then(|| {
+        SMALL | (len as u64 - 1) << SMALL_LEN_SHIFT | slot << SMALL_SLOT_SHIFT | offset as u64
+    })
 }
 
 /// A [`SMALL`] record's `(slot, offset, len)`.
@@ -732,54 +734,4 @@ impl AlignedBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_spike_is_given_back_and_steady_use_is_not() {
-        let mut b = AlignedBuf::default();
-        let big = vec![7u8; 8 << 20];
-        // SAFETY: `big` is readable for its length.
-        unsafe { b.push_raw(big.as_ptr(), big.len()) };
-        assert!(b.lines.capacity() * 64 >= 8 << 20);
-        for _ in 0..40 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 1000) };
-        }
-        assert!(
-            b.lines.capacity() * 64 <= KEEP,
-            "{}",
-            b.lines.capacity() * 64
-        );
-        // Steady use of 3 MiB: no shrinking once grown.
-        for _ in 0..4 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
-        }
-        let steady = b.lines.capacity();
-        for _ in 0..40 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
-            assert_eq!(b.lines.capacity(), steady);
-        }
-    }
-
-    #[test]
-    fn records_are_padded_and_aligned() {
-        let mut b = AlignedBuf::default();
-        let bytes = [1u8, 2, 3];
-        // SAFETY: `bytes` is a live array of 3 bytes.
-        unsafe {
-            b.push_record([7, 3], bytes.as_ptr(), 3);
-            b.push_raw(bytes.as_ptr(), 3);
-        }
-        assert_eq!(b.len(), 32);
-        assert_eq!((b.word(0), b.word(8)), (7, 3));
-        assert_eq!(b.as_ptr() as usize % 8, 0);
-        b.clear();
-        assert!(b.is_empty());
-    }
-}
+mod tests;

@@ -240,7 +240,10 @@ impl Registry {
     /// stream of puts into one area), else `None`: without a call.
     #[inline(always)]
     pub(crate) fn own_hit(&self, seq: u64) -> Option<Entry> {
-        self.last_own.get().filter(|&(s, _)| s == seq).map(|(_, e)| e)
+        self.last_own
+            .get()
+            .filter(|&(s, _)| s == seq)
+            .map(|(_, e)| e)
     }
 
     /// The sync in progress has applied every record: slots it popped can
