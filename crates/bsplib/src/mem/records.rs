@@ -72,7 +72,7 @@ impl<'a> Records<'a> {
     }
 
     /// The 8-byte word at byte offset `at` (a multiple of 8).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn word(&self, at: usize) -> usize {
         assert!(at % 8 == 0 && at + 8 <= self.len, "record word out of view");
         // SAFETY: in bounds (checked) and aligned (`base` is, `at` is a
@@ -84,7 +84,13 @@ impl<'a> Records<'a> {
     /// record cut short: streams from other processes are not trusted).
     #[inline]
     pub(crate) fn try_word(&self, at: usize) -> Option<usize> {
-        (at % 8 == 0 && at.checked_add(8)? <= self.len).then(|| self.word(at))
+        if at % 8 == 0 && at.checked_add(8)? <= self.len {
+            // SAFETY: in bounds (checked) and aligned (`base` is, `at` is
+            // a multiple of 8); readable by the contract of `new`.
+            Some(unsafe { self.base.add(at).cast::<u64>().read() as usize })
+        } else {
+            None
+        }
     }
 
     /// Pointer to byte `at` of `len` bytes inside the view, or `None` if

@@ -247,7 +247,7 @@ impl Process {
     /// This process's outgoing half for the current superstep. Callers
     /// check `check_running` first: a poisoned process's half may still be
     /// read by others.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn out(&mut self) -> &mut Outgoing {
         debug_assert!(!self.poisoned, "mailbox written after a failed sync");
         self.dirty[self.parity] = true;
