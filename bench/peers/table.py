@@ -34,8 +34,10 @@ def base(row, digits=2):
 MiB = 1 << 20
 cols = ["threads", "processes", "mpi", "mcbsp", "bsponmpi"]
 rows = [
-    ("bspbench g, p = 2 (ns per word)", "g_p2", 1),
+    ("bspbench g, p = 2 (ns per word; Theil-Sen slope)", "g_p2", 1),
     ("bspbench g, p = 4", "g_p4", 1),
+    ("bspbench g, p = 2, bspbench's own least squares", "gls_p2", 1),
+    ("bspbench g, p = 4, least squares", "gls_p4", 1),
     ("bspbench 0-relation, p = 2 (µs)", "zero_p2", 2),
     ("bspbench 0-relation, p = 4 (µs)", "zero_p4", 2),
     (f"empty sync p = 2 (µs; bare spin barrier p = 2: {base('spin_p2', 3)})", "sync_p2", 3),
