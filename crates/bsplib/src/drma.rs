@@ -111,11 +111,14 @@ impl Process {
         Ok((nbytes != 0).then_some((pid, offset, nbytes)))
     }
 
-    /// `bsp_put`: copies the source now, writes it at the sync.
+    /// `bsp_put`: copies the source now, writes it at the sync. A word or
+    /// less takes [`put_small`](Self::put_small), inlined into the caller;
+    /// the rest the general path.
     ///
     /// # Safety
     ///
     /// `src` must be readable for `nbytes` bytes.
+    #[inline(always)]
     pub(crate) unsafe fn put(
         &mut self,
         pid: i64,
@@ -125,11 +128,31 @@ impl Process {
         nbytes: i64,
         loc: Loc,
     ) -> Result<(), Error> {
-        const CALL: &str = "bsp_put";
         // SAFETY: forwarded from our caller.
         if unsafe { self.put_small(pid, src, dst, offset, nbytes) } {
             return Ok(());
         }
+        // SAFETY: forwarded from our caller.
+        unsafe { self.put_general(pid, src, dst, offset, nbytes, loc) }
+    }
+
+    /// [`put`](Self::put)'s general path: every check, with its error,
+    /// the hook points, and the record of the put's size.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[inline(never)]
+    unsafe fn put_general(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        dst: usize,
+        offset: i64,
+        nbytes: i64,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        const CALL: &str = "bsp_put";
         let Some((pid, offset, nbytes)) = self.transfer_args(pid, offset, nbytes, CALL, loc)?
         else {
             return Ok(());
