@@ -5,7 +5,7 @@ use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
 use crate::mem::{self, Shape, PUT_BULK, PUT_REMOTE, VECTOR};
-use crate::process::extension::{NOTES, ROUTE};
+use crate::process::extension::{NOTES, ROUTE, TRANSFER};
 use crate::process::{GetReq, Keepalive, Loc, Process};
 use crate::registration::{RegOp, RegOpKind};
 
@@ -111,12 +111,39 @@ impl Process {
         Ok((nbytes != 0).then_some((pid, offset, nbytes)))
     }
 
-    /// `bsp_put`: copies the source now, writes it at the sync.
+    /// `bsp_put`: copies the source now, writes it at the sync. A word or
+    /// less takes [`put_small`](Self::put_small), inlined into the caller;
+    /// the rest the general path.
     ///
     /// # Safety
     ///
     /// `src` must be readable for `nbytes` bytes.
+    #[inline(always)]
     pub(crate) unsafe fn put(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        dst: usize,
+        offset: i64,
+        nbytes: i64,
+        loc: Loc,
+    ) -> Result<(), Error> {
+        // SAFETY: forwarded from our caller.
+        if unsafe { self.put_small(pid, src, dst, offset, nbytes) } {
+            return Ok(());
+        }
+        // SAFETY: forwarded from our caller.
+        unsafe { self.put_general(pid, src, dst, offset, nbytes, loc) }
+    }
+
+    /// [`put`](Self::put)'s general path: every check, with its error,
+    /// the hook points, and the record of the put's size.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[inline(never)]
+    unsafe fn put_general(
         &mut self,
         pid: i64,
         src: *const u8,
@@ -146,10 +173,60 @@ impl Process {
         unsafe { self.push_put(pid, slot, offset, src, nbytes, CALL, loc) }
     }
 
-    /// Appends a put for `pid`: a descriptor of a rendezvous (`mpi`, 32 KiB
-    /// and more), a record whose payload is in our channel (`processes`,
-    /// 64 KiB and more), or a record `[slot][offset][len][payload]` with
-    /// the payload copied into the mailbox.
+    /// The common put, a word or less while no extension watches the
+    /// transfers, in one pass: the checks of [`put`](Self::put) (running,
+    /// pid, offset, length, pointer, the slot and its extent on `pid`) and
+    /// its [`SMALL`](mem::SMALL) record, without a call but the slot's
+    /// lookup. `false` (nothing done) for anything else, errors included:
+    /// [`put`](Self::put) then takes its general path, which finds them.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be readable for `nbytes` bytes.
+    #[inline(always)]
+    unsafe fn put_small(
+        &mut self,
+        pid: i64,
+        src: *const u8,
+        dst: usize,
+        offset: i64,
+        nbytes: i64,
+    ) -> bool {
+        let plain = self.watch & (TRANSFER | ROUTE | NOTES) == 0 && !self.poisoned;
+        if !plain
+            || !(1..=mem::SMALL_PUT_MAX as i64).contains(&nbytes)
+            || offset < 0
+            || pid < 0
+            || pid as u64 >= self.nprocs as u64
+            || src.is_null()
+            || self.world.is_stopped()
+        {
+            return false;
+        }
+        let (pid, offset, nbytes) = (pid as usize, offset as usize, nbytes as usize);
+        let Some((slot, remote)) = self.reg.lookup_entry(dst, pid) else {
+            return false;
+        };
+        let Some(word) = mem::small_put_word(slot, offset, nbytes) else {
+            return false;
+        };
+        // `offset < 2^40` (the record's form): no overflow.
+        if remote.addr == 0 || offset + nbytes > remote.size {
+            return false;
+        }
+        // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+        if unsafe { self.dest_hot(pid).puts.push_small_put(word, src, nbytes) }.is_err() {
+            return false;
+        }
+        self.flags |= DATA;
+        true
+    }
+
+    /// Appends a put for `pid`: a [`SMALL`](mem::SMALL) record (a word
+    /// or less), a descriptor of a rendezvous (`mpi`, 32 KiB and more), a
+    /// record whose payload is in our channel (`processes`, 64 KiB and
+    /// more), or a record `[slot][offset][len][payload]` with the payload
+    /// copied into the mailbox.
     ///
     /// # Safety
     ///
@@ -165,6 +242,13 @@ impl Process {
         call: &'static str,
         loc: Loc,
     ) -> Result<(), Error> {
+        if let Some(word) = mem::small_put_word(slot, offset, nbytes) {
+            // A word or less: the one-word header of `mem::SMALL`.
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+            let pushed = unsafe { self.dest(pid).puts.push_small_put(word, src, nbytes) };
+            self.flags |= DATA;
+            return pushed.map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc));
+        }
         if nbytes >= MIN_LARGE {
             // SAFETY: the caller guarantees `src` is readable for `nbytes`;
             // it is copied now.
@@ -179,14 +263,14 @@ impl Process {
                 return Ok(());
             }
         }
-        self.dest(pid)
-            .puts
-            .try_reserve_record(nbytes)
-            .map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))?;
-        // SAFETY: the caller guarantees `src` is readable for `nbytes`.
-        unsafe { self.dest(pid).puts.push_put(slot, offset, src, nbytes) };
-        self.flags |= DATA;
-        Ok(())
+        let puts = &mut self.dest(pid).puts;
+        let room = puts.try_reserve_record(nbytes);
+        if room.is_ok() {
+            // SAFETY: the caller guarantees `src` is readable for `nbytes`.
+            unsafe { puts.push_put(slot, offset, src, nbytes) };
+            self.flags |= DATA;
+        }
+        room.map_err(|bytes| self.fail(ErrorKind::OutOfMemory { bytes }, call, loc))
     }
 
     /// A put of `nbytes >= MIN_LARGE` on an engine with a rendezvous

@@ -118,24 +118,34 @@ impl Outgoing {
 
     /// The lists for `dest`, made on first use, to write; and whether this
     /// is the first write to `dest` since the last clear.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn to(&mut self, dest: usize) -> (&mut ToDest, bool) {
         let i = match self.index[dest] {
-            0 => {
-                self.lists.push(ToDest::default());
-                self.in_use.push(false);
-                let i = self.lists.len() - 1;
-                self.index[dest] = u32::try_from(i + 1).expect("fewer than 2^32 processes");
-                i
-            }
+            0 => self.make(dest),
             k => k as usize - 1,
         };
         let first = !self.in_use[i];
         if first {
-            self.in_use[i] = true;
-            self.used.push(i as u32);
+            self.note_used(i);
         }
         (&mut self.lists[i], first)
+    }
+
+    /// Makes the lists for `dest` (its first write ever): their index.
+    #[cold]
+    fn make(&mut self, dest: usize) -> usize {
+        self.lists.push(ToDest::default());
+        self.in_use.push(false);
+        let i = self.lists.len() - 1;
+        self.index[dest] = u32::try_from(i + 1).expect("fewer than 2^32 processes");
+        i
+    }
+
+    /// Notes list `i` used in this superstep (its first write).
+    #[inline(never)]
+    fn note_used(&mut self, i: usize) {
+        self.in_use[i] = true;
+        self.used.push(i as u32);
     }
 
     /// What was sent to `dest`, if it ever was.

@@ -3,9 +3,11 @@
 //! The callers discharge the obligations listed on each function; this
 //! module keeps the `unsafe` copies in one place so they can be audited.
 
-use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
+
+mod records;
+pub(crate) use records::Records;
 
 /// Copies of more than this many bytes go in pieces of [`PIECE`] bytes.
 const PIECED_FROM: usize = 2 * PIECE;
@@ -345,6 +347,62 @@ pub(crate) const EXTENDED_WHAT: &str = "accumulate";
 /// bit, nor [`DESCRIPTOR`](crate::engine::DESCRIPTOR)'s.
 pub(crate) const VECTOR: u64 = 1 << 62;
 
+/// Flag of a put record's first word: a small put, its whole header in
+/// that one word, `[SMALL | (len - 1) << 57 | slot << 40 | offset]`,
+/// then its payload in a word of its own (16 bytes for a word put, where
+/// `[slot][offset][len][payload]` takes 32: half the bytes to write, and
+/// for the owner to read across cores). Puts of 1 to [`SMALL_PUT_MAX`]
+/// bytes into slots below 2^17 at offsets below 2^40 take this form
+/// (`small_put_word`). No registration slot has this bit.
+pub(crate) const SMALL: u64 = 1 << 60;
+
+/// The largest put a [`SMALL`] record carries.
+pub(crate) const SMALL_PUT_MAX: usize = 8;
+
+const SMALL_SLOT_SHIFT: u32 = 40;
+const SMALL_LEN_SHIFT: u32 = 57;
+const _: () = assert!(SMALL >> SMALL_LEN_SHIFT == 8 && SMALL_SLOT_SHIFT + 17 == SMALL_LEN_SHIFT);
+
+/// The [`SMALL`] record's word of a put, if the put has that form.
+#[inline]
+pub(crate) fn small_put_word(slot: u64, offset: usize, len: usize) -> Option<u64> {
+    let fits = (1..=SMALL_PUT_MAX).contains(&len)
+        && slot < 1 << (SMALL_LEN_SHIFT - SMALL_SLOT_SHIFT)
+        && (offset as u64) < 1 << SMALL_SLOT_SHIFT;
+    fits.then(|| {
+        SMALL | (len as u64 - 1) << SMALL_LEN_SHIFT | slot << SMALL_SLOT_SHIFT | offset as u64
+    })
+}
+
+/// A [`SMALL`] record's `(slot, offset, len)`.
+#[inline]
+pub(crate) fn small_put_fields(word: u64) -> (u64, usize, usize) {
+    (
+        (word >> SMALL_SLOT_SHIFT) & ((1 << (SMALL_LEN_SHIFT - SMALL_SLOT_SHIFT)) - 1),
+        (word & ((1 << SMALL_SLOT_SHIFT) - 1)) as usize,
+        ((word >> SMALL_LEN_SHIFT) & 7) as usize + 1,
+    )
+}
+
+/// Copies `len <= 8` bytes between ranges that do not overlap, without a
+/// call for a word or half a word (the small puts' payloads).
+///
+/// # Safety
+///
+/// `src` readable and `dst` writable for `len` bytes, not overlapping.
+#[inline]
+pub(crate) unsafe fn copy_small(src: *const u8, dst: *mut u8, len: usize) {
+    debug_assert!(len <= SMALL_PUT_MAX);
+    // SAFETY: the caller's obligations, for the sizes named.
+    unsafe {
+        match len {
+            8 => ptr::copy_nonoverlapping(src, dst, 8),
+            4 => ptr::copy_nonoverlapping(src, dst, 4),
+            _ => ptr::copy_nonoverlapping(src, dst, len),
+        }
+    }
+}
+
 /// Where a put record's payload is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Payload {
@@ -413,6 +471,13 @@ impl AlignedBuf {
         let keep = self.recent.max(KEEP / 2).div_ceil(64);
         self.lines.truncate(keep);
         self.lines.shrink_to_fit();
+    }
+
+    /// [`grow_to`](Self::grow_to), out of the hot paths.
+    #[cold]
+    #[inline(never)]
+    fn grow_cold(&mut self, bytes: usize) -> Result<(), usize> {
+        self.grow_to(bytes)
     }
 
     /// Makes the buffer hold at least `bytes` bytes; `Err(bytes)` if the
@@ -534,6 +599,41 @@ impl AlignedBuf {
         }
     }
 
+    /// Appends a [`SMALL`] put record: `word` (`small_put_word`), then
+    /// the `len <= 8` bytes from `src` in a word of their own, zero-padded.
+    /// `Err(bytes)` if the memory cannot be had.
+    ///
+    /// # Safety
+    ///
+    /// `src` must be valid for reads of `len` bytes.
+    #[inline(always)]
+    pub(crate) unsafe fn push_small_put(
+        &mut self,
+        word: u64,
+        src: *const u8,
+        len: usize,
+    ) -> Result<(), usize> {
+        let at = self.len;
+        if at + 16 > self.lines.len() * 64 {
+            self.grow_cold(at + 16)?;
+        }
+        self.len = at + 16;
+        // SAFETY: bytes `at..at+16` are inside the allocation (grown above)
+        // and 8-aligned; both words are written whole (the payload's after
+        // zeroing it); the caller vouches for `src`, which cannot alias
+        // the buffer (`&mut self` owns it).
+        unsafe {
+            let record = self.as_mut_ptr().add(at);
+            record.cast::<u64>().write(word);
+            let payload = record.add(8);
+            if len != 8 {
+                payload.cast::<u64>().write(0);
+            }
+            copy_small(src, payload, len);
+        }
+        Ok(())
+    }
+
     /// Appends a strided put record `[slot | VECTOR][offset][len][block]
     /// [stride]` (the destination's shape) followed by the payload: the
     /// blocks of `from`, read from `src`, packed (and padded to 8).
@@ -633,165 +733,5 @@ impl AlignedBuf {
     }
 }
 
-/// A read-only view of 8-byte aligned records, in memory the reader may
-/// not own: another process's outgoing buffer, or a stream in shared
-/// memory. Reads are bounds-checked against the view's length.
-///
-/// The view borrows what it reads for `'a`: the buffer it was made from
-/// ([`Records::of`]), or whatever the maker of an unchecked view
-/// ([`Records::new`]) vouched for.
-#[derive(Clone, Copy)]
-pub(crate) struct Records<'a> {
-    base: *const u8,
-    len: usize,
-    _bytes: PhantomData<&'a [u8]>,
-}
-
-impl<'a> Records<'a> {
-    /// A view of `len` bytes at `base`.
-    ///
-    /// # Safety
-    ///
-    /// `base` must be 8-byte aligned and the bytes readable and unchanged
-    /// for `'a` (pointers the view hands out are raw: using them later is
-    /// their user's responsibility).
-    #[inline]
-    pub(crate) unsafe fn new(base: *const u8, len: usize) -> Self {
-        debug_assert_eq!(base as usize % 8, 0);
-        Records {
-            base,
-            len,
-            _bytes: PhantomData,
-        }
-    }
-
-    /// An empty view.
-    #[inline]
-    pub(crate) fn empty() -> Self {
-        Records {
-            base: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
-            len: 0,
-            _bytes: PhantomData,
-        }
-    }
-
-    /// A view of `buf`'s contents, borrowing it.
-    #[inline]
-    pub(crate) fn of(buf: &'a AlignedBuf) -> Self {
-        Records {
-            base: buf.as_ptr(),
-            len: buf.len(),
-            _bytes: PhantomData,
-        }
-    }
-
-    /// Bytes in view.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The bytes in view, for as long as the view's borrow.
-    pub(crate) fn bytes(&self) -> &'a [u8] {
-        // SAFETY: readable and unchanged for `'a` (the borrow of `of`, or
-        // the contract of `new`).
-        unsafe { std::slice::from_raw_parts(self.ptr(0, self.len), self.len) }
-    }
-
-    /// The 8-byte word at byte offset `at` (a multiple of 8).
-    #[inline]
-    pub(crate) fn word(&self, at: usize) -> usize {
-        assert!(at % 8 == 0 && at + 8 <= self.len, "record word out of view");
-        // SAFETY: in bounds (checked) and aligned (`base` is, `at` is a
-        // multiple of 8); readable by the contract of `new`.
-        unsafe { self.base.add(at).cast::<u64>().read() as usize }
-    }
-
-    /// The 8-byte word at byte offset `at`, or `None` beyond the view (a
-    /// record cut short: streams from other processes are not trusted).
-    #[inline]
-    pub(crate) fn try_word(&self, at: usize) -> Option<usize> {
-        (at % 8 == 0 && at.checked_add(8)? <= self.len).then(|| self.word(at))
-    }
-
-    /// Pointer to byte `at` of `len` bytes inside the view, or `None` if
-    /// they are not all inside.
-    #[inline]
-    pub(crate) fn try_ptr(&self, at: usize, len: usize) -> Option<*const u8> {
-        (at.checked_add(len)? <= self.len).then(|| self.base.wrapping_add(at))
-    }
-
-    /// Pointer to byte `at` of `len` bytes inside the view.
-    #[inline]
-    pub(crate) fn ptr(&self, at: usize, len: usize) -> *const u8 {
-        assert!(
-            at.checked_add(len).is_some_and(|end| end <= self.len),
-            "record bytes out of view"
-        );
-        self.base.wrapping_add(at)
-    }
-
-    /// The sub-view of `len` bytes at byte offset `at` (a multiple of 8).
-    #[inline]
-    pub(crate) fn sub(&self, at: usize, len: usize) -> Records<'a> {
-        debug_assert_eq!(at % 8, 0);
-        Records {
-            base: self.ptr(at, len),
-            len,
-            _bytes: PhantomData,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_spike_is_given_back_and_steady_use_is_not() {
-        let mut b = AlignedBuf::default();
-        let big = vec![7u8; 8 << 20];
-        // SAFETY: `big` is readable for its length.
-        unsafe { b.push_raw(big.as_ptr(), big.len()) };
-        assert!(b.lines.capacity() * 64 >= 8 << 20);
-        for _ in 0..40 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 1000) };
-        }
-        assert!(
-            b.lines.capacity() * 64 <= KEEP,
-            "{}",
-            b.lines.capacity() * 64
-        );
-        // Steady use of 3 MiB: no shrinking once grown.
-        for _ in 0..4 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
-        }
-        let steady = b.lines.capacity();
-        for _ in 0..40 {
-            b.clear();
-            // SAFETY: as above.
-            unsafe { b.push_raw(big.as_ptr(), 3 << 20) };
-            assert_eq!(b.lines.capacity(), steady);
-        }
-    }
-
-    #[test]
-    fn records_are_padded_and_aligned() {
-        let mut b = AlignedBuf::default();
-        let bytes = [1u8, 2, 3];
-        // SAFETY: `bytes` is a live array of 3 bytes.
-        unsafe {
-            b.push_record([7, 3], bytes.as_ptr(), 3);
-            b.push_raw(bytes.as_ptr(), 3);
-        }
-        assert_eq!(b.len(), 32);
-        assert_eq!((b.word(0), b.word(8)), (7, 3));
-        assert_eq!(b.as_ptr() as usize % 8, 0);
-        b.clear();
-        assert!(b.is_empty());
-    }
-}
+mod tests;

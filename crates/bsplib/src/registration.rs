@@ -25,6 +25,7 @@
 use crate::error::SourceLocation;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ptr::NonNull;
 
 use crate::error::ErrorKind;
 
@@ -61,6 +62,17 @@ impl Slot {
         self.entries[pid]
     }
 }
+
+/// The entries of the slot [`Registry::lookup`] found last: a pointer
+/// into that slot's `Box<[Entry]>`, which the registry owns and which
+/// stays where it is while the slot lives (the cache holding it is reset
+/// whenever the table changes).
+#[derive(Clone, Copy)]
+struct Entries(NonNull<Entry>);
+
+// SAFETY: the pointer is into memory owned by the same `Registry` (a
+// slot's boxed entries); it moves to another thread only with its owner.
+unsafe impl Send for Entries {}
 
 /// A registration call made in the current superstep, published at the sync.
 #[derive(Clone, Copy, Debug)]
@@ -132,10 +144,10 @@ pub(crate) struct Registry {
     /// This process's non-NULL addresses → the slots holding them, oldest first.
     mine: HashMap<usize, Vec<u64>>,
     next_seq: u64,
-    /// The last successful lookup: `(address, seq)`. Programs put into the
-    /// same area many times in a row; this skips the hash. Reset whenever
-    /// the table changes.
-    last: Cell<Option<(usize, u64)>>,
+    /// The last successful lookup: `(address, seq, the slot's entries)`.
+    /// Programs put into the same area many times in a row; this skips the
+    /// hash and the search of `slots`. Reset whenever the table changes.
+    last: Cell<Option<(usize, u64, Entries)>>,
     /// The slots popped by the sync in progress: records of the superstep
     /// that popped them may still name them (a pop takes effect at the
     /// end of the sync), until [`forget_retired`](Self::forget_retired).
@@ -224,6 +236,16 @@ impl Registry {
         Some(e)
     }
 
+    /// [`own`](Self::own) when `seq` is the slot it resolved last (a
+    /// stream of puts into one area), else `None`: without a call.
+    #[inline(always)]
+    pub(crate) fn own_hit(&self, seq: u64) -> Option<Entry> {
+        self.last_own
+            .get()
+            .filter(|&(s, _)| s == seq)
+            .map(|(_, e)| e)
+    }
+
     /// The sync in progress has applied every record: slots it popped can
     /// no longer be named.
     pub(crate) fn forget_retired(&mut self) {
@@ -239,14 +261,34 @@ impl Registry {
     /// The most recent live slot in which this process registered `addr`.
     #[inline]
     pub(crate) fn lookup(&self, addr: usize) -> Option<&Slot> {
-        if let Some((a, seq)) = self.last.get() {
+        if let Some((a, seq, _)) = self.last.get() {
             if a == addr {
                 return self.slots.get(&seq);
             }
         }
         let seq = *self.mine.get(&addr)?.last()?;
-        self.last.set(Some((addr, seq)));
-        self.slots.get(&seq)
+        let slot = self.slots.get(&seq)?;
+        let entries = Entries(NonNull::from(&*slot.entries).cast());
+        self.last.set(Some((addr, seq, entries)));
+        Some(slot)
+    }
+
+    /// [`lookup`](Self::lookup)'s slot number and entry of process `pid`
+    /// (`< nprocs`), straight from the cache when `addr` was the last
+    /// address looked up (a put's common case).
+    #[inline(always)]
+    pub(crate) fn lookup_entry(&self, addr: usize, pid: usize) -> Option<(u64, Entry)> {
+        assert!(pid < self.nprocs, "pid {pid} out of range");
+        if let Some((a, seq, entries)) = self.last.get() {
+            if a == addr {
+                // SAFETY: `entries` points to the `nprocs` entries of live
+                // slot `seq` (the cache is reset whenever a slot is
+                // removed), and `pid < nprocs`.
+                return Some((seq, unsafe { *entries.0.as_ptr().add(pid) }));
+            }
+        }
+        let slot = self.lookup(addr)?;
+        Some((slot.seq(), slot.entry(pid)))
     }
 
     /// The slot a pop of our `addr` will remove when the sync applies it

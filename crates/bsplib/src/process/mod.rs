@@ -247,7 +247,7 @@ impl Process {
     /// This process's outgoing half for the current superstep. Callers
     /// check `check_running` first: a poisoned process's half may still be
     /// read by others.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn out(&mut self) -> &mut Outgoing {
         debug_assert!(!self.poisoned, "mailbox written after a failed sync");
         self.dirty[self.parity] = true;
@@ -262,6 +262,12 @@ impl Process {
     /// that we are one of its senders (`World::note_sender`).
     #[inline]
     pub(crate) fn dest(&mut self, pid: usize) -> &mut crate::mailbox::ToDest {
+        self.dest_hot(pid)
+    }
+
+    /// [`dest`](Self::dest), always inlined (the small put's path).
+    #[inline(always)]
+    pub(crate) fn dest_hot(&mut self, pid: usize) -> &mut crate::mailbox::ToDest {
         let (me, parity) = (self.pid, self.parity);
         // SAFETY: `self.world` is never reassigned, and its `Arc` keeps the
         // world alive as long as `self` (a reference, not an `Arc` clone:

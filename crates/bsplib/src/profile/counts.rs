@@ -5,7 +5,7 @@
 use crate::engine::DESCRIPTOR;
 use crate::mailbox::HpPut;
 use crate::mem::EXTENDED;
-use crate::mem::{pad8, put_len, Payload, Records, VECTOR};
+use crate::mem::{pad8, put_len, small_put_fields, Payload, Records, SMALL, VECTOR};
 use crate::process::inbox::COLL_RECORD;
 
 /// What one process sent and received in one superstep (see `PROFILE.md`,
@@ -71,6 +71,12 @@ pub(crate) fn count_puts(puts: Records<'_>) -> (u64, u64, u64, u64) {
     let (mut n, mut hp, mut bytes) = (0, 0, 0);
     let mut at = 0;
     while at < puts.len() {
+        if let Some(first) = puts.try_word(at).filter(|&w| w as u64 & SMALL != 0) {
+            n += 1;
+            bytes += small_put_fields(first as u64).2 as u64;
+            at += 16;
+            continue;
+        }
         let (Some(slot), Some(word)) = (puts.try_word(at), puts.try_word(at + 16)) else {
             return (n, hp, bytes, 1);
         };

@@ -6,7 +6,7 @@
 use crate::engine::{cma, Rendezvous, DESCRIPTOR};
 use crate::error::ErrorKind;
 use crate::mem::{
-    self, pad8, Payload, Records, Shape, EXTENDED, EXTENDED_HEADER, PUT_BULK, VECTOR,
+    self, pad8, Payload, Records, Shape, EXTENDED, EXTENDED_HEADER, PUT_BULK, SMALL, VECTOR,
 };
 use crate::registration::Registry;
 /// The error of a stream that changed during the sync.
@@ -67,7 +67,8 @@ pub(crate) fn own_range(
 }
 
 /// Writes the put records `[slot][offset][len | pad << 56][pad][payload,
-/// padded to 8]` (`mem::push_put`) that
+/// padded to 8]` (`mem::push_put`), or `[SMALL | len | slot | offset]
+/// [payload]` for a word or less (`mem::SMALL`), that
 /// `sender` addressed to us, each resolved and checked in our own table;
 /// accumulate records (`rma.rs`) are noted in `accumulates`, to be
 /// combined after every sender's puts.
@@ -93,6 +94,33 @@ pub(crate) fn apply_puts(
     let stopped = |_| ErrorKind::Stopped;
     let mut at = 0;
     while at < puts.len() {
+        let first = puts.try_word(at).ok_or_else(|| cut_short("put", sender))? as u64;
+        if first & SMALL != 0 {
+            // A word or less: `[SMALL | len | slot | offset][payload]`.
+            let (slot, offset, len) = mem::small_put_fields(first);
+            let src = puts
+                .try_ptr(at + 8, 8)
+                .ok_or_else(|| cut_short("put", sender))?;
+            // `own_range`, inline when the slot is the last one resolved
+            // (`offset < 2^40`, `len <= 8`: no overflow).
+            let dst = match reg.own_hit(slot) {
+                Some(e) if e.addr != 0 && offset + len <= e.size => {
+                    std::ptr::with_exposed_provenance_mut::<u8>(e.addr).wrapping_add(offset)
+                }
+                _ => own_range(reg, "put", sender, slot, offset, len)?,
+            };
+            if let Some(r) = rendezvous {
+                r.before_write(dst, len).map_err(stopped)?;
+            }
+            // SAFETY: `dst` is `len` bytes of memory we registered
+            // (resolved and checked in our own table, as `own_range`
+            // does), alive until this sync settles registrations, and
+            // written by nobody else now; `src` is in the view, which is
+            // not registered memory.
+            unsafe { mem::copy_small(src, dst, len) };
+            at += 16;
+            continue;
+        }
         let (slot, offset, word) = range_at(puts, at).ok_or_else(|| cut_short("put", sender))?;
         if slot & EXTENDED != 0 {
             // An extension's, after every put (step 5b): noted here.
