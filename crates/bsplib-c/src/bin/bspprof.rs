@@ -824,7 +824,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}} th{{background:#
     html.push_str("<h2>Timeline</h2>\n<p class=\"key\"><span style=\"background:#4e79a7\"></span>computing<span style=\"background:#f28e2b\"></span>in a sync (waiting and exchanging)</p>\n");
     timeline(procs, &mut html);
 
-    html.push_str("<h2>Supersteps: measured against predicted</h2>\n<p class=\"key\"><span style=\"background:#f28e2b\"></span>measured<span style=\"background:#59a14f\"></span>predicted w + g·h + l</p>\n");
+    html.push_str("<h2>Supersteps: measured against predicted</h2>\n<p class=\"key\"><span style=\"background:#f28e2b\"></span>measured<span style=\"background:#59a14f\"></span>predicted w + g·(h + n½·r) + l</p>\n");
     bars(&all, 300, &mut html);
 
     let _ = write!(html, "<h2>Heaviest supersteps</h2>\n<table><tr><th>superstep</th><th>measured</th><th>predicted</th><th>w (max)</th><th>w (mean)</th><th>h (bytes)</th><th>records (max)</th><th>ended by</th><th>at</th></tr>\n");

@@ -326,7 +326,8 @@ fn direct_command(inv: &Invocation) -> Command {
 fn mpi_command(inv: &Invocation) -> Result<Command, String> {
     if !cfg!(feature = "mpi") {
         return Err("the mpi engine is not available in this build \
-                    (build with cargo build --release --features mpi)"
+                    (install with make install MPI=1, or build with \
+                    cargo build --release --features mpi)"
             .to_owned());
     }
     if std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some() {
