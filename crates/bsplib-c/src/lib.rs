@@ -44,7 +44,8 @@ thread_local! {
     /// `on_exit` handler that names a process exiting in mid-run).
     static CURRENT: Cell<*mut Attached> = const { Cell::new(std::ptr::null_mut()) };
     /// The call this thread is in, for the crash handler of `shim.c`:
-    /// (name, name length, C file or null, line). No destructor either.
+    /// (name, name length, C file or null, line); a null name when in no
+    /// call (the other fields are then stale). No destructor either.
     static IN_CALL: Cell<(*const u8, usize, *const c_char, c_int)> =
         const { Cell::new((std::ptr::null(), 0, std::ptr::null(), 0)) };
     /// This thread ran a BSP process that called `bsp_end`.
@@ -119,7 +120,12 @@ struct InCall(*mut Attached);
 impl Drop for InCall {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.0));
-        IN_CALL.with(|c| c.set((std::ptr::null(), 0, std::ptr::null(), 0)));
+        // A null name is "in no call" (`bsplib_c_in_call`): the rest of
+        // the entry is left as it was.
+        IN_CALL.with(|c| {
+            let (_, len, file, line) = c.get();
+            c.set((std::ptr::null(), len, file, line));
+        });
     }
 }
 
@@ -132,23 +138,47 @@ fn with_bsp<T>(
     line: c_int,
     f: impl FnOnce(&mut Bsp, Option<SourceLocation>) -> Result<T, Error>,
 ) -> T {
-    let loc = location(file, line);
+    // The fast path moves little: the error (about 120 bytes) is boxed on
+    // the way out of the panic guard, so a successful call carries a
+    // `Result<T, Box<Error>>` (for `T = ()` one word), not a
+    // `Result<T, Error>` copied twice through `catch_unwind`.
     let result = guard(call, || {
         let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
         if p.is_null() {
+            let loc = location(file, line);
             // Inside a LAPI handler the dispatching call holds the process.
             if let Some(h) = bsplib::raw::lapi_in_handler() {
-                return Err(lapi::in_handler_error(call, h, loc));
+                return Err(boxed(lapi::in_handler_error(call, h, loc)));
             }
-            return Err(outside(call, loc));
+            return Err(boxed(outside(call, loc)));
         }
         let _in_call = InCall(p);
         IN_CALL.with(|c| c.set((call.as_ptr(), call.len(), file, line)));
         // SAFETY: `p` is this thread's leaked `Box` (see `CURRENT`), taken
         // out of `CURRENT` for this call: no other reference to it exists.
-        f(unsafe { &mut *p }.bsp(), loc)
+        match f(unsafe { &mut *p }.bsp(), location(file, line)) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(boxed(e)),
+        }
     });
-    result.unwrap_or_else(|e| fail(e))
+    match result {
+        Ok(v) => v,
+        Err(e) => fail_boxed(e),
+    }
+}
+
+/// An error, out of line and off the fast path.
+#[cold]
+#[inline(never)]
+fn boxed(e: Error) -> Box<Error> {
+    Box::new(e)
+}
+
+/// [`fail`] for a boxed error, out of line.
+#[cold]
+#[inline(never)]
+fn fail_boxed(e: Box<Error>) -> ! {
+    fail(*e)
 }
 
 /// `shim.c`'s crash handler: the call this thread is in, if any.
