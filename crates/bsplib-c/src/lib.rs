@@ -163,7 +163,7 @@ fn with_bsp<T>(
     });
     match result {
         Ok(v) => v,
-        Err(e) => fail_boxed(e),
+        Err(e) => fail(*e),
     }
 }
 
@@ -172,13 +172,6 @@ fn with_bsp<T>(
 #[inline(never)]
 fn boxed(e: Error) -> Box<Error> {
     Box::new(e)
-}
-
-/// [`fail`] for a boxed error, out of line.
-#[cold]
-#[inline(never)]
-fn fail_boxed(e: Box<Error>) -> ! {
-    fail(*e)
 }
 
 /// `shim.c`'s crash handler: the call this thread is in, if any.
@@ -258,6 +251,7 @@ pub(crate) fn outside(call: &'static str, loc: Option<SourceLocation>) -> Error 
 /// Ends the program after the error `err`: prints the run's error once (a
 /// process stopped by another's failure prints nothing of its own), stops
 /// every process, and exits with status 1.
+#[cold]
 fn fail(err: Error) -> ! {
     if bsplib::launch::in_foreign_process() {
         // A process the program forked itself: say what it did wrong, but
