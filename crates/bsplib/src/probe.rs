@@ -51,3 +51,20 @@ pub use crate::machine::{
     hostname, load, load_from, save, save_to, store_path, Machine, Measurement, Source,
 };
 pub use measurement::{measure, measure_in, Options};
+
+/// The machine's 1-minute load average (the first field of
+/// `/proc/loadavg`; `BSPLIB_LOADAVG` replaces it, for tests), `None` if
+/// it cannot be read. A measurement is the run's own only when the load
+/// leaves its processes cores to themselves: `bspprobe` and `bsprun
+/// --profile` warn by it, and every profile records it.
+///
+/// # Examples
+///
+/// ```
+/// if let Some(load) = bsplib::probe::load_average() {
+///     assert!(load >= 0.0);
+/// }
+/// ```
+pub fn load_average() -> Option<f64> {
+    crate::engine::load_average()
+}

@@ -100,24 +100,7 @@ impl Setup {
             engine,
             handoff,
             // The cores as `available_processes` counts them.
-            load: load_average().map(|l| {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                (l, cores)
-            }),
+            load: crate::engine::load_average().map(|l| (l, crate::engine::cores())),
         })
     }
-}
-
-/// The 1-minute load average: `BSPLIB_LOADAVG` if set (for tests), else
-/// the first field of `/proc/loadavg`.
-fn load_average() -> Option<f64> {
-    let text = match std::env::var("BSPLIB_LOADAVG") {
-        Ok(v) => v,
-        Err(_) => std::fs::read_to_string("/proc/loadavg").ok()?,
-    };
-    text.split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-        .filter(|l: &f64| l.is_finite() && *l >= 0.0)
 }

@@ -338,7 +338,7 @@ fn main() -> ExitCode {
     // probe's own.
     let most = cli.procs.iter().copied().max().unwrap_or(1);
     let cores = bsplib::available_processes();
-    if let Some((why, cause)) = loadavg::untrusted(loadavg::read(), cores, most) {
+    if let Some((why, cause)) = loadavg::untrusted(bsplib::probe::load_average(), cores, most) {
         eprintln!(
             "bspprobe: warning: {why}: the figures will include {cause}, not this machine's g and l"
         );

@@ -525,7 +525,7 @@ fn warn_if_busy(inv: &Invocation, engine: &str) {
         .nprocs
         .or_else(nprocs_from_env)
         .unwrap_or(if engine == "serial" { 1 } else { cores });
-    if let Some((why, cause)) = loadavg::untrusted(loadavg::read(), cores, procs) {
+    if let Some((why, cause)) = loadavg::untrusted(bsplib::probe::load_average(), cores, procs) {
         eprintln!("bsprun: warning: {why}: the profile's times will include {cause}");
     }
 }

@@ -91,6 +91,22 @@ pub(crate) fn host_name() -> String {
     }
 }
 
+/// The 1-minute load average: `BSPLIB_LOADAVG` if set (for tests: a
+/// number, or anything else for "unknown"), else the first field of
+/// `/proc/loadavg`; `None` if unknown. The one reading of it: profiles
+/// record it, and the tools warn by it (`probe::load_average`).
+pub(crate) fn load_average() -> Option<f64> {
+    let text = match std::env::var("BSPLIB_LOADAVG") {
+        Ok(v) => v,
+        Err(_) => std::fs::read_to_string("/proc/loadavg").ok()?,
+    };
+    text.split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .filter(|l: &f64| l.is_finite() && *l >= 0.0)
+}
+
 /// True when MPI's own collectives can carry `total` bytes (their counts
 /// are `int`s).
 pub(crate) fn coll_fits(total: usize) -> bool {

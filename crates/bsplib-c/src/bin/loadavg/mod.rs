@@ -8,23 +8,6 @@
 //! (the work of other programs, in cores) with the cores the run leaves
 //! free; the soak example judges its throughput the same way.
 
-/// The 1-minute load average: `BSPLIB_LOADAVG` if set (for tests: a
-/// number, or anything else for "unknown"), else the first field of
-/// `/proc/loadavg`; `None` if unknown. (`bspprof` reads the load the
-/// profile recorded instead.)
-#[allow(dead_code)]
-pub fn read() -> Option<f64> {
-    let text = match std::env::var("BSPLIB_LOADAVG") {
-        Ok(v) => v,
-        Err(_) => std::fs::read_to_string("/proc/loadavg").ok()?,
-    };
-    text.split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-        .filter(|l: &f64| l.is_finite() && *l >= 0.0)
-}
-
 /// "1 process", "4 processes".
 fn processes(n: usize) -> String {
     format!("{n} process{}", if n == 1 { "" } else { "es" })
