@@ -22,7 +22,10 @@ use common::{mpi_mode, run_on};
 fn store() -> &'static Path {
     static STORE: OnceLock<PathBuf> = OnceLock::new();
     STORE.get_or_init(|| {
-        let path = std::env::temp_dir().join(format!(
+        // In Cargo's scratch directory for integration tests (inside
+        // `target/`), not the system's temporary one, where one directory
+        // per run used to stay behind.
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
             "bsplib-test-machine-{}/machine.json",
             std::process::id()
         ));
