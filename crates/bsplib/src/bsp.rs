@@ -27,6 +27,9 @@ pub struct Bsp {
     /// The run's id and this process's pid, which every [`Area`] made with
     /// this handle records: the areas it may be used with.
     owner: (u64, usize),
+    /// `processes`: the run's world, whose area memory large [`Area`]s
+    /// live in (`engine/area_memory.rs`); `None` on the other engines.
+    area_memory: Option<std::sync::Arc<crate::engine::World>>,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -34,6 +37,11 @@ impl Bsp {
     pub(crate) fn new(process: Process) -> Self {
         Bsp {
             owner: (process.world.id(), process.pid),
+            area_memory: process
+                .world
+                .area_memory()
+                .is_some()
+                .then(|| process.world.clone()),
             process: RefCell::new(process),
             _not_send: PhantomData,
         }
@@ -43,6 +51,12 @@ impl Bsp {
     #[inline]
     pub(crate) fn owner(&self) -> (u64, usize) {
         self.owner
+    }
+
+    /// The world whose area memory this process's large areas live in.
+    #[inline]
+    pub(crate) fn area_memory(&self) -> Option<&std::sync::Arc<crate::engine::World>> {
+        self.area_memory.as_ref()
     }
 
     /// The check every call that takes an [`Area`] makes first: the area

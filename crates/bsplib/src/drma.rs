@@ -1,6 +1,7 @@
 //! Direct remote memory access: registration, put, get and their
 //! unbuffered variants. Checks happen here, once, for every front door.
 
+use crate::engine::area_memory::MIN_AREA;
 use crate::engine::{DESCRIPTOR, MIN_LARGE};
 use crate::error::{Error, ErrorKind};
 use crate::mailbox::{HpPut, DATA, GET, HPPUT, LARGE, REG};
@@ -547,15 +548,21 @@ impl Process {
         };
         self.check_pointer(dst, to_span, "dst", call, loc)?;
         let slot = self.resolve(pid, src, offset, from_span, call, loc)?;
-        // As in `get`; cross-memory attach reads contiguous sources only.
-        let readable = !self.world.distributed()
-            || (len >= CROSS_FROM
-                && from.is_contiguous()
-                && to.is_contiguous()
-                && self.world.cross_memory());
-        let at = if readable {
+        // As in `get`; another address space is read for contiguous
+        // sources only.
+        let base = || {
             let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
             base.wrapping_add(offset)
+        };
+        let at = if !self.world.distributed() {
+            base()
+        } else if len >= MIN_AREA && from.is_contiguous() && to.is_contiguous() {
+            let at = base();
+            if self.world.readable_elsewhere(pid, at, len, CROSS_FROM) {
+                at
+            } else {
+                0
+            }
         } else {
             0
         };
@@ -608,11 +615,16 @@ impl Process {
             // SAFETY: the caller keeps `src` readable until the sync.
             unsafe { self.hook_note_hp(CALL, src, nbytes, loc) };
         }
-        if nbytes >= CROSS_FROM && self.world.cross_memory() {
-            // `processes` with cross-memory attach: the receiver reads the
-            // source from our address space at the sync, which closes with
-            // barrier C (the record names our address; the kernel checks
-            // it against our mappings).
+        if self.world.distributed()
+            && self
+                .world
+                .readable_elsewhere(self.pid, src.addr(), nbytes, CROSS_FROM)
+        {
+            // `processes`, a source in our area memory or read by cross-
+            // memory attach: the receiver reads it from our memory at the
+            // sync, which closes with barrier C (the record names our
+            // address; the receiver checks it against our region of area
+            // memory, or the kernel against our mappings).
             self.dest(pid).puts.push_words([
                 slot as usize,
                 offset,
@@ -685,14 +697,23 @@ impl Process {
             unsafe { self.hook_note_hp(call, dst, nbytes, loc) };
         }
         // Whether we may read the owner's memory ourselves: in this one
-        // address space, or by cross-memory attach from `CROSS_FROM` bytes.
-        let readable =
-            !self.world.distributed() || (nbytes >= CROSS_FROM && self.world.cross_memory());
-        let from = if readable {
-            // The owner's entry (`resolve` checked the range): an address
-            // the owner registered, in this address space or in the owner's.
+        // address space, in its area memory, or by cross-memory attach
+        // from `CROSS_FROM` bytes. The owner's entry (`resolve` checked the
+        // range) is an address the owner registered, in this address space
+        // or in the owner's.
+        let at = || {
             let base = self.reg.lookup(src).map_or(0, |s| s.entry(pid).addr);
             base.wrapping_add(offset)
+        };
+        let from = if !self.world.distributed() {
+            at()
+        } else if nbytes >= MIN_AREA {
+            let at = at();
+            if self.world.readable_elsewhere(pid, at, nbytes, CROSS_FROM) {
+                at
+            } else {
+                0
+            }
         } else {
             0
         };

@@ -59,7 +59,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::engine::board::State;
-use crate::engine::cma;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 use crate::exchange::{decode_collective, Sections};
@@ -379,9 +378,11 @@ impl Process {
                     // end of this sync (the caller of `get` promised it, or
                     // the keepalive holds it), outside our registered
                     // memory, so nobody reads it.
-                    if let Some(os) = world.os_pid(g.pid) {
-                        // SAFETY: as above; the kernel checks the owner's side.
-                        unsafe { cma::read(os, g.src, g.dst, g.len) }.map_err(|e| {
+                    if world.distributed() {
+                        // SAFETY: as above (a contiguous get, in the owner's
+                        // area memory or read by cross-memory attach, where
+                        // the kernel checks the owner's side).
+                        unsafe { world.read_elsewhere(g.pid, g.src, g.dst, g.len) }.map_err(|e| {
                             self.fail(
                                 ErrorKind::InvalidRecord {
                                     what: "get",
@@ -492,7 +493,7 @@ impl Process {
                     from.puts,
                     Elsewhere {
                         bulk,
-                        sender_os: world.os_pid(src),
+                        remote: Some(world),
                         rendezvous: large.rendezvous,
                     },
                     &mut self.extended,

@@ -4,7 +4,9 @@
 //! their source's offset within a cache line). What lands must not
 //! depend on that: sources at every alignment, several large puts per
 //! destination, small puts overlapping large ones in call order, over
-//! supersteps of both parities.
+//! supersteps of both parities. Large `Area`s (in memory every process
+//! maps on `processes`): hpputs from them and gets of them, and their
+//! memory reused.
 
 mod common;
 
@@ -106,5 +108,95 @@ fn unbuffered(bsp: &mut Bsp) -> Result<u64, Error> {
 fn large_hpputs_and_owned_puts_land_whole() {
     for (engine, p) in configurations() {
         run_on(engine, p, unbuffered).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+    }
+}
+
+/// Areas of 4 KiB and more, which live in memory every process maps on
+/// `processes` (one `memcpy` by the receiver of an hpput from one, or by
+/// the requester of a get of one): hpputs from an area at odd offsets
+/// beside one from ordinary memory, a get of a registered area into an
+/// unregistered one, and the memory of dropped areas reused (a new area
+/// reads as zeros, `from_vec` and `from_slice` hold their values).
+fn areas(bsp: &mut Bsp) -> Result<u64, Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let right = (me + 1) % p;
+    let left = (me + p - 1) % p;
+    let n = 50_000usize;
+    let mut total = 0u64;
+    for round in 0..3usize {
+        let byte = |who: usize, i: usize| (who * 17 + round * 5 + i * 11 % 253) as u8;
+        // A dirty area dropped first: its memory comes back to the next.
+        let mut dirty = Area::<u8>::new(bsp, 3 * n);
+        dirty.as_mut_slice(bsp).fill(0xFF);
+        drop(dirty);
+        let dst = Area::<u8>::new(bsp, 3 * n);
+        check!(
+            bsp,
+            dst.as_slice(bsp).iter().all(|&b| b == 0),
+            "a new area is not zero"
+        );
+        let values: Vec<u8> = (0..n + 64).map(|i| byte(me, i)).collect();
+        let src = Area::from_vec(bsp, values.clone());
+        check_eq!(bsp, src.as_slice(bsp), &values[..]);
+        let copy = Area::from_slice(bsp, &values[..n]);
+        check_eq!(bsp, copy.as_slice(bsp), &values[..n]);
+        let plain: Vec<u8> = (0..5000).map(|i| byte(me, i + 7)).collect();
+        bsp.push_reg(&dst)?;
+        bsp.push_reg(&src)?;
+        bsp.sync()?;
+        // SAFETY: `src`, `copy` and `plain` live, unchanged, until after the
+        // sync; the ranges of `dst` they go to are disjoint and nobody else
+        // touches them.
+        unsafe {
+            bsp.hpput(right, &dst, 1, &src.as_slice(bsp)[round..round + n])?;
+            bsp.hpput(right, &dst, n + 3, &copy.as_slice(bsp)[5..5000])?;
+            bsp.hpput(right, &dst, 2 * n + 1, &plain)?;
+        }
+        let local = Area::<u8>::new(bsp, n);
+        bsp.get(left, &src, 3, local.range(..n - 3))?;
+        bsp.sync()?;
+        let got = dst.as_slice(bsp);
+        let bad = (0..n).find(|&i| got[1 + i] != byte(left, round + i));
+        check!(
+            bsp,
+            bad.is_none(),
+            "hpput from an area: first wrong byte at {bad:?}"
+        );
+        let bad = (0..4995).find(|&i| got[n + 3 + i] != byte(left, 5 + i));
+        check!(
+            bsp,
+            bad.is_none(),
+            "hpput from a copied area: first wrong byte at {bad:?}"
+        );
+        let bad = (0..5000).find(|&i| got[2 * n + 1 + i] != byte(left, i + 7));
+        check!(
+            bsp,
+            bad.is_none(),
+            "hpput from a vector: first wrong byte at {bad:?}"
+        );
+        let got = local.as_slice(bsp);
+        let bad = (0..n - 3).find(|&i| got[i] != byte(left, 3 + i));
+        check!(
+            bsp,
+            bad.is_none(),
+            "get of an area: first wrong byte at {bad:?}"
+        );
+        check!(
+            bsp,
+            got[n - 3..].iter().all(|&b| b == 0),
+            "get wrote past its range"
+        );
+        total += dst.as_slice(bsp).iter().map(|&b| b as u64).sum::<u64>();
+        bsp.pop_reg(&src)?;
+        bsp.pop_reg(&dst)?;
+        bsp.sync()?;
+    }
+    Ok(total)
+}
+
+#[test]
+fn hpputs_from_areas_and_gets_of_areas_land_whole() {
+    for (engine, p) in configurations() {
+        run_on(engine, p, areas).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
     }
 }

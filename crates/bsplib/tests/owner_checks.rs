@@ -285,6 +285,41 @@ fn an_hpput_naming_memory_its_sender_does_not_have_is_refused() {
     );
 }
 
+#[test]
+fn an_hpput_naming_another_process_area_memory_is_refused() {
+    // On `processes` large areas live in memory every process maps (at the
+    // same address in all): a receiver reads an hpput's source there only
+    // inside its sender's own region. A record naming the receiver's own
+    // area (another region) is refused, not copied; on the other engines
+    // no record is read from another process's memory at all.
+    expect_error(
+        2,
+        |bsp| {
+            let big = Area::<u64>::new(bsp, 1024);
+            if bsp.pid() == owner(bsp) {
+                let at = big.as_slice(bsp).as_ptr() as u64;
+                bsp.send(0, &[], &at.to_le_bytes())?;
+            }
+            setup(bsp, None)?;
+            if bsp.pid() == 0 {
+                let mut at = [0u8; 8];
+                bsp.move_payload(&mut at)?;
+                let at = u64::from_le_bytes(at) as usize;
+                // SAFETY: a test of the receiver's checks: the forged record
+                // names the receiver's own area memory, which it must refuse.
+                unsafe {
+                    bsp.raw()
+                        .forge_put_elsewhere(owner(bsp) as i64, 0, 0, 16, at, true)
+                }?;
+            }
+            bsp.sync()?;
+            drop(big);
+            Ok(())
+        },
+        refused("put", "cannot read them"),
+    );
+}
+
 // ----- large payloads (by rendezvous on mpi: a descriptor in the stream,
 // the payload point to point into the range the owner resolved) ---------
 

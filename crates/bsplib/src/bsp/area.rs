@@ -4,11 +4,15 @@
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Bound, Deref, RangeBounds};
+use std::ptr::NonNull;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 
+use crate::engine::area_memory::{GRAIN, MIN_AREA};
+use crate::engine::World;
 use crate::Bsp;
 #[cfg(doc)]
 use crate::ErrorKind;
@@ -16,7 +20,7 @@ use crate::ErrorKind;
 /// The storage of an area, shared with the registrations and pending gets
 /// that must keep it alive.
 pub(crate) struct Storage<T> {
-    cells: Box<[UnsafeCell<T>]>,
+    cells: Cells<T>,
     /// For an area of zero bytes, whose element pointer is a placeholder
     /// shared by every empty allocation: one real byte whose address is the
     /// area's identity, so that distinct empty areas are distinct
@@ -28,8 +32,85 @@ pub(crate) struct Storage<T> {
     owner: (u64, usize),
 }
 
+/// Where an area's elements are.
+enum Cells<T> {
+    /// On the heap.
+    Heap(Box<[UnsafeCell<T>]>),
+    /// `processes`, from [`MIN_AREA`] bytes: `len` elements at `ptr` in
+    /// process `pid`'s region of the run's area memory, which the other
+    /// processes read directly (`engine/area_memory.rs`); the world keeps
+    /// the mapping alive.
+    Shared {
+        ptr: NonNull<UnsafeCell<T>>,
+        len: usize,
+        world: Arc<World>,
+        pid: usize,
+    },
+}
+
+impl<T> Deref for Cells<T> {
+    type Target = [UnsafeCell<T>];
+
+    #[inline]
+    fn deref(&self) -> &[UnsafeCell<T>] {
+        match self {
+            Cells::Heap(b) => b,
+            // SAFETY: `len` elements allocated for this value alone, aligned
+            // for `T` (`GRAIN`), initialised when made, in a mapping the
+            // world keeps alive as long as `self`.
+            Cells::Shared { ptr, len, .. } => unsafe {
+                std::slice::from_raw_parts(ptr.as_ptr(), *len)
+            },
+        }
+    }
+}
+
+impl<T> Drop for Cells<T> {
+    fn drop(&mut self) {
+        if let Cells::Shared {
+            ptr,
+            len,
+            world,
+            pid,
+        } = self
+        {
+            if let Some(m) = world.area_memory() {
+                m.free(*pid, ptr.cast(), *len * std::mem::size_of::<T>());
+            }
+        }
+    }
+}
+
+impl<T: Pod> Cells<T> {
+    /// `len` elements in `bsp`'s area memory, if the area is large enough
+    /// to go there and there is room: zeroed, then filled by `init`.
+    fn shared(bsp: &Bsp, len: usize, init: impl FnOnce(&mut [T])) -> Option<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        if bytes < MIN_AREA || std::mem::align_of::<T>() > GRAIN {
+            return None;
+        }
+        let world = bsp.area_memory()?;
+        let pid = bsp.owner().1;
+        let (ptr, used) = world.area_memory()?.alloc(pid, bytes)?;
+        let ptr = ptr.cast::<T>();
+        if used {
+            // SAFETY: `bytes` bytes of our own fresh allocation, which no
+            // other process knows of.
+            unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
+        }
+        // SAFETY: as above; all-zero is a valid `T` (`Pod`).
+        init(unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), len) });
+        Some(Cells::Shared {
+            ptr: ptr.cast(),
+            len,
+            world: world.clone(),
+            pid,
+        })
+    }
+}
+
 impl<T> Storage<T> {
-    fn new(cells: Box<[UnsafeCell<T>]>, owner: (u64, usize)) -> Self {
+    fn new(cells: Cells<T>, owner: (u64, usize)) -> Self {
         let anchor = (std::mem::size_of_val(&*cells) == 0).then(|| Box::new(0u8));
         Storage {
             cells,
@@ -95,24 +176,42 @@ pub struct Area<T: Pod> {
 impl<T: Pod> Area<T> {
     /// A new area of `len` zeroed elements, belonging to the process of
     /// `bsp` in its run.
+    ///
+    /// On `processes`, an area of 4 KiB or more lives in memory the run's
+    /// processes share (mapped before the fork), so that hpputs from it
+    /// and gets of it are one copy by the receiver; elsewhere on the heap.
     pub fn new(bsp: &Bsp, len: usize) -> Self {
-        Self::from_vec(bsp, vec![T::zeroed(); len])
+        match Cells::shared(bsp, len, |_| {}) {
+            Some(cells) => Self::with(bsp, cells),
+            None => Self::from_vec(bsp, vec![T::zeroed(); len]),
+        }
     }
 
     /// A new area holding `values`, belonging to the process of `bsp` in
-    /// its run.
+    /// its run (the vector's memory itself, except where
+    /// [`new`](Area::new) says the area goes elsewhere).
     pub fn from_vec(bsp: &Bsp, values: Vec<T>) -> Self {
-        let cells: Box<[UnsafeCell<T>]> = values.into_iter().map(UnsafeCell::new).collect();
-        Area {
-            storage: Rc::new(Storage::new(cells, bsp.owner())),
-            _not_send: PhantomData,
+        if let Some(cells) = Cells::shared(bsp, values.len(), |c| c.copy_from_slice(&values)) {
+            return Self::with(bsp, cells);
         }
+        let cells: Box<[UnsafeCell<T>]> = values.into_iter().map(UnsafeCell::new).collect();
+        Self::with(bsp, Cells::Heap(cells))
     }
 
     /// A new area holding a copy of `values`, belonging to the process of
     /// `bsp` in its run.
     pub fn from_slice(bsp: &Bsp, values: &[T]) -> Self {
-        Self::from_vec(bsp, values.to_vec())
+        match Cells::shared(bsp, values.len(), |c| c.copy_from_slice(values)) {
+            Some(cells) => Self::with(bsp, cells),
+            None => Self::from_vec(bsp, values.to_vec()),
+        }
+    }
+
+    fn with(bsp: &Bsp, cells: Cells<T>) -> Self {
+        Area {
+            storage: Rc::new(Storage::new(cells, bsp.owner())),
+            _not_send: PhantomData,
+        }
     }
 
     /// Number of elements.

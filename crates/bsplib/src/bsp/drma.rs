@@ -81,8 +81,12 @@ impl Bsp {
     }
 
     /// `bsp_hpput`: like [`put`](Bsp::put) but unbuffered on both sides: the
-    /// data may be copied at any time until the end of the next sync (this
-    /// engine copies it during the sync, once, straight from `src`).
+    /// data may be copied at any time until the end of the next sync. On
+    /// `threads` and `serial` the receiver copies it during the sync, once,
+    /// straight from `src`; on `processes` too when `src` lies in an
+    /// [`Area`] of 4 KiB or more (areas that large live in memory every
+    /// process maps), else it is copied at the call and again at the sync;
+    /// on `mpi` it is sent from `src` from 32 KiB.
     ///
     /// # Safety
     ///
@@ -101,7 +105,8 @@ impl Bsp {
     ///
     /// # BSP cost
     ///
-    /// As for [`put`](Bsp::put), with one copy instead of two.
+    /// As for [`put`](Bsp::put), with one copy instead of two where the
+    /// receiver can read `src` (above).
     #[track_caller]
     pub unsafe fn hpput<T: Pod>(
         &self,

@@ -15,18 +15,27 @@
 //! process gives with `PR_SET_PTRACER_ANY` ([`allow_siblings`]). Where
 //! the kernel refuses anyway (a seccomp filter, Yama's scope 2 or 3, an
 //! LSM), the probe [`available`] fails and the engine keeps its two-copy
-//! paths; `BSPLIB_CMA=0` turns the attach off.
+//! paths.
+//!
+//! **Off unless `BSPLIB_CMA=1`**, chosen by measurement: on the project's
+//! 2-core VM the kernel's copy (pinning every page) is slower than two
+//! `memcpy`s through shared memory at every size tried, both processes
+//! sending (`peers_bench hpput`, fastest of 40 supersteps, µs, two copies
+//! / kernel copy: 64 KiB 1.4–2.6 / 5.9, 256 KiB 7.3 / 16.7–17.9, 1 MiB
+//! 31.8–32.3 / 67.5–68.8, 4 MiB 152–188 / 282; `bench --only b`, 16 MiB:
+//! 12.2 / 8.6 GiB/s for hpput, 11.7 / 8.1 for get). Large `Area`s need
+//! neither: they live in memory every process maps (`area_memory.rs`).
 
 use std::sync::OnceLock;
 
 /// Whether this OS process may read other processes' memory with
 /// `process_vm_readv`: a probe of our own memory (which fails under
 /// seccomp filters that refuse the call), Yama's scope at most 1, and
-/// `BSPLIB_CMA` not `0`. Probed once per OS process.
+/// `BSPLIB_CMA=1`. Probed once per OS process.
 pub(crate) fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        if std::env::var("BSPLIB_CMA").is_ok_and(|v| v.trim() == "0") {
+        if !std::env::var("BSPLIB_CMA").is_ok_and(|v| v.trim() == "1") {
             return false;
         }
         if yama_scope().is_some_and(|s| s > 1) {

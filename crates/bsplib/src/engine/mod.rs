@@ -31,6 +31,7 @@
 //! set-ups), `rendezvous.rs` and `bookkeeping.rs`.
 
 pub(crate) mod am_ring;
+pub(crate) mod area_memory;
 pub(crate) mod barrier;
 pub(crate) mod board;
 pub(crate) mod cma;
@@ -362,6 +363,75 @@ impl World {
     #[inline]
     pub(crate) fn os_pid(&self, pid: usize) -> Option<libc::pid_t> {
         self.cross_memory().then(|| self.board().os_pid(pid))
+    }
+
+    /// `processes`: the memory of the run's large areas, which every
+    /// process reads directly (`area_memory.rs`). `None` elsewhere.
+    #[inline]
+    pub(crate) fn area_memory(&self) -> Option<&area_memory::AreaMemory> {
+        match &self.sync {
+            Sync::Processes(s) => s.areas(),
+            _ => None,
+        }
+    }
+
+    /// Whether the `len` bytes at `addr` of process `pid` can be read by
+    /// the others during a sync (an hpput's source, a get's source): in
+    /// area memory, or by cross-memory attach from `attach_from` bytes.
+    /// Only on `processes`: elsewhere memory is either shared by all or
+    /// by none.
+    #[inline]
+    pub(crate) fn readable_elsewhere(
+        &self,
+        pid: usize,
+        addr: usize,
+        len: usize,
+        attach_from: usize,
+    ) -> bool {
+        (len >= area_memory::MIN_AREA
+            && self
+                .area_memory()
+                .is_some_and(|m| m.contains(pid, addr, len)))
+            || (len >= attach_from && self.cross_memory())
+    }
+
+    /// Copies the `len` bytes at address `from` of process `pid` (another
+    /// process of a `processes` run) into `dst`: from area memory with one
+    /// `memcpy`, else by cross-memory attach; an error if neither reaches
+    /// them.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must be writable for `len` bytes and not accessed by anyone
+    /// else during the call; bytes in area memory must not be written by
+    /// their owner during the call (the sync's protocol: an hpput's
+    /// sender promised it, a get's owner writes its registered memory only
+    /// after barrier B).
+    pub(crate) unsafe fn read_elsewhere(
+        &self,
+        pid: usize,
+        from: usize,
+        dst: *mut u8,
+        len: usize,
+    ) -> Result<(), String> {
+        if self
+            .area_memory()
+            .is_some_and(|m| m.contains(pid, from, len))
+        {
+            // SAFETY: `len` bytes inside the area mapping, which lives as
+            // long as `self`, at the same address in every process; not
+            // written now (above); `dst` as the caller promised.
+            unsafe {
+                std::ptr::copy_nonoverlapping(std::ptr::with_exposed_provenance(from), dst, len)
+            };
+            return Ok(());
+        }
+        match self.os_pid(pid) {
+            // SAFETY: `dst` as the caller promised; the kernel checks the
+            // other side.
+            Some(os) => unsafe { cma::read(os, from, dst, len) }.map_err(|e| e.to_string()),
+            None => Err("this engine cannot read them".into()),
+        }
     }
 
     /// `processes` with cross-memory attach: whether process memory can

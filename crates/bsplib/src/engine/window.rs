@@ -74,13 +74,18 @@ impl Arena {
     /// Reserves the regions of `nprocs` processes; `shared` for the
     /// `processes` engine (before the fork).
     pub(crate) fn new(nprocs: usize, shared: bool) -> Result<Self, String> {
-        let per = per_process(nprocs);
+        Self::with_per(nprocs, per_process(nprocs), shared)
+            .map_err(|e| format!("window memory ({e}; BSPLIB_WINDOW_MEMORY sets it)"))
+    }
+
+    /// Reserves regions of `per` bytes (a multiple of the page size) for
+    /// `nprocs` processes.
+    pub(crate) fn with_per(nprocs: usize, per: usize, shared: bool) -> Result<Self, String> {
         let len = per
             .checked_mul(nprocs.max(1))
-            .ok_or("window memory: the regions overflow the address space")?;
-        let map = super::processes::Mapping::with(len, true, shared).map_err(|e| {
-            format!("window memory ({per} bytes per process; BSPLIB_WINDOW_MEMORY sets it): {e}")
-        })?;
+            .ok_or("the regions overflow the address space")?;
+        let map = super::processes::Mapping::with(len, true, shared)
+            .map_err(|e| format!("{per} bytes per process: {e}"))?;
         Ok(Arena { map, per, shared })
     }
 
@@ -113,5 +118,51 @@ impl Arena {
         // more (the caller freed them collectively); dropping their
         // contents is what is wanted.
         unsafe { libc::madvise(self.region(pid).add(start).cast(), end - start, advice) };
+    }
+}
+
+/// What is free in one process's region of an [`Arena`]: the allocator of
+/// windows and of areas (each process allocates in its own region only).
+#[derive(Default)]
+pub(crate) struct FreeList {
+    /// Free ranges below `top`, `offset -> len`, coalesced.
+    free: std::collections::BTreeMap<usize, usize>,
+    /// Everything from here to the end of the region was never used (and
+    /// reads as zeros).
+    top: usize,
+}
+
+impl FreeList {
+    /// `n` bytes from a region of `per` bytes (first fit): the offset, and
+    /// whether the bytes were used before (not zero). Offsets stay
+    /// multiples of the granularity every caller rounds `n` to.
+    pub(crate) fn alloc(&mut self, per: usize, n: usize) -> Option<(usize, bool)> {
+        if let Some((&off, &len)) = self.free.iter().find(|&(_, &len)| len >= n) {
+            self.free.remove(&off);
+            if len > n {
+                self.free.insert(off + n, len - n);
+            }
+            return Some((off, true));
+        }
+        let off = self.top;
+        (off.checked_add(n)? <= per).then(|| {
+            self.top = off + n;
+            (off, false)
+        })
+    }
+
+    /// Gives back `n` bytes at `off` (from [`alloc`](FreeList::alloc)).
+    pub(crate) fn free(&mut self, mut off: usize, mut n: usize) {
+        if let Some((&before, &len)) = self.free.range(..off).next_back() {
+            if before + len == off {
+                self.free.remove(&before);
+                off = before;
+                n += len;
+            }
+        }
+        if let Some(len) = self.free.remove(&(off + n)) {
+            n += len;
+        }
+        self.free.insert(off, n);
     }
 }

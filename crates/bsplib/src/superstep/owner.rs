@@ -3,7 +3,7 @@
 //! registered extent before a byte is written (`own_range`): put records
 //! (`apply_puts`), get requests (`serve_gets`), strided records.
 
-use crate::engine::{cma, Rendezvous, DESCRIPTOR};
+use crate::engine::{Rendezvous, World, DESCRIPTOR};
 use crate::error::ErrorKind;
 use crate::mem::{
     self, pad8, Payload, Records, Shape, EXTENDED, EXTENDED_HEADER, PUT_BULK, SMALL, VECTOR,
@@ -88,7 +88,7 @@ pub(crate) fn apply_puts(
 ) -> Result<(), ErrorKind> {
     let Elsewhere {
         bulk,
-        sender_os,
+        remote,
         rendezvous,
     } = elsewhere;
     let stopped = |_| ErrorKind::Stopped;
@@ -165,12 +165,13 @@ pub(crate) fn apply_puts(
                 sender,
                 detail: format!("names {len} bytes at address {from:#x} of its memory: {why}"),
             };
-            let os = sender_os.ok_or_else(|| refused("this engine cannot read them".into()))?;
+            let world = remote.ok_or_else(|| refused("this engine cannot read them".into()))?;
             // SAFETY: `dst` is `len` bytes of memory we registered
             // (resolved and checked in our own table), alive until this
             // sync settles registrations, and written by nobody else now;
-            // the kernel checks the sender's side.
-            unsafe { cma::read(os, from, dst, len) }.map_err(|e| refused(e.to_string()))?;
+            // the source is in the sender's area memory (which it does not
+            // write until barrier C: it promised), or the kernel checks it.
+            unsafe { world.read_elsewhere(sender, from, dst, len) }.map_err(refused)?;
             at += 32;
             continue;
         }
@@ -249,9 +250,9 @@ fn note_extended(
 pub(crate) struct Elsewhere<'a> {
     /// `processes`: the sender's channel (`PUT_BULK` records).
     pub(crate) bulk: Option<Records<'a>>,
-    /// `processes` with cross-memory attach: the sender's OS process id
-    /// (`PUT_REMOTE` records).
-    pub(crate) sender_os: Option<libc::pid_t>,
+    /// `processes`: the world, which reads the sender's memory named by
+    /// `PUT_REMOTE` records (in area memory, or by cross-memory attach).
+    pub(crate) remote: Option<&'a World>,
     /// `mpi` when someone sent large payloads: the rendezvous
     /// (descriptors).
     pub(crate) rendezvous: Option<&'a Rendezvous>,

@@ -2,7 +2,6 @@
 //! memory ([`Regions`]), and the collective creation and release of a
 //! window (MPI's `MPI_Win_allocate` and `MPI_Win_free`).
 
-use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -15,13 +14,7 @@ use crate::error::{Error, ErrorKind, SourceLocation};
 
 /// A process's own region of window memory: what is free in it.
 #[derive(Default)]
-pub(crate) struct Regions {
-    /// Free ranges below `top`, `offset -> len`, coalesced.
-    free: BTreeMap<usize, usize>,
-    /// Everything from here to the end of the region was never used (and
-    /// reads as zeros).
-    top: usize,
-}
+pub(crate) struct Regions(crate::engine::window::FreeList);
 
 /// A process's window regions are an extension slot of the process
 /// (`extension.rs`), made by its first window; no hook point.
@@ -39,33 +32,12 @@ impl Regions {
     /// `n` bytes (a multiple of [`HEADER`]) from a region of `per` bytes:
     /// the offset, and whether the bytes were used before (not zero).
     fn alloc(&mut self, per: usize, n: usize) -> Option<(usize, bool)> {
-        if let Some((&off, &len)) = self.free.iter().find(|&(_, &len)| len >= n) {
-            self.free.remove(&off);
-            if len > n {
-                self.free.insert(off + n, len - n);
-            }
-            return Some((off, true));
-        }
-        let off = self.top;
-        (off.checked_add(n)? <= per).then(|| {
-            self.top = off + n;
-            (off, false)
-        })
+        self.0.alloc(per, n)
     }
 
     /// Gives back `n` bytes at `off` (from [`alloc`](Regions::alloc)).
-    fn free(&mut self, mut off: usize, mut n: usize) {
-        if let Some((&before, &len)) = self.free.range(..off).next_back() {
-            if before + len == off {
-                self.free.remove(&before);
-                off = before;
-                n += len;
-            }
-        }
-        if let Some(len) = self.free.remove(&(off + n)) {
-            n += len;
-        }
-        self.free.insert(off, n);
+    fn free(&mut self, off: usize, n: usize) {
+        self.0.free(off, n)
     }
 }
 

@@ -88,7 +88,8 @@ fn capacity_override() -> Option<usize> {
 }
 
 /// A byte count with an optional suffix `K`, `M` or `G` (the sizes of
-/// `BSPLIB_PROCESSES_CAPACITY` and `BSPLIB_WINDOW_MEMORY`).
+/// `BSPLIB_PROCESSES_CAPACITY`, `BSPLIB_WINDOW_MEMORY` and
+/// `BSPLIB_AREA_MEMORY`).
 pub(crate) fn parse_size(v: &str) -> Option<usize> {
     let v = v.trim();
     let (digits, unit) = match v.char_indices().last()? {
@@ -149,6 +150,10 @@ pub(crate) struct Shared {
     /// fork without reserving memory; an error (kept for the first window
     /// to report) if it could not be mapped.
     windows: Result<super::window::Arena, String>,
+    /// The memory of the run's large `Area`s (`../area_memory.rs`), mapped
+    /// before the fork without reserving memory; `None` if turned off or
+    /// refused.
+    areas: Option<super::area_memory::AreaMemory>,
     /// Process 0 only: the forked processes and the thread reaping them.
     children: Mutex<Children>,
     /// Process 0 only: exit once the run is stopped (see `Launch::fork`).
@@ -210,6 +215,7 @@ impl Shared {
             capacity,
             nprocs,
             windows: super::window::Arena::new(nprocs, true),
+            areas: super::area_memory::AreaMemory::new(nprocs),
             children: Mutex::default(),
             exit_on_stop: AtomicBool::new(false),
         })
@@ -218,6 +224,11 @@ impl Shared {
     /// The memory of the run's windows.
     pub(crate) fn windows(&self) -> Result<&super::window::Arena, String> {
         self.windows.as_ref().map_err(Clone::clone)
+    }
+
+    /// The memory of the run's large areas, if there is any.
+    pub(crate) fn areas(&self) -> Option<&super::area_memory::AreaMemory> {
+        self.areas.as_ref()
     }
 
     fn control(&self) -> &Control {
