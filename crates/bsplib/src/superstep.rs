@@ -42,9 +42,11 @@
 //!    accumulates addressed to us, after every put, senders in pid order
 //!    and each sender's in issue order (`rma.rs`).
 //! 6. Tag sizes `(A, B, C) := (B, C, C)`; release popped registrations.
-//! 7. Shared memory, if anyone issued an hpput: **barrier C**, so that
+//! 7. If anyone issued an hpput that its receiver reads in the sender's
+//!    memory (shared memory; on `processes` a source in the sender's area
+//!    memory, or read by cross-memory attach): **barrier C**, so that
 //!    senders do not reuse an hpput source before every receiver has
-//!    copied it. (Exchange engines send an hpput as a put.)
+//!    copied it. (Exchange engines send other hpputs as puts.)
 //!
 //! Each process writes only its own memory during a sync. A process that
 //! fails in a sync is poisoned (see [`Process::sync`]); on `mpi`, where a
