@@ -15,8 +15,11 @@
 //!   sender's records in their posting order. The records are appended as
 //!   they came: their reader checks them (as on `processes`, where any
 //!   process can write an inbox).
-//! - **Waiting** polls (`MPI_Iprobe` on [`TAG`], the sends in flight, the
-//!   stop message) and yields between polls. The mark is the number of
+//! - **Waiting** polls (`MPI_Iprobe` on [`TAG`]; the sends in flight and
+//!   the stop message at every 8th poll), spinning for the first
+//!   `8 * SPINS` polls and yielding between later ones (an AM round trip
+//!   between two ranks: 1.7 µs, was 3.4 µs with a yield at every poll;
+//!   an MPI ping-pong takes 0.32 µs). The mark is the number of
 //!   records taken so far: a record posted after the mark is either taken
 //!   since (the count moved) or still waiting in MPI (the probe sees it).
 //! - **Reductions** (every barrier, the end reductions, the naming of an
@@ -238,14 +241,19 @@ impl Mpi {
         // Back every 50 ms, as on the other engines, so that the caller
         // looks at the status board and the deadline.
         let soft = std::time::Instant::now() + std::time::Duration::from_millis(50);
-        let mut turns = 0;
+        let (mut turns, mut spins) = (0, 0u32);
         loop {
+            // The sends in flight and the stop message at every 8th poll
+            // only: two more MPI calls each, and neither is urgent.
+            let full = spins % 8 == 0;
             {
                 let mut o = lock(&self.am);
                 if o.taken != mark {
                     return Ok(());
                 }
-                o.test();
+                if full {
+                    o.test();
+                }
             }
             if self.am_waiting() {
                 return Ok(());
@@ -253,9 +261,18 @@ impl Mpi {
             if self.is_stopped() {
                 return Err(Interrupt::Stopped);
             }
-            if self.take_stop() {
+            if full && self.take_stop() {
                 self.stop();
                 return Err(Interrupt::Stopped);
+            }
+            // Spinning first, as the reductions do: a record that comes
+            // within microseconds (an answer) is taken without a system
+            // call (an AM round trip took 3.4 µs against 0.35 µs for an
+            // MPI ping-pong with a yield at every poll).
+            spins = spins.wrapping_add(1);
+            if spins < SPINS * 8 {
+                std::hint::spin_loop();
+                continue;
             }
             if std::time::Instant::now() > soft {
                 return Ok(());
