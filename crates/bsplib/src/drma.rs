@@ -144,7 +144,7 @@ impl Process {
     ///
     /// `src` must be readable for `nbytes` bytes.
     #[inline(never)]
-    unsafe fn put_general(
+    pub(crate) unsafe fn put_general(
         &mut self,
         pid: i64,
         src: *const u8,
@@ -185,7 +185,7 @@ impl Process {
     ///
     /// `src` must be readable for `nbytes` bytes.
     #[inline(always)]
-    unsafe fn put_small(
+    pub(crate) unsafe fn put_small(
         &mut self,
         pid: i64,
         src: *const u8,
