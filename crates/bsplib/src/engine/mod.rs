@@ -420,10 +420,11 @@ impl World {
         {
             // SAFETY: `len` bytes inside the area mapping, which lives as
             // long as `self`, at the same address in every process; not
-            // written now (above); `dst` as the caller promised.
-            unsafe {
-                std::ptr::copy_nonoverlapping(std::ptr::with_exposed_provenance(from), dst, len)
-            };
+            // written now (above); `dst` as the caller promised. They may
+            // overlap (an hpput of a process to itself whose source and
+            // destination share bytes, against hpput's rules): `mem::copy`
+            // is a `memmove`, in cache-sized pieces.
+            unsafe { crate::mem::copy(std::ptr::with_exposed_provenance(from), dst, len) };
             return Ok(());
         }
         match self.os_pid(pid) {
