@@ -183,7 +183,11 @@ type RawStep = (Vec<RawCollective>, Vec<Vec<RawOp>>);
 pub fn programs(procs: RangeInclusive<usize>) -> impl Strategy<Value = Program> {
     procs
         .prop_flat_map(|p| {
-            let areas = vec((any::<bool>(), 0usize..=12), 1..=4);
+            // Mostly tiny areas (every overlap and edge is likely); one in
+            // eight of 4 KiB or more, which on `processes` lives in area
+            // memory (hpputs from it and gets of it read it in place).
+            let len = prop_oneof![7 => 0usize..=12, 1 => 4096usize..=4160];
+            let areas = vec((any::<bool>(), len), 1..=4);
             let collective = (any::<u8>(), vec((any::<u32>(), any::<u32>()), p));
             let op = (any::<u8>(), proptest::array::uniform4(any::<u32>()));
             let step = (vec(collective, 0..=3), vec(vec(op, 0..=6), p));
