@@ -4,7 +4,8 @@
 //! # The generator (`random_programs/program.rs`)
 //!
 //! A program has `p` processes, one to four areas (`u8` or `u32` elements,
-//! 0 to 12 of them, initial contents differing per process) and one to six
+//! 0 to 12 of them, or one area in eight 4096 to 4160, initial contents
+//! differing per process) and one to six
 //! supersteps. A superstep has up to three collective calls, the same on
 //! every process and placed at random among its other operations:
 //! `push_reg` / `push_reg_prefix` of any area or `push_reg_null`, per
