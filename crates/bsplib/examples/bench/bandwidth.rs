@@ -1,6 +1,7 @@
-//! Section b: 16 MiB `put`, `hpput`, `get` and `put_owned` between two
-//! processes on threads and processes, against single-thread `memcpy`
-//! (and, for information, two threads copying at once).
+//! Section b: 16 MiB `put`, `hpput` (from a vector and from an area),
+//! `get` and `put_owned` between two processes on threads and processes,
+//! and 1 MiB hpputs and gets on processes, against single-thread `memcpy`
+//! of the same bytes (and, for information, two threads copying at once).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -21,16 +22,16 @@ const BIG: usize = 16 << 20;
 /// each copy their own `BIG` bytes at the same time; one per repetition.
 /// With one thread this is the `memcpy` baseline; with two it shows what
 /// the memory system gives each of two processes copying at once.
-fn bench_memcpy(threads: usize, reps: usize, cfg: &Config) -> Vec<f64> {
+fn bench_memcpy(threads: usize, bytes: usize, reps: usize, cfg: &Config) -> Vec<f64> {
     let start = SpinBarrier::new(threads);
     let worker = || -> Vec<f64> {
-        let src = vec![1u8; BIG];
-        let mut dst = vec![0u8; BIG];
+        let src = vec![1u8; bytes];
+        let mut dst = vec![0u8; bytes];
         let mut sense = false;
         let mut out = Vec::with_capacity(reps);
         // Round 0 warms up (page faults), with as many copies as `bench_put`.
         for round in 0..=reps {
-            let copies = cfg.copies_in(round);
+            let copies = cfg.copies_in(round) * (BIG / bytes).max(1);
             start.wait(&mut sense);
             let t0 = Instant::now();
             for _ in 0..copies {
@@ -85,17 +86,18 @@ impl Transfer {
 fn bench_transfer(
     engine: Engine,
     kind: Transfer,
+    bytes: usize,
     reps: usize,
     cfg: &Config,
 ) -> Result<Vec<f64>, Error> {
     let results = Runtime::new(2).engine(engine).run(|bsp| {
         let pid = bsp.pid();
         let other = 1 - pid;
-        let src = vec![pid as u8 + 1; BIG];
+        let src = vec![pid as u8 + 1; bytes];
         let owned: std::sync::Arc<[u8]> = std::sync::Arc::from(&src[..]);
         let src_area = Area::from_slice(bsp, &src);
-        let mut dst = Area::<u8>::new(bsp, BIG);
-        let local = Area::<u8>::new(bsp, BIG);
+        let mut dst = Area::<u8>::new(bsp, bytes);
+        let local = Area::<u8>::new(bsp, bytes);
         dst.as_mut_slice(bsp).fill(pid as u8 + 1);
         bsp.push_reg(&dst)?;
         bsp.sync()?;
@@ -104,7 +106,7 @@ fn bench_transfer(
         // `Config::warmup`). It makes at least two transfers: supersteps
         // alternate between two outgoing buffers.
         for round in 0..=reps {
-            let copies = cfg.copies_in(round);
+            let copies = cfg.copies_in(round) * (BIG / bytes).max(1);
             bsp.sync()?;
             let t0 = Instant::now();
             for _ in 0..copies {
@@ -118,7 +120,7 @@ fn bench_transfer(
                         bsp.hpput(other, &dst, 0, src_area.as_slice(bsp))?
                     },
                     Transfer::Put => bsp.put(other, &dst, 0, &src)?,
-                    Transfer::Get => bsp.get(other, &dst, 0, local.range(..BIG))?,
+                    Transfer::Get => bsp.get(other, &dst, 0, local.range(..bytes))?,
                     Transfer::Owned => bsp.put_owned(other, &dst, 0, owned.clone())?,
                 }
                 bsp.sync()?;
@@ -134,7 +136,7 @@ fn bench_transfer(
             dst.as_slice(bsp)
         };
         let want = other as u8 + 1;
-        if got[0] != want || got[BIG / 2] != want || got[BIG - 1] != want {
+        if got[0] != want || got[bytes / 2] != want || got[bytes - 1] != want {
             bsp.abort(format!(
                 "process {pid}: wrong data after the 16 MiB {}",
                 kind.name()
@@ -147,45 +149,65 @@ fn bench_transfer(
     Ok(first(results))
 }
 
-/// Bandwidth in GiB/s from seconds per `BIG` bytes: "min" is the best.
-fn gibs(s: Stats) -> Stats {
-    let bw = |t: f64| BIG as f64 / t / (1u64 << 30) as f64;
+/// Bandwidth in GiB/s from seconds per `bytes` bytes: "min" is the best.
+fn gibs(s: Stats, bytes: usize) -> Stats {
+    let bw = |t: f64| bytes as f64 / t / (1u64 << 30) as f64;
     Stats {
         min: bw(s.min),
         median: bw(s.median),
     }
 }
 
-/// Section b: 16 MiB transfers against `memcpy`, threads and processes.
+/// Section b: 16 MiB transfers against `memcpy`, threads and processes;
+/// then 1 MiB hpputs and gets on processes (the program's memory, an
+/// area's, and a get of an area).
 pub(super) fn section(cfg: &Config, rows: &mut Vec<Row>) -> Result<(), Box<dyn std::error::Error>> {
-    // b. 16 MiB put / hpput / get vs memcpy, threads and processes.
-    let engines: &[Engine] = &[Engine::Threads, Engine::Processes];
-    let kinds = [
+    let all = [
         Transfer::Put,
         Transfer::HpPut,
         Transfer::HpPutArea,
         Transfer::Get,
         Transfer::Owned,
     ];
-    eprintln!("[bench] 16 MiB memcpy; put, hpput and get on threads and processes");
+    let both: &[Engine] = &[Engine::Threads, Engine::Processes];
+    sized(cfg, rows, BIG, both, &all)?;
+    let unbuffered = [Transfer::HpPut, Transfer::HpPutArea, Transfer::Get];
+    sized(cfg, rows, 1 << 20, &[Engine::Processes], &unbuffered)
+}
+
+/// The transfers `kinds` of `bytes` on `engines`, each against `memcpy`
+/// of the same bytes, interleaved over the repetitions.
+fn sized(
+    cfg: &Config,
+    rows: &mut Vec<Row>,
+    bytes: usize,
+    engines: &[Engine],
+    kinds: &[Transfer],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let size = format!("{} MiB", bytes >> 20);
+    eprintln!(
+        "[bench] {size} memcpy; transfers on {} engine(s)",
+        engines.len()
+    );
     let (mut memcpy, mut memcpy2) = (vec![], vec![]);
     let mut bw: Vec<Vec<f64>> = vec![Vec::new(); engines.len() * kinds.len()];
     for _ in 0..cfg.reps {
-        memcpy.extend(bench_memcpy(1, 1, cfg));
-        memcpy2.extend(bench_memcpy(2, 1, cfg));
+        memcpy.extend(bench_memcpy(1, bytes, 1, cfg));
+        memcpy2.extend(bench_memcpy(2, bytes, 1, cfg));
         for (e, &engine) in engines.iter().enumerate() {
             for (k, &kind) in kinds.iter().enumerate() {
-                bw[e * kinds.len() + k].extend(bench_transfer(engine, kind, 1, cfg)?);
+                bw[e * kinds.len() + k].extend(bench_transfer(engine, kind, bytes, 1, cfg)?);
             }
         }
     }
-    let memcpy = gibs(stats(&memcpy));
-    let memcpy2 = gibs(stats(&memcpy2));
+    let memcpy = gibs(stats(&memcpy), bytes);
+    let memcpy2 = gibs(stats(&memcpy2), bytes);
+    let base = format!("memcpy {size}, 1 thread");
     rows.push(Row {
-        name: "memcpy 16 MiB, 2 threads at once".into(),
+        name: format!("memcpy {size}, 2 threads at once"),
         unit: "GiB/s",
         value: memcpy2,
-        baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+        baseline: Some((base.clone(), memcpy)),
         target: Target::Info("(info: each thread's share when both copy)"),
     });
     for (e, &engine) in engines.iter().enumerate() {
@@ -205,13 +227,13 @@ pub(super) fn section(cfg: &Config, rows: &mut Vec<Row>) -> Result<(), Box<dyn s
             };
             rows.push(Row {
                 name: format!(
-                    "{}{} 16 MiB, p=2",
+                    "{}{} {size}, p=2",
                     if threads { "" } else { "proc " },
                     kind.name()
                 ),
                 unit: "GiB/s",
-                value: gibs(stats(&bw[e * kinds.len() + k])),
-                baseline: Some(("memcpy 16 MiB, 1 thread".into(), memcpy)),
+                value: gibs(stats(&bw[e * kinds.len() + k]), bytes),
+                baseline: Some((base.clone(), memcpy)),
                 target,
             });
         }

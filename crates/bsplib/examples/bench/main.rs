@@ -17,10 +17,12 @@
 //!
 //! a. Empty `sync` at p = 2 and p = 4 (threads engine) against a bare
 //!    sense-reversing spin barrier with as many threads.
-//! b. A 16 MiB `put`, `hpput`, `get` and `put_owned` between two processes, each
-//!    sending to (or fetching from) the other, on threads and processes,
-//!    against single-thread `memcpy` of 16 MiB; for information, also two
-//!    threads copying 16 MiB each at the same time.
+//! b. A 16 MiB `put`, `hpput` (from a vector, and from an `Area`), `get`
+//!    and `put_owned` between two processes, each sending to (or fetching
+//!    from) the other, on threads and processes, against single-thread
+//!    `memcpy` of 16 MiB; then the hpputs and the get of 1 MiB on
+//!    processes against `memcpy` of 1 MiB; for information, also two
+//!    threads copying the same bytes each at the same time.
 //! c. The bspbench h-relation: every process puts h single 8-byte words,
 //!    cyclically over the other processes, then syncs;
 //!    g = (T(h) - T(empty sync)) / h, and a least-squares fit T = l + g h.
