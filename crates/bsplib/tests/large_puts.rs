@@ -200,3 +200,63 @@ fn hpputs_from_areas_and_gets_of_areas_land_whole() {
         run_on(engine, p, areas).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
     }
 }
+
+/// More large puts in one superstep than the first staging memory holds
+/// (on `mpi` it grows in the middle of the superstep, keeping the payloads
+/// staged before), then ten supersteps of one (its memory beyond what they
+/// need is given back), then many again, each superstep with an hpput
+/// between the puts: every byte lands, in every superstep.
+fn growing(bsp: &mut Bsp) -> Result<u64, Error> {
+    let (me, p) = (bsp.pid(), bsp.nprocs());
+    let (n, k) = (400_000usize, 6usize);
+    let mut dst = Area::<u8>::new(bsp, (k + 1) * n);
+    bsp.push_reg(&dst)?;
+    bsp.sync()?;
+    let right = (me + 1) % p;
+    let left = (me + p - 1) % p;
+    let byte =
+        |who: usize, s: usize, j: usize, i: usize| (who * 31 + s * 7 + j * 5 + i % 253) as u8;
+    let mut total = 0u64;
+    for s in 0..14usize {
+        let count = if (2..12).contains(&s) { 1 } else { k };
+        dst.as_mut_slice(bsp).fill(0);
+        let unbuffered: Vec<u8> = (0..n).map(|i| byte(me, s, k, i)).collect();
+        for j in 0..count {
+            let src: Vec<u8> = (0..n).map(|i| byte(me, s, j, i)).collect();
+            bsp.put(right, &dst, j * n, &src)?;
+            if j == 0 {
+                // SAFETY: `unbuffered` lives, unchanged, until after the
+                // sync; nobody else writes its range of `dst`.
+                unsafe { bsp.hpput(right, &dst, k * n, &unbuffered)? };
+            }
+        }
+        bsp.sync()?;
+        let got = dst.as_slice(bsp);
+        let want = |i: usize| -> u8 {
+            let j = i / n;
+            if j < count || j == k {
+                byte(left, s, j, i % n)
+            } else {
+                0
+            }
+        };
+        let bad = (0..got.len()).find(|&i| got[i] != want(i));
+        check!(
+            bsp,
+            bad.is_none(),
+            "superstep {s}: first wrong byte at {bad:?}"
+        );
+        total += got.iter().map(|&b| b as u64).sum::<u64>();
+        drop(unbuffered);
+    }
+    bsp.pop_reg(&dst)?;
+    bsp.sync()?;
+    Ok(total)
+}
+
+#[test]
+fn staging_grows_and_shrinks_between_supersteps() {
+    for (engine, p) in configurations() {
+        run_on(engine, p, growing).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
+    }
+}

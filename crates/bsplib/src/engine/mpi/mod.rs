@@ -54,6 +54,7 @@ mod gather;
 pub(crate) mod node;
 mod progress;
 mod rendezvous;
+mod segment;
 pub(crate) mod win;
 use crate::stream::{Outbox, StreamWriter};
 
@@ -356,6 +357,7 @@ impl Drop for Mpi {
 
 impl Mpi {
     fn new(comm: SimpleCommunicator, nprocs: usize, values: bool) -> Self {
+        let local = rendezvous::decide_local(&comm, nprocs);
         Mpi {
             comm: Comm(comm),
             nprocs,
@@ -365,7 +367,7 @@ impl Mpi {
             values,
             stopped: AtomicBool::new(false),
             bells: Mutex::default(),
-            rndv: rendezvous::Rendezvous::default(),
+            rndv: rendezvous::Rendezvous::new(local),
             am: Mutex::default(),
             operands: Mutex::default(),
             check: std::sync::atomic::AtomicU64::new(0),

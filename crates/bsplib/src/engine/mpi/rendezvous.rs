@@ -35,6 +35,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 
 use super::progress;
+use super::segment::{Mapping, Segment};
 use super::Mpi;
 use crate::engine::RendezvousStopped as Stopped;
 
@@ -60,9 +61,20 @@ const KEEP: usize = 1 << 20;
 /// against 0.35-0.74 ms).
 const PLAIN_UPTO: usize = 4 << 20;
 
+/// The words of the header that precedes every payload (tag [`TAG`]):
+/// `[how, sender's OS pid, segment descriptor, segment generation,
+/// offset]`, where `how` is [`BY_MPI`] (the payload follows as messages)
+/// or [`IN_SEGMENT`] plus the parity of the staging segment that holds it.
+const HEAD: usize = 5;
+const BY_MPI: u64 = 0;
+const IN_SEGMENT: u64 = 1;
+
 /// Where a payload's bytes are.
 #[derive(Clone, Copy)]
 enum Source {
+    /// At this offset of this superstep's staging segment (a `put`, with
+    /// node-local staging).
+    Segment(usize),
     /// At this offset of the staging buffer (a `put`).
     Staged(usize),
     /// At this address, the sender's own memory, kept unchanged by the
@@ -89,6 +101,31 @@ struct Staging {
     /// Sends may still read `buf` (a sync failed after posting them): it
     /// is never written or freed again until the run ends.
     pinned: bool,
+    /// Every rank of the run can map every other's staging segments
+    /// (decided together at the start: [`decide_local`]).
+    local: bool,
+    /// The staging segments, by the parity of the rendezvous sync that
+    /// sends them: a receiver copies from segment `r % 2` in rendezvous
+    /// sync `r`, which ends before anyone passes barrier A of sync `r + 1`,
+    /// and the sender writes it again only for sync `r + 2`.
+    segs: [Option<Segment>; 2],
+    /// Bytes of this superstep's payloads in `segs[rounds % 2]`.
+    used: usize,
+    /// Rendezvous syncs so far (every process posts its sends in each).
+    rounds: u64,
+    /// Segments made so far (their generations).
+    gens: u64,
+    /// The segments whose memory beyond this is released when next used:
+    /// above [`KEEP`] and twice the most bytes staged in a sync of the
+    /// last window of [`WINDOW`] syncs that staged in segments
+    /// (`seg_high` for the window in progress).
+    trim: [Option<usize>; 2],
+    seg_high: usize,
+    seg_syncs: u32,
+    /// The headers of the sends in flight.
+    heads: Vec<[u64; HEAD]>,
+    /// This process's id (receivers open its segments under `/proc`).
+    os_pid: u64,
 }
 
 /// An MPI request handle, used by the one thread of this rank (also kept
@@ -119,6 +156,67 @@ struct Active {
 pub(crate) struct Rendezvous {
     staging: Mutex<Staging>,
     active: Mutex<Active>,
+    /// The other ranks' segments mapped here: by sender, by parity.
+    maps: Mutex<Vec<[Option<Mapping>; 2]>>,
+}
+
+impl Rendezvous {
+    /// The state of a rank of a run whose staging is node-local or not
+    /// ([`decide_local`]).
+    pub(super) fn new(local: bool) -> Self {
+        let r = Rendezvous::default();
+        {
+            let mut s = lock(&r.staging);
+            s.local = local;
+            s.os_pid = u64::from(std::process::id());
+        }
+        r
+    }
+}
+
+/// Whether large `put`s are staged in memory the receivers map (every
+/// rank of the run on one node, each able to open its neighbour's staging
+/// segment, and no rank setting `BSPLIB_MPI_SHARED_STAGING=0`), decided by
+/// every rank of `comm` together (collective, at the start of a run).
+pub(super) fn decide_local(comm: &mpi::topology::SimpleCommunicator, nprocs: usize) -> bool {
+    use mpi::collective::SystemOperation;
+    use mpi::traits::*;
+    let mut node = std::mem::MaybeUninit::<ffi::MPI_Comm>::uninit();
+    // SAFETY: MPI is initialised; the communicator and the null info are
+    // valid; `node` is an out-parameter, freed below; every rank of
+    // `comm` calls this.
+    let one_node = unsafe {
+        ffi::MPI_Comm_split_type(
+            comm.as_raw(),
+            ffi::RSMPI_COMM_TYPE_SHARED,
+            0,
+            ffi::RSMPI_INFO_NULL,
+            node.as_mut_ptr(),
+        ) == 0
+            && {
+                let mut node = node.assume_init();
+                let mut size = 0;
+                let sized = ffi::MPI_Comm_size(node, &mut size) == 0;
+                ffi::MPI_Comm_free(&mut node);
+                sized && size as usize == nprocs
+            }
+    };
+    let wanted = std::env::var("BSPLIB_MPI_SHARED_STAGING").map_or(true, |v| v != "0");
+    let probe = Segment::new(1, 0);
+    let mine = match &probe {
+        Some(seg) => [u64::from(std::process::id()), seg.fd() as u64],
+        None => [0, u64::MAX],
+    };
+    let mut all = vec![0u64; 2 * nprocs];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    let right = (comm.rank() as usize + 1) % nprocs;
+    let (os, fd) = (all[2 * right], all[2 * right + 1]);
+    let ok = i32::from(one_node && wanted && fd != u64::MAX && super::segment::can_open(os, fd));
+    let mut every = 0i32;
+    comm.all_reduce_into(&ok, &mut every, SystemOperation::min());
+    // Everyone has opened its neighbour's probe: it may go.
+    drop(probe);
+    every == 1
 }
 
 impl Mpi {
@@ -140,6 +238,17 @@ impl Mpi {
         let _mpi = progress::hold();
         let mut s = lock(&self.rndv.staging);
         debug_assert!(!s.pinned, "staged after a failed sync");
+        if copy && s.local {
+            // SAFETY: forwarded from the caller.
+            if let Some(at) = unsafe { stage_in_segment(&mut s, src, len) } {
+                s.payloads.push(Payload {
+                    dest,
+                    src: Source::Segment(at),
+                    len,
+                });
+                return Ok(());
+            }
+        }
         let src = if copy {
             let at = s.buf.len();
             s.buf.try_reserve(len).map_err(|_| len)?;
@@ -165,10 +274,44 @@ impl Mpi {
     /// Step 5 begins: posts a send of every payload staged, in call order.
     pub(crate) fn post_sends(&self) {
         let _mpi = progress::hold();
-        let s = lock(&self.rndv.staging);
+        let mut s = lock(&self.rndv.staging);
         let mut a = lock(&self.rndv.active);
+        let parity = (s.rounds % 2) as usize;
+        s.rounds += 1;
+        let s = &mut *s;
+        s.heads.clear();
+        s.heads.reserve(s.payloads.len());
         for p in &s.payloads {
+            s.heads.push(match (p.src, &s.segs[parity]) {
+                (Source::Segment(at), Some(seg)) => [
+                    IN_SEGMENT + parity as u64,
+                    s.os_pid,
+                    seg.fd() as u64,
+                    seg.gen,
+                    at as u64,
+                ],
+                _ => [BY_MPI; HEAD],
+            });
+        }
+        for (p, head) in s.payloads.iter().zip(&s.heads) {
+            let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
+            // SAFETY: `head` is `HEAD` words of `heads`, which is neither
+            // written nor freed until these sends complete (`settle`) or
+            // ever (`pinned`); `comm` is this run's communicator.
+            unsafe {
+                ffi::MPI_Isend(
+                    head.as_ptr().cast(),
+                    (HEAD * 8) as i32,
+                    ffi::RSMPI_UINT8_T,
+                    p.dest as i32,
+                    TAG,
+                    self.comm.as_raw(),
+                    req.as_mut_ptr(),
+                );
+                a.sends.push(Request(req.assume_init()));
+            }
             let base = match p.src {
+                Source::Segment(_) => continue,
                 Source::Staged(at) => s.buf[at..at + p.len].as_ptr(),
                 Source::Borrowed(addr) => std::ptr::with_exposed_provenance::<u8>(addr),
             };
@@ -203,6 +346,17 @@ impl Mpi {
     /// them.
     pub(crate) fn receive(&self, sender: usize, dst: *mut u8, len: usize) -> Result<(), Stopped> {
         let _mpi = progress::hold();
+        let head = self.header(sender)?;
+        if head[0] != BY_MPI {
+            let src = self.in_segment(sender, head, len);
+            self.before_write(dst, len)?;
+            // SAFETY: `src` is `len` bytes of the sender's segment mapped
+            // here (checked against the mapping), which the sender does not
+            // write during this sync; `dst` is ours (caller), and no
+            // receive in flight overlaps it (`before_write`).
+            unsafe { crate::mem::copy(src, dst, len) };
+            return Ok(());
+        }
         self.before_write(dst, len)?;
         let mut a = lock(&self.rndv.active);
         for (at, n) in chunks(len) {
@@ -231,6 +385,86 @@ impl Mpi {
         }
         a.ranges.push((start, end));
         Ok(())
+    }
+
+    /// The header of `sender`'s next payload (polling for a stop message).
+    fn header(&self, sender: usize) -> Result<[u64; HEAD], Stopped> {
+        let mut head = [0u64; HEAD];
+        let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
+        // SAFETY: `head` is `HEAD` words, live until the receive completes
+        // or is cancelled below; `req` is an out-parameter.
+        let mut req = unsafe {
+            ffi::MPI_Irecv(
+                head.as_mut_ptr().cast(),
+                (HEAD * 8) as i32,
+                ffi::RSMPI_UINT8_T,
+                sender as i32,
+                TAG,
+                self.comm.as_raw(),
+                req.as_mut_ptr(),
+            );
+            req.assume_init()
+        };
+        loop {
+            let mut done = 0;
+            // SAFETY: an active receive of this rank.
+            unsafe { ffi::MPI_Test(&mut req, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+            if done != 0 {
+                return Ok(head);
+            }
+            if self.is_stopped() || self.take_stop() {
+                self.stop();
+                // SAFETY: an active receive into `head`: cancelled, or
+                // completed, before `head` goes.
+                unsafe {
+                    ffi::MPI_Cancel(&mut req);
+                    ffi::MPI_Wait(&mut req, ffi::RSMPI_STATUS_IGNORE);
+                }
+                return Err(Stopped);
+            }
+        }
+    }
+
+    /// Where the payload of `len` bytes that `head` names is, in `sender`'s
+    /// segment, mapped here (on first use of that segment). A header that
+    /// names no segment or a range outside it ends the job (only a
+    /// corrupted rank sends one).
+    fn in_segment(&self, sender: usize, head: [u64; HEAD], len: usize) -> *const u8 {
+        let [how, os, fd, gen, at] = head;
+        let parity = how.wrapping_sub(IN_SEGMENT);
+        let mut maps = lock(&self.rndv.maps);
+        if maps.len() < self.nprocs {
+            maps.resize_with(self.nprocs, Default::default);
+        }
+        if parity > 1 || sender >= maps.len() {
+            bad_header(sender, &format!("names staging {how}"));
+        }
+        let slot = &mut maps[sender][parity as usize];
+        if slot.as_ref().is_none_or(|m| m.gen != gen) {
+            *slot = None;
+            match Mapping::open(os, fd, gen) {
+                Ok(m) => *slot = Some(m),
+                Err(e) => bad_header(
+                    sender,
+                    &format!("names a staging segment that cannot be mapped ({e})"),
+                ),
+            }
+        }
+        let m = slot.as_ref().expect("mapped above");
+        match usize::try_from(at)
+            .ok()
+            .filter(|&at| at <= m.len && len <= m.len - at)
+        {
+            // SAFETY: `at + len` is within the mapping (checked).
+            Some(at) => unsafe { m.base().add(at) },
+            None => bad_header(
+                sender,
+                &format!(
+                    "names bytes {at}.. (+{len}) of a staging segment of {}",
+                    m.len
+                ),
+            ),
+        }
     }
 
     /// The caller is about to write `len` bytes at `dst`: if a receive in
@@ -280,6 +514,16 @@ impl Mpi {
                 s.buf.shrink_to(keep);
             }
             (s.high, s.syncs) = (0, 0);
+        }
+        if s.used > 0 {
+            s.seg_high = s.seg_high.max(s.used);
+            s.seg_syncs += 1;
+            s.used = 0;
+            if s.seg_syncs >= WINDOW {
+                let keep = KEEP.max(2 * s.seg_high);
+                s.trim = [0, 1].map(|h| s.segs[h].as_ref().filter(|g| g.cap > keep).map(|_| keep));
+                (s.seg_high, s.seg_syncs) = (0, 0);
+            }
         }
         Ok(())
     }
@@ -347,6 +591,64 @@ impl Mpi {
             }
         }
     }
+}
+
+/// Copies `len` bytes at `src` into this superstep's staging segment
+/// (made, or replaced by a larger one, as needed): the payload's offset
+/// there, or `None` if no segment could be had.
+///
+/// # Safety
+///
+/// `src` must be readable for `len` bytes.
+unsafe fn stage_in_segment(s: &mut Staging, src: *const u8, len: usize) -> Option<usize> {
+    let parity = (s.rounds % 2) as usize;
+    let at = s.used;
+    let need = at.checked_add(len)?;
+    if at == 0 {
+        if let (Some(keep), Some(seg)) = (s.trim[parity].take(), &s.segs[parity]) {
+            // Last read in the rendezvous sync before last: its memory
+            // beyond what this window needed may go.
+            seg.release_from(keep.max(need));
+        }
+    }
+    let fits = s.segs[parity].as_ref().is_some_and(|g| g.cap >= need);
+    if !fits {
+        // This parity's segment was last read in the rendezvous sync
+        // before last, which every receiver has finished: it may go.
+        let old = s.segs[parity].take();
+        // Growing by half again at least: a superstep that stages more
+        // and more makes few segments.
+        let grown = old.as_ref().map_or(0, |g| g.cap + g.cap / 2);
+        s.gens += 1;
+        let seg = Segment::new(need.max(grown.min(need * 2)).max(KEEP), s.gens)?;
+        if let Some(old) = &old {
+            // SAFETY: this superstep's first `at` bytes, within both.
+            unsafe { crate::mem::copy(old.base(), seg.base(), at) };
+        }
+        s.segs[parity] = Some(seg);
+    }
+    let seg = s.segs[parity].as_ref()?;
+    // SAFETY: `need <= cap`; the caller vouches for `src`, which is not
+    // in the segment (ours, not the program's).
+    unsafe {
+        let dst = seg.base().add(at);
+        if need <= PLAIN_UPTO {
+            crate::mem::copy(src, dst, len);
+        } else {
+            crate::mem::copy_streaming(src, dst, len);
+        }
+    }
+    s.used = need;
+    Some(at)
+}
+
+/// A rendezvous header that cannot be right (only a corrupted rank sends
+/// one): the job ends, saying so.
+fn bad_header(sender: usize, what: &str) -> ! {
+    crate::error::eprint_line(&format!(
+        "bsplib: bsp_sync: process {sender}'s header of a large put {what}\n"
+    ));
+    super::abort()
 }
 
 /// The pieces `(offset, length)` of a payload of `len` bytes.
