@@ -1,22 +1,35 @@
 //! Large put payloads on `mpi`, by rendezvous (`README.md` beside this
-//! file, "Large payloads"): a put of at least [`MIN_LARGE`] bytes writes
+//! file, "Large payloads"): a put of at least [`MIN_LARGE`](crate::engine::MIN_LARGE) bytes writes
 //! only a *descriptor* `[slot | DESCRIPTOR][offset][len]` into its stream;
-//! its payload is staged at the call (a `put` copies its source once, an
-//! `hpput` keeps its address) and sent point to point during the sync,
-//! straight into the destination range that the *receiver* resolved and
-//! checked in its own registration table. One copy at the call (none for
-//! an `hpput`), one by MPI, none through the streams.
+//! its payload is staged at the call and reaches the destination range
+//! that the *receiver* resolved and checked in its own registration table.
+//!
+//! - **One node** (every rank of the run can map the others' memory:
+//!   [`decide_local`], at the start): a `put` copies its source into this
+//!   process's *staging segment* (`segment.rs`: a `memfd`, one per parity
+//!   of the rendezvous syncs), and the receiver copies it from there,
+//!   through its own read-only mapping of the segment, straight into the
+//!   destination. Two copies at memory speed, no MPI transfer.
+//! - **Otherwise**, and for every `hpput` (which keeps its source's
+//!   address): the payload is sent point to point (`MPI_Isend` from the
+//!   staging buffer or the hpput's source, `MPI_Irecv` into the
+//!   destination).
 //!
 //! In the sync, with the flag `LARGE` set in barrier A's OR (someone
-//! staged a payload): at the start of step 5 every process posts its
-//! sends (`MPI_Isend`, tag [`TAG`], per destination in call order); it
+//! staged a payload): at the start of step 5 every process posts, per
+//! payload in call order, a *header* (tag [`TAG`], [`HEAD`] words: by MPI,
+//! or where in which segment) and, for a payload by MPI, its messages; it
 //! then applies the puts addressed to it in the usual order (senders by
-//! pid, each sender's records in call order), posting a receive
-//! (`MPI_Irecv`) into the destination for each descriptor. A put, or a
-//! receive, whose range overlaps a receive still in flight first waits for
-//! the receives in flight: overlapping puts land in the order of every
-//! engine. The sync waits for its receives, then its sends, before it
-//! leaves step 5.
+//! pid, each sender's records in call order), receiving for each
+//! descriptor the sender's next header, then copying from the segment or
+//! posting a receive (`MPI_Irecv`) into the destination. A put, or a
+//! receive or copy, whose range overlaps a receive still in flight first
+//! waits for the receives in flight: overlapping puts land in the order of
+//! every engine. The sync waits for its receives, then its sends, before
+//! it leaves step 5. A receiver copies from segment `r % 2` in rendezvous
+//! sync `r`; its sender writes that segment again only for sync `r + 2`,
+//! after barrier A of sync `r + 1`, which the receiver reaches only when
+//! it has finished sync `r`.
 //!
 //! No wait blocks for good when the run fails: every process posts its
 //! sends before it waits for anything, so a receive waits only for a send
@@ -26,8 +39,8 @@
 //! and waits for those that have (they complete: their sends are posted),
 //! so nothing is written into its memory after the sync returns; it does
 //! not wait for its own sends (their receiver may have failed and cancelled
-//! its receive): they stay posted, their staged copies are kept until the
-//! run ends, and the process, poisoned, never stages again.
+//! its receive): they stay posted, their staged copies and headers are
+//! kept until the run ends, and the process, poisoned, never stages again.
 
 use std::sync::Mutex;
 
