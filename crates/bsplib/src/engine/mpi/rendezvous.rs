@@ -627,14 +627,16 @@ unsafe fn stage_in_segment(s: &mut Staging, src: *const u8, len: usize) -> Optio
     let fits = s.segs[parity].as_ref().is_some_and(|g| g.cap >= need);
     if !fits {
         // This parity's segment was last read in the rendezvous sync
-        // before last, which every receiver has finished: it may go.
-        let old = s.segs[parity].take();
+        // before last, which every receiver has finished: it may go, once
+        // its replacement exists (without one, this payload takes the
+        // private buffer and the ones before stay where they are).
         // Growing by half again at least: a superstep that stages more
         // and more makes few segments.
-        let grown = old.as_ref().map_or(0, |g| g.cap + g.cap / 2);
+        let grown = s.segs[parity].as_ref().map_or(0, |g| g.cap + g.cap / 2);
+        let cap = need.max(grown.min(need.saturating_mul(2))).max(KEEP);
+        let seg = Segment::new(cap, s.gens + 1)?;
         s.gens += 1;
-        let seg = Segment::new(need.max(grown.min(need * 2)).max(KEEP), s.gens)?;
-        if let Some(old) = &old {
+        if let Some(old) = s.segs[parity].take() {
             // SAFETY: this superstep's first `at` bytes, within both.
             unsafe { crate::mem::copy(old.base(), seg.base(), at) };
         }
