@@ -135,3 +135,33 @@ fn map(fd: &OwnedFd, len: usize, prot: i32) -> Option<usize> {
 pub(super) fn can_open(os_pid: u64, fd: u64) -> bool {
     Mapping::open(os_pid, fd, 0).is_ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What a sender writes, a receiver's mapping reads; memory given back
+    // reads as zeros there and takes new writes, the mapping unchanged.
+    #[test]
+    fn a_mapping_sees_the_segment_and_its_release() {
+        let seg = Segment::new(3 * 4096 + 1, 7).expect("a segment");
+        assert_eq!(seg.cap, 4 * 4096);
+        let me = u64::from(std::process::id());
+        // SAFETY: `cap` bytes of our own mapping.
+        unsafe { std::ptr::write_bytes(seg.base(), 0x5A, seg.cap) };
+        let m = Mapping::open(me, seg.fd() as u64, seg.gen).expect("mapped");
+        assert_eq!((m.len, m.gen), (seg.cap, 7));
+        // SAFETY: `len` bytes of the read-only mapping.
+        let view = |m: &Mapping| unsafe { std::slice::from_raw_parts(m.base(), m.len) }.to_vec();
+        assert!(view(&m).iter().all(|&b| b == 0x5A));
+        seg.release_from(4096 + 1);
+        let got = view(&m);
+        assert!(got[..2 * 4096].iter().all(|&b| b == 0x5A));
+        assert!(got[2 * 4096..].iter().all(|&b| b == 0));
+        // SAFETY: the last byte of our own mapping.
+        unsafe { *seg.base().add(seg.cap - 1) = 9 };
+        assert_eq!(view(&m)[seg.cap - 1], 9);
+        assert!(can_open(me, seg.fd() as u64));
+        assert!(Mapping::open(me, u64::from(u32::MAX), 1).is_err());
+    }
+}
