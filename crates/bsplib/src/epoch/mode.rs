@@ -60,7 +60,7 @@ impl Rma<'_> {
     ///
     /// # Errors
     ///
-    /// As for [`am().term`](crate::am::Am::term); [`ErrorKind::EpochOpen`](crate::ErrorKind::EpochOpen) if an
+    /// As for [`am().term`](crate::am::Am::term); [`EpochOpen`](crate::ErrorKind::EpochOpen) if an
     /// epoch is open.
     ///
     /// # BSP cost
