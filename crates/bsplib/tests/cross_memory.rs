@@ -12,6 +12,8 @@
 //! are set before its first run.
 
 mod common;
+#[path = "support/unbuffered.rs"]
+mod unbuffered;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,34 +21,7 @@ use std::rc::Rc;
 use bsplib::am::{Counters, Handlers, Landing};
 use bsplib::{Area, Bsp, Error};
 use common::{configurations, left, right, run_on};
-
-/// Large hpputs and owned puts from heap memory, a small put beside them.
-fn unbuffered(bsp: &mut Bsp) -> Result<u64, Error> {
-    let (me, r, l) = (bsp.pid(), right(bsp), left(bsp));
-    let n = 200_000usize;
-    let dst = Area::<u8>::new(bsp, 3 * n);
-    bsp.push_reg(&dst)?;
-    bsp.sync()?;
-    let src: Vec<u8> = (0..n + 8).map(|i| (i * 7 + me) as u8).collect();
-    // SAFETY: `src` lives, unchanged, until after the sync; nobody else
-    // touches the range of `dst` it goes to.
-    unsafe { bsp.hpput(r, &dst, 1, &src[5..5 + n])? };
-    let owned: Vec<u8> = (0..n).map(|i| (i * 3 + me) as u8).collect();
-    bsp.put_owned(r, &dst, n + 3, owned)?;
-    bsp.put(r, &dst, 2 * n + 10, &[0xAB; 10])?;
-    bsp.sync()?;
-    let got = dst.as_slice(bsp);
-    let bad = (0..n).find(|&i| got[1 + i] != ((i + 5) * 7 + l) as u8);
-    check!(bsp, bad.is_none(), "hpput: first wrong byte at {bad:?}");
-    let bad = (0..n).find(|&i| got[n + 3 + i] != (i * 3 + l) as u8);
-    check!(bsp, bad.is_none(), "put_owned: first wrong byte at {bad:?}");
-    check_eq!(bsp, &got[2 * n + 10..2 * n + 20], &[0xAB; 10][..]);
-    let sum = got.iter().map(|&b| b as u64).sum();
-    drop(src);
-    bsp.pop_reg(&dst)?;
-    bsp.sync()?;
-    Ok(sum)
-}
+use unbuffered::unbuffered;
 
 /// A large get of a registered area into an unregistered one (read from
 /// the owner's memory by the requester), then a put into the source in the

@@ -9,9 +9,12 @@
 //! memory reused.
 
 mod common;
+#[path = "support/unbuffered.rs"]
+mod unbuffered;
 
 use bsplib::{Area, Bsp, Error};
-use common::{configurations, run_on};
+use common::for_each_engine;
+use unbuffered::unbuffered;
 
 fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
     let (me, p) = (bsp.pid(), bsp.nprocs());
@@ -65,50 +68,12 @@ fn scenario(bsp: &mut Bsp) -> Result<u64, Error> {
 
 #[test]
 fn large_puts_land_whole_and_in_call_order() {
-    for (engine, p) in configurations() {
-        run_on(engine, p, scenario).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
-    }
-}
-
-/// Large hpputs and `put_owned` (read across address spaces on
-/// `processes` where the kernel allows it): whole, at odd offsets, with a
-/// small put overlapping in the same superstep landing in call order
-/// (puts before hpputs from one sender: the order every engine uses is
-/// not promised for overlaps, so the ranges here do not overlap).
-fn unbuffered(bsp: &mut Bsp) -> Result<u64, Error> {
-    let (me, p) = (bsp.pid(), bsp.nprocs());
-    let n = 200_000usize;
-    let dst = Area::<u8>::new(bsp, 3 * n);
-    bsp.push_reg(&dst)?;
-    bsp.sync()?;
-    let right = (me + 1) % p;
-    let left = (me + p - 1) % p;
-    let src: Vec<u8> = (0..n + 8).map(|i| (i * 7 + me) as u8).collect();
-    // SAFETY: `src` lives, unchanged, until after the sync; nobody else
-    // touches the range of `dst` it goes to.
-    unsafe { bsp.hpput(right, &dst, 1, &src[5..5 + n])? };
-    let owned: Vec<u8> = (0..n).map(|i| (i * 3 + me) as u8).collect();
-    bsp.put_owned(right, &dst, n + 3, owned)?;
-    bsp.put(right, &dst, 2 * n + 10, &[0xAB; 10])?;
-    bsp.sync()?;
-    let got = dst.as_slice(bsp);
-    let bad = (0..n).find(|&i| got[1 + i] != ((i + 5) * 7 + left) as u8);
-    check!(bsp, bad.is_none(), "hpput: first wrong byte at {bad:?}");
-    let bad = (0..n).find(|&i| got[n + 3 + i] != (i * 3 + left) as u8);
-    check!(bsp, bad.is_none(), "put_owned: first wrong byte at {bad:?}");
-    check_eq!(bsp, &got[2 * n + 10..2 * n + 20], &[0xAB; 10][..]);
-    let sum = got.iter().map(|&b| b as u64).sum();
-    drop(src);
-    bsp.pop_reg(&dst)?;
-    bsp.sync()?;
-    Ok(sum)
+    for_each_engine(scenario, |_, _| {});
 }
 
 #[test]
 fn large_hpputs_and_owned_puts_land_whole() {
-    for (engine, p) in configurations() {
-        run_on(engine, p, unbuffered).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
-    }
+    for_each_engine(unbuffered, |_, _| {});
 }
 
 /// Areas of 4 KiB and more, which live in memory every process maps on
@@ -196,9 +161,7 @@ fn areas(bsp: &mut Bsp) -> Result<u64, Error> {
 
 #[test]
 fn hpputs_from_areas_and_gets_of_areas_land_whole() {
-    for (engine, p) in configurations() {
-        run_on(engine, p, areas).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
-    }
+    for_each_engine(areas, |_, _| {});
 }
 
 /// More large puts in one superstep than the first staging memory holds
@@ -256,7 +219,5 @@ fn growing(bsp: &mut Bsp) -> Result<u64, Error> {
 
 #[test]
 fn staging_grows_and_shrinks_between_supersteps() {
-    for (engine, p) in configurations() {
-        run_on(engine, p, growing).unwrap_or_else(|e| panic!("{} p={p}: {e}", engine.name()));
-    }
+    for_each_engine(growing, |_, _| {});
 }
