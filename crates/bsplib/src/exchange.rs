@@ -18,9 +18,11 @@
 //! length, never an address, resolved by the receiver. An hpput is sent
 //! as a put (BSPlib allows it to take effect at the sync). A superstep in
 //! which this process sends nothing writes empty streams, once: a channel
-//! whose streams are all empty stays so. On `processes` the streams are
-//! sparse (`compose`): only destinations sent data get a stream of their
-//! own, and the collective calls go once into a common stream.
+//! whose streams are all empty stays so. A destination sent no data gets
+//! an empty stream unless the superstep has collective calls (on `mpi`,
+//! no message at all). On `processes` the streams are sparse (`compose`):
+//! only destinations sent data get a stream of their own, and the
+//! collective calls go once into a common stream.
 //!
 //! Stream `q` of superstep `t` is rewritten at the sync of superstep `t+2`,
 //! after barrier A of sync `t+1`: every reader has finished with its
@@ -146,7 +148,11 @@ impl Process {
             };
             w.align(SECTION_ALIGN)?;
             w.begin(dest);
-            if self.flags != 0 {
+            // A destination sent nothing gets an empty stream, unless the
+            // superstep has collective calls, which every stream carries
+            // (on `mpi` an empty stream is no message: `engine/mpi/nbx.rs`).
+            let empty = gets.is_empty() && puts.is_empty() && sends.is_empty();
+            if self.flags != 0 && !(empty && collective.is_empty()) {
                 for word in [
                     self.flags as usize,
                     collective.len(),

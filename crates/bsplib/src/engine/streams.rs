@@ -38,10 +38,7 @@ impl World {
     pub(crate) fn deliver(&self, episode: &mut u64, ch: usize) -> Result<(), Interrupt> {
         match &self.sync {
             #[cfg(feature = "mpi")]
-            Sync::Mpi(m) => {
-                m.deliver(ch);
-                Ok(())
-            }
+            Sync::Mpi(m) => m.deliver(ch),
             _ if ch == REPLIES => self.barrier(episode, 0).map(drop),
             _ => Ok(()),
         }

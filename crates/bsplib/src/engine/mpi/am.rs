@@ -90,19 +90,48 @@ pub(super) struct Outgoing {
     done: Vec<i32>,
 }
 
-/// The operands of the reduction in progress, at an address that stays put
-/// while MPI uses them (the engine is inside the run's `World`, which does
-/// not move).
-#[derive(Default)]
+/// The operands of the reduction in progress, in buffers that stay put
+/// while MPI uses them: the four [`Words`], then (counted delivery:
+/// `nbx.rs`) the number of streams sent to each process.
 pub(super) struct Operands {
-    mine: Words,
-    all: Words,
+    mine: Vec<u64>,
+    all: Vec<u64>,
+    /// This rank's value so far.
+    acc: Vec<u64>,
 }
+
+impl Operands {
+    /// The operands of a run whose reductions carry `counts` counts.
+    pub(super) fn new(counts: usize) -> Self {
+        let n = WORDS + counts;
+        Operands {
+            mine: vec![0; n],
+            all: vec![0; n],
+            acc: vec![0; n],
+        }
+    }
+
+    /// `acc` combined with what came (`all`): the four words by `op`,
+    /// the counts summed.
+    fn combine(&mut self, op: Op) {
+        let (acc, all) = (&mut self.acc, &self.all);
+        for (i, (a, &b)) in acc.iter_mut().zip(all.iter()).enumerate() {
+            *a = match op {
+                _ if i >= WORDS => a.wrapping_add(b),
+                Op::Or => *a | b,
+                Op::Min => (*a).min(b),
+            };
+        }
+    }
+}
+
+/// The number of [`Words`].
+pub(super) const WORDS: usize = 4;
 
 /// The operands of the engine's reductions: the superstep's flags, who
 /// arrives from where (`SYNCING`, `ENDED`, `FAILED`), and the check of the
 /// collective the sync ends (a hash and its complement: `super::CHECK`).
-pub(super) type Words = [u64; 4];
+pub(super) type Words = [u64; WORDS];
 
 /// A reduction's result, and a panic of its `poll` (`all_reduce`).
 pub(super) type Reduced = (Words, Option<Box<dyn Any + Send>>);
@@ -354,12 +383,6 @@ impl Mpi {
         let _mpi = progress::hold();
         let mut guard = lock(&self.operands);
         let r = &mut *guard;
-        let combine = |a: Words, b: Words| -> Words {
-            std::array::from_fn(|i| match op {
-                Op::Or => a[i] | b[i],
-                Op::Min => a[i].min(b[i]),
-            })
-        };
         let mut panicked = None;
         // Whether the last poll left work waiting for room (it is then
         // called at every turn, not only when a record is waiting).
@@ -369,12 +392,27 @@ impl Mpi {
         }
         let (me, p) = (self.comm.rank() as usize, self.nprocs);
         let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
-        let mut acc = mine;
+        r.acc[..WORDS].copy_from_slice(&mine);
+        // The streams staged for this reduction go first (`nbx.rs`), their
+        // counts per destination in the words after the four.
+        let (matched, delivers) = self.post_streams(&mut r.acc[WORDS..]);
         // When this reduction began yielding (the deadline counts from
         // then, across its steps).
         let mut started = None;
-        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>, acc: Words| {
-            r.mine = acc;
+        if matched {
+            // Non-blocking consensus: the reduction is entered only once
+            // every stream was matched by its destination.
+            let wait = Wait {
+                poll: &mut poll,
+                panicked: &mut panicked,
+                busy: &mut busy,
+                started: &mut started,
+                timed,
+            };
+            self.wait_until(&mut || self.streams_sent(), wait)?;
+        }
+        let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>| {
+            r.mine.copy_from_slice(&r.acc);
             let wait = Wait {
                 poll: &mut poll,
                 panicked: &mut panicked,
@@ -385,26 +423,33 @@ impl Mpi {
             self.exchange(r, to, from, wait)
         };
         if me >= pow {
-            step(r, Some(me - pow), None, acc)?;
+            step(r, Some(me - pow), None)?;
         } else if me + pow < p {
-            step(r, None, Some(me + pow), acc)?;
-            acc = combine(acc, r.all);
+            step(r, None, Some(me + pow))?;
+            r.combine(op);
         }
         if me < pow {
             let mut mask = 1;
             while mask < pow {
-                step(r, Some(me ^ mask), Some(me ^ mask), acc)?;
-                acc = combine(acc, r.all);
+                step(r, Some(me ^ mask), Some(me ^ mask))?;
+                r.combine(op);
                 mask <<= 1;
             }
             if me + pow < p {
-                step(r, Some(me + pow), None, acc)?;
+                step(r, Some(me + pow), None)?;
             }
         } else {
-            step(r, None, Some(me - pow), acc)?;
-            acc = r.all;
+            step(r, None, Some(me - pow))?;
+            r.acc.copy_from_slice(&r.all);
         }
-        Ok((acc, panicked))
+        if let Some(&count) = r.acc.get(WORDS + me) {
+            if delivers.is_some() || count > 0 {
+                self.expect_streams(delivers, count as usize)?;
+            }
+        }
+        let mut all = [0; WORDS];
+        all.copy_from_slice(&r.acc[..WORDS]);
+        Ok((all, panicked))
     }
 
     /// One step of [`all_reduce`](Self::all_reduce): sends `r.mine` to
@@ -417,21 +462,14 @@ impl Mpi {
         from: Option<usize>,
         w: Wait<'_, '_>,
     ) -> Result<(), Interrupt> {
-        let Wait {
-            poll,
-            panicked,
-            busy,
-            started,
-            timed,
-        } = w;
         let _mpi = progress::hold();
         // SAFETY: reads an MPI constant.
         let null = unsafe { ffi::RSMPI_REQUEST_NULL };
         let mut reqs = [Request(null), Request(null)];
         if let Some(from) = from {
-            // SAFETY: `all` is four `u64`s at an address that stays put (the
-            // engine is inside the run's `World`) and is not touched (the
-            // caller holds its lock) until the request completes below:
+            // SAFETY: `all` is a buffer that is never resized and is not
+            // touched (the caller holds its lock) until the request
+            // completes below:
             // this function returns only then (a panic of `poll` is
             // caught); `comm` is this run's communicator; the request is an
             // out-parameter.
@@ -461,8 +499,7 @@ impl Mpi {
                 )
             };
         }
-        let (mut spins, mut turns) = (0u32, 0u32);
-        loop {
+        let mut both = || {
             let mut done = 0;
             // SAFETY: `reqs` holds this step's requests, active or null;
             // completed ones are set to `MPI_REQUEST_NULL`.
@@ -474,8 +511,47 @@ impl Mpi {
                     ffi::RSMPI_STATUSES_IGNORE,
                 )
             };
-            if done != 0 {
+            done != 0
+        };
+        self.wait_until(&mut both, w)
+    }
+
+    /// Waits until `done`, with no poll, under the run's deadline
+    /// (`nbx.rs`: the streams of a delivery).
+    pub(super) fn wait_streams(&self, done: &mut dyn FnMut() -> bool) -> Result<(), Interrupt> {
+        let mut poll: Option<&mut dyn FnMut() -> bool> = None;
+        let (mut panicked, mut busy, mut started) = (None, false, None);
+        let wait = Wait {
+            poll: &mut poll,
+            panicked: &mut panicked,
+            busy: &mut busy,
+            started: &mut started,
+            timed: true,
+        };
+        self.wait_until(done, wait)
+    }
+
+    /// Waits until `done`, polling as [`all_reduce`](Self::all_reduce)
+    /// says, and taking the streams that come meanwhile (`nbx.rs`: every
+    /// wait of a reduction must, or a sender of one would wait forever).
+    fn wait_until(&self, done: &mut dyn FnMut() -> bool, w: Wait<'_, '_>) -> Result<(), Interrupt> {
+        let Wait {
+            poll,
+            panicked,
+            busy,
+            started,
+            timed,
+        } = w;
+        let (mut spins, mut turns, mut polls) = (0u32, 0u32, 0u32);
+        loop {
+            if done() {
                 return Ok(());
+            }
+            // Non-blocking consensus (`nbx.rs`): every 4th poll while it
+            // spins, every poll once it yields.
+            polls = polls.wrapping_add(1);
+            if self.nbx && (spins >= SPINS || polls % 4 == 0) {
+                self.drain_streams(0..super::CHANNELS);
             }
             if let (Some(poll), None) = (poll.as_mut(), &*panicked) {
                 lock(&self.am).test();
@@ -589,6 +665,6 @@ impl Outgoing {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -12,10 +12,12 @@
 //! - **Active messages** (`am.rs`): one message per record (tag 105), sent
 //!   by `MPI_Isend` from library buffers, taken by `MPI_Improbe`/`MPI_Mrecv`.
 //! - **Exchange**: the streams of `exchange.rs`, written into a growable
-//!   buffer per channel, are delivered with `MPI_Alltoall` (the lengths)
-//!   then `MPI_Alltoallv` (the bytes), into a receive buffer per channel
-//!   kept until that channel is delivered again (two syncs later, as for
-//!   `processes`). Gets: the owners' replies are a second such exchange.
+//!   buffer per channel, are delivered by non-blocking consensus
+//!   (`nbx.rs`): one synchronous send per non-empty stream before barrier
+//!   A's reduction, received while the reductions wait, into a receive
+//!   buffer per channel kept until that channel is delivered again (two
+//!   syncs later, as for `processes`). Gets: the owners' replies are a
+//!   second such exchange, with a reduction for barrier B.
 //! - **Deadline** (`deadline.rs`): a wait that yields past the run's
 //!   deadline gives up; the ranks ask each other where they wait (none
 //!   shares a status board), the least waiting one names who never
@@ -36,10 +38,10 @@
 //!     where `MPI_Abort` can hang `mpirun`: the rank finalises and exits
 //!     with status 1 instead ([`abort_with`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use mpi::datatype::{Partition, PartitionMut};
+use mpi::datatype::PartitionMut;
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
@@ -51,6 +53,7 @@ mod am;
 pub(crate) mod coll;
 mod deadline;
 mod gather;
+mod nbx;
 pub(crate) mod node;
 mod progress;
 mod rendezvous;
@@ -244,9 +247,15 @@ pub(crate) fn join(
     NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
     let root = world.process_at_rank(0);
-    let mut head = [requested as u64, settings.len() as u64];
+    // Rank 0's choice of delivery (`nbx.rs`) holds for the run.
+    let forced_nbx = std::env::var_os("BSPLIB_MPI_NBX").is_some_and(|v| v == "1");
+    let mut head = [
+        requested as u64,
+        settings.len() as u64,
+        u64::from(forced_nbx),
+    ];
     root.broadcast_into(&mut head[..]);
-    let [req, len] = head;
+    let [req, len, forced_nbx] = head;
     let mut agreed = if world.rank() == 0 {
         settings.to_vec()
     } else {
@@ -265,18 +274,9 @@ pub(crate) fn join(
     let comm = world.split_by_color(color);
     Ok((
         n,
-        comm.map(|comm| (rank, Mpi::new(comm, n, values))),
+        comm.map(|comm| (rank, Mpi::new(comm, n, values, forced_nbx != 0))),
         agreed,
     ))
-}
-
-/// What one rank received on one channel.
-#[derive(Default)]
-struct Inbox {
-    data: Vec<u64>,
-    /// Per source: where its stream starts and its length, in words.
-    at: Vec<usize>,
-    len: Vec<usize>,
 }
 
 /// A communicator that may cross threads: MPI runs with
@@ -298,23 +298,18 @@ impl std::ops::Deref for Comm {
     }
 }
 
-/// Counts and displacements of a delivery, kept to reuse their memory.
-#[derive(Default)]
-struct Scratch {
-    counts: Vec<Count>,
-    displs: Vec<Count>,
-    rcounts: Vec<Count>,
-    rdispls: Vec<Count>,
-}
-
 /// One rank's side of a run.
 pub(crate) struct Mpi {
     comm: Comm,
     nprocs: usize,
     // Locks only to satisfy `Sync`: one thread per rank uses them.
     out: [Mutex<Outbox>; CHANNELS],
-    inbox: [Mutex<Inbox>; CHANNELS],
-    scratch: Mutex<Scratch>,
+    inbox: [Mutex<nbx::Inbox>; CHANNELS],
+    /// The streams to send with the next reduction (`nbx.rs`).
+    staged: Mutex<nbx::Staged>,
+    /// The channel the next reduction delivers, and whether this process
+    /// sends on it (`nbx::NONE`: none; read by every reduction).
+    staged_ch: AtomicUsize,
     /// Errors are values (module docs).
     values: bool,
     /// Errors as values: this process failed, or learnt that the run did.
@@ -327,6 +322,9 @@ pub(crate) struct Mpi {
     am: Mutex<am::Outgoing>,
     /// The operands of the reduction in progress (`am.rs`).
     operands: Mutex<am::Operands>,
+    /// Streams are delivered by non-blocking consensus, not counted in the
+    /// reductions (`nbx.rs`).
+    nbx: bool,
     /// The check of the next barrier and the verdict of the last
     /// ([`Mpi::set_check`]).
     check: std::sync::atomic::AtomicU64,
@@ -352,24 +350,28 @@ impl Drop for Mpi {
     fn drop(&mut self) {
         let _mpi = progress::hold();
         self.am_drop();
+        self.nbx_drop();
     }
 }
 
 impl Mpi {
-    fn new(comm: SimpleCommunicator, nprocs: usize, values: bool) -> Self {
+    fn new(comm: SimpleCommunicator, nprocs: usize, values: bool, forced_nbx: bool) -> Self {
         let local = rendezvous::decide_local(&comm, nprocs);
+        let nbx = nbx::uses_nbx(nprocs, forced_nbx);
         Mpi {
             comm: Comm(comm),
             nprocs,
             out: Default::default(),
-            inbox: Default::default(),
-            scratch: Mutex::default(),
+            inbox: std::array::from_fn(|_| Mutex::new(nbx::Inbox::new(nprocs))),
+            staged: Mutex::default(),
+            staged_ch: AtomicUsize::new(nbx::NONE),
             values,
             stopped: AtomicBool::new(false),
             bells: Mutex::default(),
             rndv: rendezvous::Rendezvous::new(local),
             am: Mutex::default(),
-            operands: Mutex::default(),
+            operands: Mutex::new(am::Operands::new(if nbx { 0 } else { nprocs })),
+            nbx,
             check: std::sync::atomic::AtomicU64::new(0),
             check_set: AtomicBool::new(false),
             check_failed: AtomicBool::new(false),
@@ -593,57 +595,9 @@ impl Mpi {
 
     /// A writer of this rank's streams on channel `ch`.
     pub(crate) fn writer(&self, ch: usize) -> StreamWriter<'_> {
+        self.before_rewrite(ch);
         let out = self.out[ch].lock().unwrap_or_else(|p| p.into_inner());
         StreamWriter::growable(out, self.nprocs, CAPACITY)
-    }
-
-    /// Delivers every rank's streams of channel `ch`. Allocates nothing
-    /// once the buffers have grown to the traffic.
-    pub(crate) fn deliver(&self, ch: usize) {
-        let _mpi = progress::hold();
-        let out = self.out[ch].lock().unwrap_or_else(|p| p.into_inner());
-        let mut inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
-        let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        let Scratch {
-            counts,
-            displs,
-            rcounts,
-            rdispls,
-        } = &mut *scratch;
-        let words = |bytes: usize| Count::try_from(bytes / 8).expect("checked by the writer");
-        counts.clear();
-        counts.extend(out.dir.iter().map(|&(_, len)| words(len)));
-        displs.clear();
-        displs.extend(out.dir.iter().map(|&(at, _)| words(at)));
-        rcounts.clear();
-        rcounts.resize(self.nprocs, 0);
-        self.comm.all_to_all_into(&counts[..], &mut rcounts[..]);
-        rdispls.clear();
-        let mut total: usize = 0;
-        for c in rcounts.iter_mut() {
-            // Another rank's count: a negative one (only a corrupted rank
-            // sends it) receives nothing, and the streams that follow are
-            // refused by their receiver as too short.
-            let words = usize::try_from(*c).unwrap_or_else(|_| {
-                *c = 0;
-                0
-            });
-            rdispls.push(Count::try_from(total).unwrap_or_else(|_| too_much(total)));
-            total = total.checked_add(words).unwrap_or_else(|| too_much(total));
-        }
-        let inbox = &mut *inbox;
-        if inbox.data.len() < total {
-            inbox.data.resize(total, 0);
-        }
-        {
-            let send = Partition::new(&out.data[..], &counts[..], &displs[..]);
-            let mut recv = PartitionMut::new(&mut inbox.data[..], &rcounts[..], &rdispls[..]);
-            self.comm.all_to_all_varcount_into(&send, &mut recv);
-        }
-        inbox.at.clear();
-        inbox.at.extend(rdispls.iter().map(|&d| d as usize));
-        inbox.len.clear();
-        inbox.len.extend(rcounts.iter().map(|&c| c as usize));
     }
 
     /// The stream `src` sent this rank on channel `ch`, as delivered last.
@@ -654,17 +608,11 @@ impl Mpi {
     pub(crate) unsafe fn stream(&self, src: usize, ch: usize) -> Option<Records<'_>> {
         let inbox = self.inbox[ch].lock().unwrap_or_else(|p| p.into_inner());
         let (at, len) = (inbox.at[src], inbox.len[src]);
-        assert!(at + len <= inbox.data.len(), "stream out of its buffer");
+        let data = inbox.data();
+        assert!(at + len <= data.len(), "stream out of its buffer");
         // SAFETY: in bounds (checked), 8-aligned (`u64`s); the buffer is
-        // not touched until the next delivery of this channel (caller).
-        Some(unsafe { Records::new(inbox.data.as_ptr().add(at).cast(), len * 8) })
+        // not touched until the next delivery of this channel begins, after
+        // the caller stopped reading (`nbx.rs`).
+        Some(unsafe { Records::new(data.as_ptr().add(at).cast(), len * 8) })
     }
-}
-
-/// More than one rank may receive in one superstep.
-fn too_much(total: usize) -> ! {
-    crate::error::eprint_line(&format!(
-        "bsplib: bsp_sync: this superstep delivers more than {CAPACITY} bytes to one process, more than MPI_Alltoallv can ({total} words)\n"
-    ));
-    abort()
 }
