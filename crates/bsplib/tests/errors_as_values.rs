@@ -213,3 +213,33 @@ fn a_process_that_ends_while_others_sync_is_returned_everywhere() {
         },
     );
 }
+
+/// The same with data on its way to the process that ended: on `mpi` the
+/// streams sent with barrier A (here 64 KiB of messages from each other
+/// process, more than MPI sends eagerly) are taken and dropped by the
+/// ended process, so that no sender waits for them (`engine/mpi/nbx.rs`).
+#[test]
+fn a_process_that_ends_while_others_send_it_data_is_returned_everywhere() {
+    expect_error(
+        2,
+        |bsp| {
+            bsp.sync()?;
+            let to = last(bsp);
+            if bsp.pid() == to {
+                return Ok(());
+            }
+            for i in 0..4096u64 {
+                bsp.send(to, &[], &i.to_ne_bytes())?;
+            }
+            bsp.sync()?;
+            Ok(())
+        },
+        move |n, e| {
+            assert!(
+                matches!(e.kind(), ErrorKind::ProcessEnded { ended } if *ended == n - 1),
+                "{e}"
+            );
+            assert_eq!((e.superstep(), e.call()), (1, "bsp_sync"), "{e}");
+        },
+    );
+}
