@@ -53,7 +53,7 @@ use mpi::raw::AsRaw;
 use mpi::traits::*;
 
 use super::am::lock;
-use super::rendezvous::Request;
+use super::rendezvous::{test_all, Request};
 use super::{progress, Interrupt, Mpi, CHANNELS};
 
 /// Message tag of the streams of channel `ch`: `STREAM_TAG + ch` (after
@@ -237,25 +237,7 @@ impl Mpi {
 
     fn streams_sent_locked(&self, staged: &mut Staged) -> bool {
         let _mpi = progress::hold();
-        let reqs = &mut staged.reqs;
-        if reqs.is_empty() {
-            return true;
-        }
-        let mut done = 0;
-        // SAFETY: `reqs` holds active or null requests (completed ones are
-        // set to `MPI_REQUEST_NULL`).
-        unsafe {
-            ffi::MPI_Testall(
-                reqs.len() as i32,
-                reqs.as_mut_ptr().cast(),
-                &mut done,
-                ffi::RSMPI_STATUSES_IGNORE,
-            )
-        };
-        if done != 0 {
-            reqs.clear();
-        }
-        done != 0
+        test_all(&mut staged.reqs)
     }
 
     /// A counted reduction announced `count` streams for this rank: of

@@ -151,6 +151,30 @@ pub(super) struct Request(pub(super) ffi::MPI_Request);
 // requests (see `Comm`).
 unsafe impl Send for Request {}
 
+/// Whether every request of `reqs` completed (`MPI_Testall`): `reqs` is
+/// emptied then.
+pub(super) fn test_all(reqs: &mut Vec<Request>) -> bool {
+    if reqs.is_empty() {
+        return true;
+    }
+    let mut done = 0;
+    // SAFETY: `reqs` holds active (or null) requests of this rank,
+    // `Request` is a transparent wrapper of a handle; completed ones are
+    // set to `MPI_REQUEST_NULL`.
+    unsafe {
+        ffi::MPI_Testall(
+            reqs.len() as i32,
+            reqs.as_mut_ptr().cast(),
+            &mut done,
+            ffi::RSMPI_STATUSES_IGNORE,
+        )
+    };
+    if done != 0 {
+        reqs.clear();
+    }
+    done != 0
+}
+
 /// The requests of the sync in progress.
 #[derive(Default)]
 struct Active {
@@ -582,20 +606,7 @@ impl Mpi {
             return Ok(());
         }
         loop {
-            let mut done = 0;
-            // SAFETY: `reqs` holds active (or null) requests of this rank,
-            // `Request` is a transparent wrapper of a handle; completed
-            // ones are set to `MPI_REQUEST_NULL`.
-            unsafe {
-                ffi::MPI_Testall(
-                    reqs.len() as i32,
-                    reqs.as_mut_ptr().cast(),
-                    &mut done,
-                    ffi::RSMPI_STATUSES_IGNORE,
-                )
-            };
-            if done != 0 {
-                reqs.clear();
+            if test_all(reqs) {
                 return Ok(());
             }
             if self.is_stopped() || self.take_stop() {
