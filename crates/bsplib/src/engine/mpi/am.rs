@@ -532,8 +532,9 @@ impl Mpi {
     }
 
     /// Waits until `done`, polling as [`all_reduce`](Self::all_reduce)
-    /// says, and taking the streams that come meanwhile (`nbx.rs`: every
-    /// wait of a reduction must, or a sender of one would wait forever).
+    /// says; with non-blocking consensus also taking the streams that come
+    /// meanwhile (`nbx.rs`: every wait of a reduction must, or a sender
+    /// would wait forever for its stream to be matched).
     fn wait_until(&self, done: &mut dyn FnMut() -> bool, w: Wait<'_, '_>) -> Result<(), Interrupt> {
         let Wait {
             poll,

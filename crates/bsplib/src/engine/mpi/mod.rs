@@ -12,12 +12,13 @@
 //! - **Active messages** (`am.rs`): one message per record (tag 105), sent
 //!   by `MPI_Isend` from library buffers, taken by `MPI_Improbe`/`MPI_Mrecv`.
 //! - **Exchange**: the streams of `exchange.rs`, written into a growable
-//!   buffer per channel, are delivered by non-blocking consensus
-//!   (`nbx.rs`): one synchronous send per non-empty stream before barrier
-//!   A's reduction, received while the reductions wait, into a receive
-//!   buffer per channel kept until that channel is delivered again (two
-//!   syncs later, as for `processes`). Gets: the owners' replies are a
-//!   second such exchange, with a reduction for barrier B.
+//!   buffer per channel, travel with barrier A (`nbx.rs`): one message per
+//!   non-empty stream, started as its reduction begins, which carries the
+//!   number of streams each process receives (runs of up to 64 processes;
+//!   larger runs deliver by non-blocking consensus), into a receive buffer
+//!   per channel kept until that channel is delivered again (two syncs
+//!   later, as for `processes`). Gets: the owners' replies are a second
+//!   such exchange, with a reduction of their own for barrier B.
 //! - **Deadline** (`deadline.rs`): a wait that yields past the run's
 //!   deadline gives up; the ranks ask each other where they wait (none
 //!   shares a status board), the least waiting one names who never
