@@ -311,6 +311,9 @@ pub(crate) struct Mpi {
     /// The channel the next reduction delivers, and whether this process
     /// sends on it (`nbx::NONE`: none; read by every reduction).
     staged_ch: AtomicUsize,
+    /// Per channel: the streams the last counted reduction announced
+    /// (`nbx.rs`).
+    expect: [AtomicUsize; CHANNELS],
     /// Errors are values (module docs).
     values: bool,
     /// Errors as values: this process failed, or learnt that the run did.
@@ -366,6 +369,7 @@ impl Mpi {
             inbox: std::array::from_fn(|_| Mutex::new(nbx::Inbox::new(nprocs))),
             staged: Mutex::default(),
             staged_ch: AtomicUsize::new(nbx::NONE),
+            expect: Default::default(),
             values,
             stopped: AtomicBool::new(false),
             bells: Mutex::default(),

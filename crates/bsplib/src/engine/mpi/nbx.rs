@@ -79,8 +79,6 @@ pub(super) struct Staged {
     /// The channel whose sends are in flight, and their requests.
     posted: Option<usize>,
     reqs: Vec<Request>,
-    /// Per channel: the streams the last counted reduction announced.
-    expect: [usize; CHANNELS],
 }
 
 /// What one rank received on one channel.
@@ -247,7 +245,10 @@ impl Mpi {
     /// them.
     pub(super) fn expect_streams(&self, ch: Option<usize>, count: usize) -> Result<(), Interrupt> {
         if let Some(ch) = ch {
-            lock(&self.staged).expect[ch] = count;
+            // (Atomics, not the lock: every sync's barrier comes here.)
+            if count != 0 || self.expect[ch].load(Ordering::Relaxed) != 0 {
+                self.expect[ch].store(count, Ordering::Relaxed);
+            }
             return Ok(());
         }
         let mut left = count;
@@ -302,10 +303,7 @@ impl Mpi {
             self.stage_streams(ch, true);
             self.all_reduce([0; 4], super::am::Op::Or, None, true)?;
         }
-        let expect = {
-            let mut staged = lock(&self.staged);
-            std::mem::take(&mut staged.expect[ch])
-        };
+        let expect = self.expect[ch].swap(0, Ordering::Relaxed);
         // Counted, only this channel's streams are waited for; by
         // consensus, every wait of a reduction took every channel's.
         let chs = if self.nbx { 0..CHANNELS } else { ch..ch + 1 };
