@@ -157,8 +157,8 @@ impl Process {
         // On `mpi`, barrier A also checks that every process ends the
         // superstep with the same collective (or a plain sync): the
         // extension taking the `DESC` hook point gives the value.
-        // Its reduction also carries the streams just published (`mpi`'s
-        // non-blocking consensus: `engine/mpi/nbx.rs`).
+        // Its reduction also carries the streams just published, and tells
+        // each process how many it receives (`engine/mpi/nbx.rs`).
         if let Some(m) = self.world.rendezvous() {
             m.set_check(self.hook_desc_hash());
             m.stage_streams(q, self.flags != 0);
