@@ -55,6 +55,7 @@ impl Raw<'_> {
     ///
     /// As for [`Bsp::put`], plus negative `offset` or `nbytes`.
     #[track_caller]
+    #[inline(always)]
     pub unsafe fn put(
         &self,
         pid: i64,
