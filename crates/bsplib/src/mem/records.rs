@@ -58,6 +58,14 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// Hints that byte `at` will be read soon (nothing if out of view).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, at: usize) {
+        if at < self.len {
+            super::prefetch_read(self.base.wrapping_add(at));
+        }
+    }
+
     /// Bytes in view.
     #[inline]
     pub(crate) fn len(&self) -> usize {

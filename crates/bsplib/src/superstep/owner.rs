@@ -94,6 +94,11 @@ pub(crate) fn apply_puts(
     let stopped = |_| ErrorKind::Stopped;
     let mut at = 0;
     while at < puts.len() {
+        if at % 64 == 0 {
+            // The records were written by another core: ask for them
+            // ahead (this VM's hardware prefetch does not).
+            puts.prefetch(at + mem::PREFETCH_AHEAD);
+        }
         let first = puts.try_word(at).ok_or_else(|| cut_short("put", sender))? as u64;
         if first & SMALL != 0 {
             // A word or less: `[SMALL | len | slot | offset][payload]`.
