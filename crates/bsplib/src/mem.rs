@@ -512,6 +512,10 @@ impl AlignedBuf {
             }
         }
         self.len = new_len;
+        if (at ^ new_len) >= 64 && new_len + PREFETCH_AHEAD < self.lines.len() * 64 {
+            // A new line begun: ask ahead, as `push_small_put` does.
+            prefetch_write(self.as_mut_ptr().wrapping_add(new_len + PREFETCH_AHEAD));
+        }
         if new_len > at {
             // SAFETY: `new_len - 8 >= at` is inside the allocation (grown
             // above) and 8-aligned.
