@@ -137,14 +137,30 @@ pub(super) type Words = [u64; WORDS];
 pub(super) type Reduced = (Words, Option<Box<dyn Any + Send>>);
 
 /// The state of a reduction's wait that its steps share (`exchange`).
-struct Wait<'a, 'p> {
-    poll: &'a mut Option<&'p mut dyn FnMut() -> bool>,
-    panicked: &'a mut Option<Box<dyn Any + Send>>,
-    busy: &'a mut bool,
-    /// When the reduction began yielding.
-    started: &'a mut Option<std::time::Instant>,
+struct Wait<'p> {
+    poll: Option<&'p mut dyn FnMut() -> bool>,
+    /// A panic of `poll` (it is not called again).
+    panicked: Option<Box<dyn Any + Send>>,
+    /// Whether the last poll left work waiting for room (it is then called
+    /// at every turn, not only when a record is waiting).
+    busy: bool,
+    /// When the reduction began yielding (the deadline counts from then,
+    /// across its steps).
+    started: Option<std::time::Instant>,
     /// Whether the run's deadline applies.
     timed: bool,
+}
+
+impl<'p> Wait<'p> {
+    fn new(poll: Option<&'p mut dyn FnMut() -> bool>, timed: bool) -> Self {
+        Wait {
+            poll,
+            panicked: None,
+            busy: false,
+            started: None,
+            timed,
+        }
+    }
 }
 
 /// A reduction's operation.
@@ -377,18 +393,15 @@ impl Mpi {
         &self,
         mine: Words,
         op: Op,
-        mut poll: Option<&mut dyn FnMut() -> bool>,
+        poll: Option<&mut dyn FnMut() -> bool>,
         timed: bool,
     ) -> Result<Reduced, Interrupt> {
         let _mpi = progress::hold();
         let mut guard = lock(&self.operands);
         let r = &mut *guard;
-        let mut panicked = None;
-        // Whether the last poll left work waiting for room (it is then
-        // called at every turn, not only when a record is waiting).
-        let mut busy = false;
-        if let Some(poll) = poll.as_mut() {
-            panicked = self.call(&mut **poll, &mut busy);
+        let mut w = Wait::new(poll, timed);
+        if let Some(poll) = w.poll.as_mut() {
+            w.panicked = self.call(&mut **poll, &mut w.busy);
         }
         let (me, p) = (self.comm.rank() as usize, self.nprocs);
         let pow = if p == 0 { 0 } else { 1 << p.ilog2() };
@@ -396,31 +409,14 @@ impl Mpi {
         // The streams staged for this reduction go first (`nbx.rs`), their
         // counts per destination in the words after the four.
         let (matched, delivers) = self.post_streams(&mut r.acc[WORDS..]);
-        // When this reduction began yielding (the deadline counts from
-        // then, across its steps).
-        let mut started = None;
         if matched {
             // Non-blocking consensus: the reduction is entered only once
             // every stream was matched by its destination.
-            let wait = Wait {
-                poll: &mut poll,
-                panicked: &mut panicked,
-                busy: &mut busy,
-                started: &mut started,
-                timed,
-            };
-            self.wait_until(&mut || self.streams_sent(), wait)?;
+            self.wait_until(&mut || self.streams_sent(), &mut w)?;
         }
         let mut step = |r: &mut Operands, to: Option<usize>, from: Option<usize>| {
             r.mine.copy_from_slice(&r.acc);
-            let wait = Wait {
-                poll: &mut poll,
-                panicked: &mut panicked,
-                busy: &mut busy,
-                started: &mut started,
-                timed,
-            };
-            self.exchange(r, to, from, wait)
+            self.exchange(r, to, from, &mut w)
         };
         if me >= pow {
             step(r, Some(me - pow), None)?;
@@ -449,7 +445,7 @@ impl Mpi {
         }
         let mut all = [0; WORDS];
         all.copy_from_slice(&r.acc[..WORDS]);
-        Ok((all, panicked))
+        Ok((all, w.panicked))
     }
 
     /// One step of [`all_reduce`](Self::all_reduce): sends `r.mine` to
@@ -460,7 +456,7 @@ impl Mpi {
         r: &mut Operands,
         to: Option<usize>,
         from: Option<usize>,
-        w: Wait<'_, '_>,
+        w: &mut Wait<'_>,
     ) -> Result<(), Interrupt> {
         let _mpi = progress::hold();
         // SAFETY: reads an MPI constant.
@@ -519,23 +515,18 @@ impl Mpi {
     /// Waits until `done`, with no poll, under the run's deadline
     /// (`nbx.rs`: the streams of a delivery).
     pub(super) fn wait_streams(&self, done: &mut dyn FnMut() -> bool) -> Result<(), Interrupt> {
-        let mut poll: Option<&mut dyn FnMut() -> bool> = None;
-        let (mut panicked, mut busy, mut started) = (None, false, None);
-        let wait = Wait {
-            poll: &mut poll,
-            panicked: &mut panicked,
-            busy: &mut busy,
-            started: &mut started,
-            timed: true,
-        };
-        self.wait_until(done, wait)
+        self.wait_until(done, &mut Wait::new(None, true))
     }
 
     /// Waits until `done`, polling as [`all_reduce`](Self::all_reduce)
     /// says; with non-blocking consensus also taking the streams that come
     /// meanwhile (`nbx.rs`: every wait of a reduction must, or a sender
     /// would wait forever for its stream to be matched).
-    fn wait_until(&self, done: &mut dyn FnMut() -> bool, w: Wait<'_, '_>) -> Result<(), Interrupt> {
+    fn wait_until(
+        &self,
+        done: &mut dyn FnMut() -> bool,
+        w: &mut Wait<'_>,
+    ) -> Result<(), Interrupt> {
         let Wait {
             poll,
             panicked,
@@ -543,6 +534,7 @@ impl Mpi {
             started,
             timed,
         } = w;
+        let timed = *timed;
         let (mut spins, mut turns, mut polls) = (0u32, 0u32, 0u32);
         loop {
             if done() {
