@@ -6,6 +6,7 @@ import statistics
 import sys
 
 results, loadavg, mcbsp_note, maxh, niters = sys.argv[1:6]
+digests = sys.argv[6] if len(sys.argv) > 6 else None
 cells = {}
 for line in open(results):
     parts = line.split()
@@ -60,6 +61,63 @@ for size, label in ((MiB, "1 MiB"), (16 * MiB, "16 MiB")):
     print(f"| hpput {label} on processes, BSPLIB_CMA=0 / BSPLIB_CMA=1 | | "
           f"{cell(f'hpput_{size}', 'processes_cma0', 1)} / {cell(f'hpput_{size}', 'processes_cma1', 1)}"
           f" | | {cell(f'hpput_{size}', 'mcbsp', 1)} | |")
+
+APPS = [
+    ("inprod", "n = 10^7", (2, 4)),
+    ("sort", "N = 4·10^6", (2, 4)),
+    ("fft", "n = 2^20, one transform", (2, 4)),
+    ("lu", "n = 1000", (2, 4)),
+    ("matvec", "test.mtx, one product", (2,)),
+    ("match", "chain.mtx", (4,)),
+]
+# (program, p) -> column -> the digests of its outputs, one per round.
+outputs = {}
+if digests:
+    try:
+        for line in open(digests):
+            name, p, col, digest = line.split()
+            outputs.setdefault((name, p), {}).setdefault(col, []).append(digest)
+    except FileNotFoundError:
+        pass
+
+NAMES = {"threads": "threads", "processes": "processes", "mpi": "mpi",
+         "mcbsp": "MulticoreBSP", "bsponmpi": "BSPonMPI"}
+
+
+def agreement(name, p):
+    """'yes', or the columns whose output differs from the most common one
+    in some round."""
+    by_col = outputs.get((name, str(p)))
+    if not by_col:
+        return "—"
+    every = [d for ds in by_col.values() for d in ds]
+    common = max(set(every), key=every.count)
+    odd = [NAMES[c] for c in cols if any(d != common for d in by_col.get(c, []))]
+    return "yes" if not odd else "all but " + ", ".join(odd)
+
+
+def app_cell(row, col):
+    v = cells.get((row, col))
+    if not v:
+        return "—"
+    return f"{statistics.median(v):.3g} ({min(v):.3g})"
+if any(k[0].startswith("app_") for k in cells):
+    print("\nBSPedupack 2.0's programs, the time each reports (ms; median of rounds, minimum):\n")
+    print("| program | p | ours threads | ours processes | ours mpi | MulticoreBSP | BSPonMPI | outputs agree |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, what, ps in APPS:
+        for p in ps:
+            row = f"app_{name}_p{p}"
+            print(f"| {name} ({what}) | {p} | " + " | ".join(app_cell(row, c) for c in cols)
+                  + f" | {agreement(name, p)} |")
+    print("\nours best / best peer (medians; < 1 is faster):")
+    for name, what, ps in APPS:
+        for p in ps:
+            row = f"app_{name}_p{p}"
+            ours = [v for v in (med(row, c) for c in ("threads", "processes", "mpi")) if v]
+            peers = [v for v in (med(row, c) for c in ("mcbsp", "bsponmpi")) if v]
+            if ours and peers:
+                print(f"  {name} p = {p}: {min(ours) / min(peers):.2f}")
 
 print("\nratios of medians (targets of issue 28):")
 for p in (2, 4):
