@@ -75,7 +75,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("hello: {e}");
+            // One write: under a plain `mpirun` the lines of several ranks then
+            // never break into each other.
+            let line = format!("hello: {e}\n");
+            eprint!("{line}");
             ExitCode::FAILURE
         }
     }

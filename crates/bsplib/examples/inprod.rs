@@ -97,7 +97,10 @@ fn main() -> ExitCode {
     let results = match bsplib::Runtime::from_env(p).run(|bsp| spmd(bsp, n)) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("inprod: {e}");
+            // One write: under a plain `mpirun` the lines of several ranks then
+            // never break into each other.
+            let line = format!("inprod: {e}\n");
+            eprint!("{line}");
             return ExitCode::FAILURE;
         }
     };

@@ -272,7 +272,10 @@ fn main() {
         match run(&o, engine) {
             Ok(passed) => ok &= passed,
             Err(e) => {
-                eprintln!("bsplib: {e}");
+                // One write: under a plain `mpirun` the lines of several ranks then
+                // never break into each other.
+                let line = format!("bsplib: {e}\n");
+                eprint!("{line}");
                 ok = false;
             }
         }

@@ -80,7 +80,7 @@ pub(crate) struct Setup {
 impl Setup {
     /// Makes `dir` (and its parents) and checks that files can be written
     /// in it; `Err` names what failed.
-    pub(crate) fn prepare(dir: &Path, engine: &'static str) -> Result<Setup, String> {
+    pub(crate) fn try_dir(dir: &Path) -> Result<(), String> {
         let what = |e: std::io::Error, doing: &str| {
             format!(
                 "the profile directory {} (BSPLIB_PROFILE, Runtime::profile or bsprun --profile) {doing}: {e}",
@@ -91,6 +91,17 @@ impl Setup {
         let probe = dir.join(format!(".bsplib-probe.{}", std::process::id()));
         std::fs::write(&probe, b"").map_err(|e| what(e, "cannot be written"))?;
         let _ = std::fs::remove_file(&probe);
+        Ok(())
+    }
+
+    /// The set-up of a run profiled into `dir`. On `mpi` the directory
+    /// was tried by process 0 before the start ([`try_dir`](Self::try_dir),
+    /// in its run-wide settings): the other ranks may have no such
+    /// directory, and need none. Elsewhere it is made and tried here.
+    pub(crate) fn prepare(dir: &Path, engine: &'static str) -> Result<Setup, String> {
+        if engine != "mpi" {
+            Self::try_dir(dir)?;
+        }
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         // The ranks of an `mpi` run may share no file system: their files
         // travel to process 0 (`gather.rs`, `PROFILE.md`).

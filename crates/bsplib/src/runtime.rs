@@ -47,6 +47,9 @@ pub struct Runtime {
     check: bool,
     /// [`Runtime::progress`]: `Some(force)` when on.
     progress: Option<bool>,
+    /// `mpi`: process 0 could not make or write its profile directory
+    /// (its start-up settings say so): every rank's start fails with it.
+    profile_failed: Option<String>,
 }
 
 impl Runtime {
@@ -89,6 +92,7 @@ impl Runtime {
             profile: None,
             check: false,
             progress: None,
+            profile_failed: None,
         }
     }
 

@@ -221,3 +221,35 @@ fn a_failed_run_still_leaves_every_process_s_profile() {
         check_and_clean(engine, &dir, &hosts, &rows, "a failed run");
     }
 }
+
+/// A profile directory that process 0 cannot make (a file is in the way):
+/// every process's start fails with the same error naming it, none runs
+/// on (on `mpi` only process 0's directory counts; the others waited for
+/// it in their first sync for ever when its start failed alone).
+#[test]
+fn a_directory_process_0_cannot_make_fails_every_process_s_start() {
+    for (engine, p) in configurations() {
+        let file = agreed_dir(engine, p, "in-the-way");
+        std::fs::write(&file, b"not a directory\n").unwrap();
+        let dir = file.join("profile");
+        let r = run(engine, p, Some(&dir), |bsp| {
+            bsp.sync()?;
+            Ok(())
+        });
+        let _ = std::fs::remove_file(&file);
+        let e = r.expect_err("a run whose profile directory cannot be made");
+        assert!(
+            matches!(e.kind(), bsplib::ErrorKind::Startup { .. }),
+            "{} p={p}: {e}",
+            engine.name()
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("bsp_begin (process 0")
+                && text.contains(&format!("the profile directory {}", dir.display()))
+                && text.contains("cannot be created"),
+            "{} p={p}: {text}",
+            engine.name()
+        );
+    }
+}

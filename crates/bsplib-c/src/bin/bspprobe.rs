@@ -321,7 +321,10 @@ fn main() -> ExitCode {
         return match inside_mpirun(&cli) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("bspprobe: {e}");
+                // One write: under a plain `mpirun` the lines of several ranks then
+                // never break into each other.
+                let line = format!("bspprobe: {e}\n");
+                eprint!("{line}");
                 ExitCode::FAILURE
             }
         };

@@ -11,19 +11,33 @@ use super::Runtime;
 use crate::codec::Portable;
 
 /// The settings as they travel: check, profile directory (its bytes),
-/// deadline (nanoseconds), live view, window memory per process.
+/// deadline (nanoseconds), live view, window memory per process, and why
+/// the sender could not make or write the profile directory, if it could
+/// not.
 type Wire = (
     bool,
     Option<Vec<u8>>,
     Option<u64>,
     Option<bool>,
     Option<u64>,
+    Option<String>,
 );
 
 impl Runtime {
     /// This process's run-wide settings, for the start-up exchange.
+    ///
+    /// The profile directory is made and tried here: on `mpi` only process
+    /// 0 writes in it (the profiles are gathered there, `PROFILE.md`), so
+    /// only its outcome counts, and it reaches every rank with the
+    /// settings (a rank whose host cannot make the directory is no
+    /// reason to fail; process 0 failing alone, with the others running
+    /// on, was a job that never ended).
     pub(crate) fn settings_bytes(&self) -> Vec<u8> {
         use std::os::unix::ffi::OsStrExt;
+        let profile_failed = self
+            .profile
+            .as_deref()
+            .and_then(|dir| crate::profile::Setup::try_dir(dir).err());
         let wire: Wire = (
             self.check,
             self.profile
@@ -33,6 +47,7 @@ impl Runtime {
                 .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
             self.progress,
             crate::engine::window::memory_from_env().map(|b| b as u64),
+            profile_failed,
         );
         let mut out = Vec::new();
         wire.encode(&mut out);
@@ -45,7 +60,9 @@ impl Runtime {
     pub(crate) fn agreed(&self, bytes: &[u8]) -> Runtime {
         use std::os::unix::ffi::OsStringExt;
         let mut input = bytes;
-        let Some((check, profile, deadline, progress, memory)) = Wire::decode(&mut input) else {
+        let Some((check, profile, deadline, progress, memory, profile_failed)) =
+            Wire::decode(&mut input)
+        else {
             return self.clone();
         };
         crate::engine::window::agree_memory(memory.map(|b| b as usize));
@@ -54,6 +71,7 @@ impl Runtime {
         runtime.profile = profile.map(|d| PathBuf::from(std::ffi::OsString::from_vec(d)));
         runtime.deadline = deadline.map(Duration::from_nanos);
         runtime.progress = progress;
+        runtime.profile_failed = profile_failed;
         runtime
     }
 }

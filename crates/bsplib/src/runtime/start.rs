@@ -101,6 +101,10 @@ impl Runtime {
     ) -> Result<World, Error> {
         let world = made.map_err(|detail| Error::startup(detail, loc))?;
         world.set_deadline(self.deadline);
+        if let Some(detail) = &self.profile_failed {
+            // `mpi`: process 0's directory, every rank the same error.
+            return Err(Error::startup(detail.clone(), loc));
+        }
         if let Some(dir) = &self.profile {
             let setup = crate::profile::Setup::prepare(dir, self.engine.name())
                 .map_err(|detail| Error::startup(detail, loc))?;
