@@ -54,12 +54,10 @@ impl Context {
         buf.clear();
         self.buf = buf;
         result?;
-        let epoch = (self.epoch & 1) << 48;
+        // What no record took along (`post`) goes alone.
         for from in 0..self.nprocs {
             if let Some(seq) = self.to_ack[from].take() {
-                let mut ack = Vec::with_capacity(16);
-                ack.extend_from_slice(&(16 | KIND_ACK << 32 | epoch).to_ne_bytes());
-                ack.extend_from_slice(&(self.pid as u64 | seq << 32).to_ne_bytes());
+                let ack = self.ack(seq).bytes().to_vec();
                 self.post(world, from, ack).map_err(Dispatch::Interrupted)?;
             }
         }
@@ -367,13 +365,6 @@ impl Context {
     /// handler, moves its target counter, and marks it for acknowledgement.
     fn finish(&mut self, world: &World, from: usize, pending: Pending) -> Result<(), Dispatch> {
         let seq = pending.seq;
-        let target_err = |reason: String| {
-            Dispatch::Target(ErrorKind::AmTarget {
-                origin: from,
-                seq,
-                reason,
-            })
-        };
         if let Some(then) = pending.then {
             let kept = match pending.sink {
                 Sink::Buffer(b) => Some(b),
@@ -405,11 +396,27 @@ impl Context {
                     return Err(Dispatch::Interrupted(Interrupt::Stopped));
                 }
             }
+            self.finish_counted(from, seq, pending.tgt)?;
+            // Sent once the message is complete, so that the first record
+            // to `from` can carry its acknowledgement (`post`).
             for out in sends {
                 self.send(world, out).map_err(Dispatch::Interrupted)?;
             }
+            return Ok(());
         }
-        let tgt = pending.tgt;
+        self.finish_counted(from, seq, pending.tgt)
+    }
+
+    /// Moves the target counter `tgt` of message `seq` from `from` and
+    /// marks the message for acknowledgement.
+    fn finish_counted(&mut self, from: usize, seq: u64, tgt: u64) -> Result<(), Dispatch> {
+        let target_err = |reason: String| {
+            Dispatch::Target(ErrorKind::AmTarget {
+                origin: from,
+                seq,
+                reason,
+            })
+        };
         if tgt != 0 {
             let (index, generation) = (((tgt as u32).wrapping_sub(1)) as usize, (tgt >> 32) as u32);
             match self.counters.get(index) {

@@ -2,6 +2,7 @@
 //! (its arguments checked with LAPI's codes, large data cut into `DATA`
 //! records), its posting behind the backlogs, and [`Am::send`].
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::rc::Rc;
 
@@ -11,8 +12,8 @@ use super::counters::bump;
 use super::handlers::Named;
 use super::mode::not_active;
 use super::{
-    pad8, Am, Cmpl, Context, Counters, Handler, CHUNKED, EAGER, EPOCH, HEADER_WORDS, KIND_AM,
-    KIND_DATA, MAX_DATA, MAX_UHDR, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
+    pad8, Am, Cmpl, Context, Counters, Handler, CHUNKED, EAGER, EPOCH, HEADER_WORDS, KIND_ACK,
+    KIND_AM, KIND_DATA, MAX_DATA, MAX_UHDR, VEC_CONTIG, VEC_GENERIC, VEC_IO, VEC_STRIDED,
 };
 use crate::bsp::pid_arg;
 use crate::engine::{Interrupt, World};
@@ -299,16 +300,21 @@ impl Context {
         Ok(())
     }
 
-    /// Posts a record to `to` behind its backlog.
+    /// Posts a record to `to` behind its backlog. An acknowledgement owed
+    /// to `to` rides in the same message, ahead of the record (one
+    /// message where there were two: an answer sent by a completion
+    /// handler carries the acknowledgement of its question).
     pub(crate) fn post(
         &mut self,
         world: &World,
         to: usize,
         record: Vec<u8>,
     ) -> Result<(), Interrupt> {
-        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[&record])? {
+        let ack = self.ride(world, to, record.len());
+        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[ack.bytes(), &record])? {
             return Ok(());
         }
+        ack.keep(&mut self.backlog[to]);
         self.backlog[to].push_back(record);
         Ok(())
     }
@@ -321,11 +327,39 @@ impl Context {
         to: usize,
         record: &[u8],
     ) -> Result<(), Interrupt> {
-        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[record])? {
+        let ack = self.ride(world, to, record.len());
+        if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[ack.bytes(), record])? {
             return Ok(());
         }
+        ack.keep(&mut self.backlog[to]);
         self.backlog[to].push_back(record.to_vec());
         Ok(())
+    }
+
+    /// The acknowledgement owed to `to`, taken to ride ahead of a record
+    /// of `len` bytes (none owed, or no room for both in one record of
+    /// this engine: empty).
+    fn ride(&mut self, world: &World, to: usize, len: usize) -> Ack {
+        if len + Ack::LEN > world.am_max_record() {
+            return Ack::none();
+        }
+        match self.to_ack[to].take() {
+            Some(seq) => self.ack(seq),
+            None => Ack::none(),
+        }
+    }
+
+    /// The acknowledgement of every message up to `seq` from the process
+    /// it goes to.
+    pub(super) fn ack(&self, seq: u64) -> Ack {
+        let epoch = (self.epoch & 1) << 48;
+        let mut bytes = [0; Ack::LEN];
+        bytes[..8].copy_from_slice(&(Ack::LEN as u64 | KIND_ACK << 32 | epoch).to_ne_bytes());
+        bytes[8..].copy_from_slice(&(self.pid as u64 | seq << 32).to_ne_bytes());
+        Ack {
+            bytes,
+            len: Ack::LEN,
+        }
     }
 
     /// Posts what the backlogs hold, as far as the inboxes take it.
@@ -423,5 +457,34 @@ impl Am<'_> {
         };
         p.ext.am_mut().ctx = Some(ctx);
         r
+    }
+}
+
+/// An acknowledgement record (`KIND_ACK`, 16 bytes), or none.
+pub(super) struct Ack {
+    bytes: [u8; Ack::LEN],
+    len: usize,
+}
+
+impl Ack {
+    const LEN: usize = 16;
+
+    fn none() -> Self {
+        Ack {
+            bytes: [0; Ack::LEN],
+            len: 0,
+        }
+    }
+
+    /// The record's bytes (empty for none).
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Queued in `backlog` as a record of its own, if any.
+    fn keep(&self, backlog: &mut VecDeque<Vec<u8>>) {
+        if self.len > 0 {
+            backlog.push_back(self.bytes().to_vec());
+        }
     }
 }

@@ -210,9 +210,11 @@ impl Mpi {
         }
         let len: usize = parts.iter().map(|p| p.len()).sum();
         let mut o = lock(&self.am);
-        o.test();
         if o.pending > 0 && o.pending + len > MAX_PENDING {
-            return Ok(false);
+            o.test();
+            if o.pending > 0 && o.pending + len > MAX_PENDING {
+                return Ok(false);
+            }
         }
         let mut buf = match o.pool.pop() {
             Some(b) => {
@@ -226,6 +228,9 @@ impl Mpi {
             buf.extend_from_slice(p);
         }
         self.isend(&mut o, buf, to, TAG);
+        // The sends that completed, once this one is on its way (a small
+        // one completes at once: its buffer goes back to the pool).
+        o.test();
         Ok(true)
     }
 
@@ -273,7 +278,6 @@ impl Mpi {
     pub(crate) fn am_take(&self, _me: usize, out: &mut Vec<u8>) -> Result<(), Interrupt> {
         let _mpi = progress::hold();
         let mut o = lock(&self.am);
-        o.test();
         let start = out.len();
         while out.len() - start < TAKE_BUDGET && o.posted.arrived(&self.comm) {
             if let Some(n) = o.posted.ready.take() {
@@ -281,6 +285,8 @@ impl Mpi {
                 o.taken += 1;
             }
         }
+        // The sends that completed, once what came is taken.
+        o.test();
         Ok(())
     }
 
