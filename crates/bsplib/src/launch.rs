@@ -162,7 +162,7 @@ impl Launch {
             #[cfg(feature = "mpi")]
             Engine::Mpi => {
                 let (n, member, settings) =
-                    crate::engine::start::mpi::join(n, false, &runtime.settings_bytes())
+                    crate::engine::start::mpi::join(n, false, &|| runtime.settings_bytes())
                         .map_err(|d| Error::startup(d, loc))?;
                 match member {
                     Some((pid, engine)) => {

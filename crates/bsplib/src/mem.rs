@@ -512,9 +512,9 @@ impl AlignedBuf {
             }
         }
         self.len = new_len;
-        if (at ^ new_len) >= 64 && new_len + PREFETCH_AHEAD < self.lines.len() * 64 {
+        if (at ^ new_len) >= 64 {
             // A new line begun: ask ahead, as `push_small_put` does.
-            prefetch_write(self.as_mut_ptr().wrapping_add(new_len + PREFETCH_AHEAD));
+            self.prefetch_ahead(new_len);
         }
         if new_len > at {
             // SAFETY: `new_len - 8 >= at` is inside the allocation (grown
@@ -626,8 +626,8 @@ impl AlignedBuf {
         // first store to each waits for the other core to give it up, the
         // store buffer fills and every put waits (issue 28: g at p = 2
         // 45 -> 13 ns a word on threads, `engine/README.md`).
-        if at % 64 == 0 && at + PREFETCH_AHEAD < self.lines.len() * 64 {
-            prefetch_write(self.as_mut_ptr().wrapping_add(at + PREFETCH_AHEAD));
+        if at % 64 == 0 {
+            self.prefetch_ahead(at);
         }
         // SAFETY: bytes `at..at+16` are inside the allocation (grown above)
         // and 8-aligned; both words are written whole (the payload's after
@@ -741,6 +741,15 @@ impl AlignedBuf {
     #[inline]
     fn as_mut_ptr(&mut self) -> *mut u8 {
         self.lines.as_mut_ptr().cast()
+    }
+
+    /// Asks for the line [`PREFETCH_AHEAD`] bytes past byte `at` for
+    /// writing, if the buffer has it: called as a record begins a line.
+    #[inline(always)]
+    fn prefetch_ahead(&mut self, at: usize) {
+        if at + PREFETCH_AHEAD < self.lines.len() * 64 {
+            prefetch_write(self.as_mut_ptr().wrapping_add(at + PREFETCH_AHEAD));
+        }
     }
 }
 

@@ -24,14 +24,15 @@ type Wire = (
 );
 
 impl Runtime {
-    /// This process's run-wide settings, for the start-up exchange.
+    /// The run-wide settings, for the start-up exchange: made by process
+    /// 0 only, and sent to every rank (`engine/mpi`'s `join`).
     ///
     /// The profile directory is made and tried here: on `mpi` only process
-    /// 0 writes in it (the profiles are gathered there, `PROFILE.md`), so
-    /// only its outcome counts, and it reaches every rank with the
-    /// settings (a rank whose host cannot make the directory is no
-    /// reason to fail; process 0 failing alone, with the others running
-    /// on, was a job that never ended).
+    /// 0 writes in it (the profiles are gathered there, `PROFILE.md`), and
+    /// its outcome reaches every rank with the settings (a rank whose host
+    /// cannot make the directory is no reason to fail; process 0 failing
+    /// alone, with the others running on, was a job that never ended).
+    /// Other ranks neither make nor try it.
     pub(crate) fn settings_bytes(&self) -> Vec<u8> {
         use std::os::unix::ffi::OsStrExt;
         let profile_failed = self

@@ -215,7 +215,7 @@ impl Runtime {
     {
         use crate::engine::start::mpi;
         self.check_start(loc)?;
-        let (n, member, settings) = mpi::join(self.nprocs, true, &self.settings_bytes())
+        let (n, member, settings) = mpi::join(self.nprocs, true, &|| self.settings_bytes())
             .map_err(|d| Error::startup(d, loc))?;
         // Process 0's run-wide settings, whatever this host's environment.
         let agreed = self.agreed(&settings);

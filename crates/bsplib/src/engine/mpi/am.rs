@@ -279,11 +279,12 @@ impl Mpi {
         let _mpi = progress::hold();
         let mut o = lock(&self.am);
         let start = out.len();
-        while out.len() - start < TAKE_BUDGET && o.posted.arrived(&self.comm) {
-            if let Some(n) = o.posted.ready.take() {
-                out.extend_from_slice(&o.posted.buf[..n]);
-                o.taken += 1;
-            }
+        while out.len() - start < TAKE_BUDGET {
+            let Some(n) = o.posted.next(&self.comm) else {
+                break;
+            };
+            out.extend_from_slice(&o.posted.buf[..n]);
+            o.taken += 1;
         }
         // The sends that completed, once what came is taken.
         o.test();
@@ -315,9 +316,9 @@ impl Mpi {
                 if full {
                     o.test();
                 }
-            }
-            if self.am_waiting() {
-                return Ok(());
+                if o.posted.arrived(&self.comm) {
+                    return Ok(());
+                }
             }
             if self.is_stopped() {
                 return Err(Interrupt::Stopped);
@@ -378,12 +379,6 @@ impl Mpi {
             super::abort();
         }
         result
-    }
-
-    /// Whether a record is waiting to be taken.
-    fn am_waiting(&self) -> bool {
-        let _mpi = progress::hold();
-        lock(&self.am).posted.arrived(&self.comm)
     }
 
     /// An all-reduce of four words with `op` over point-to-point messages
@@ -560,8 +555,12 @@ impl Mpi {
                 self.drain_streams(0..super::CHANNELS);
             }
             if let (Some(poll), None) = (poll.as_mut(), &*panicked) {
-                lock(&self.am).test();
-                if *busy || self.am_waiting() {
+                let waiting = {
+                    let mut o = lock(&self.am);
+                    o.test();
+                    o.posted.arrived(&self.comm)
+                };
+                if *busy || waiting {
                     *panicked = self.call(&mut **poll, busy);
                     // A rank kept busy dispatching still has a deadline.
                     self.waited(&mut turns, started, timed)?;
@@ -649,6 +648,17 @@ impl Posted {
         // error of the job, never a cut record).
         self.ready = Some(usize::try_from(count).unwrap_or(0).min(self.buf.len()));
         true
+    }
+
+    /// The length of the record waiting in `buf`, if one came: the
+    /// caller reads it there before the next call, which posts the
+    /// receive again.
+    fn next(&mut self, comm: &super::Comm) -> Option<usize> {
+        if self.arrived(comm) {
+            self.ready.take()
+        } else {
+            None
+        }
     }
 
     /// Posts the receive of the next record into `buf`.

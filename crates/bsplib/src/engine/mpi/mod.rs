@@ -233,21 +233,27 @@ pub(crate) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
 /// `values`: errors are returned as values (the Rust front door) rather
 /// than ending the job (module docs).
 ///
-/// `settings` are the front door's run-wide settings, opaque here: rank
-/// 0's travel with its request and every rank gets them back (the last
-/// element of the result), so the run agrees on them whatever each
-/// host's environment says (`README.md`, "Start").
+/// `settings` makes the front door's run-wide settings, opaque here: only
+/// rank 0 (process 0) calls it, its bytes travel with its request and
+/// every rank gets them back (the last element of the result), so the run
+/// agrees on them whatever each host's environment says (`README.md`,
+/// "Start").
 #[allow(clippy::type_complexity)]
 pub(crate) fn join(
     requested: usize,
     values: bool,
-    settings: &[u8],
+    settings: &dyn Fn() -> Vec<u8>,
 ) -> Result<(usize, Option<(usize, Mpi)>, Vec<u8>), String> {
     let _mpi = progress::hold();
     init()?;
     NO_ABORT.store(false, Ordering::SeqCst);
     let world = SimpleCommunicator::world();
     let root = world.process_at_rank(0);
+    let settings = if world.rank() == 0 {
+        settings()
+    } else {
+        Vec::new()
+    };
     // Rank 0's choice of delivery (`nbx.rs`) holds for the run.
     let forced_nbx = std::env::var_os("BSPLIB_MPI_NBX").is_some_and(|v| v == "1");
     let mut head = [
@@ -258,7 +264,7 @@ pub(crate) fn join(
     root.broadcast_into(&mut head[..]);
     let [req, len, forced_nbx] = head;
     let mut agreed = if world.rank() == 0 {
-        settings.to_vec()
+        settings
     } else {
         vec![0u8; len as usize]
     };
