@@ -271,6 +271,9 @@ fn fail(err: Error) -> ! {
             // as C programs are meant to be.
             unsafe { launch.stop() };
             startup::end_others(&launch);
+            // A process ending as the run failed (on `threads`, in this OS
+            // process) finishes writing its profile first.
+            launch.settle(std::time::Duration::from_secs(2));
         }
         None => eprint_line(&format!("bsplib: {err}\n")),
     }

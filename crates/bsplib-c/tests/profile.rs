@@ -591,12 +591,13 @@ fn a_failed_c_run_leaves_the_files_of_the_processes_that_ended() {
             .filter(|pid| dir.join(format!("profile.{pid}.json")).exists())
             .collect();
         assert!(!present.contains(&0), "{engine}: process 0 failed: no file");
-        if engine == "processes" {
+        if engine != "mpi" {
+            // threads: process 0's error ends the program, which the
+            // other processes share: it waits for those still running or
+            // writing their files (`Launch::settle`; before, under load,
+            // about 1 run in 4 lost one).
             assert_eq!(present, (1..P).collect::<Vec<_>>(), "{engine}");
         }
-        // threads: process 0's error ends the program, which the other
-        // processes share; one that ended may still be writing its file
-        // then (seen once in CI under load: only process 2's was there).
         // mpi: mpirun may end a rank before it wrote. Best effort there:
         // what is present must be whole and right.
         for &pid in &present {

@@ -101,6 +101,13 @@ pub struct Launch {
     rank_pid: Option<usize>,
     /// Per pid: a handle was made ([`Launch::attach`]); never cleared.
     attached: Box<[std::sync::atomic::AtomicBool]>,
+    /// Processes of this OS process inside [`end_at`](Launch::end_at)
+    /// now (writing their profiles): [`settle`](Launch::settle) waits for
+    /// them.
+    ending: std::sync::atomic::AtomicUsize,
+    /// Per pid: the process is ending the program after the run's error
+    /// ([`settle`](Launch::settle)): nobody waits for it.
+    leaving: Box<[std::sync::atomic::AtomicBool]>,
 }
 
 /// A process of a [`Launch`], attached to the current thread.
@@ -180,15 +187,20 @@ impl Launch {
             #[cfg(not(feature = "mpi"))]
             Engine::Mpi => unreachable!("check_start refuses an unavailable engine"),
         };
-        let attached = (0..world.nprocs())
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect();
+        let flags = || {
+            (0..world.nprocs())
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect()
+        };
+        let (attached, leaving) = (flags(), flags());
         Ok(Arc::new(Launch {
             world: Arc::new(world),
             start: Instant::now(),
             engine,
             rank_pid,
             attached,
+            ending: std::sync::atomic::AtomicUsize::new(0),
+            leaving,
         }))
     }
 
@@ -365,14 +377,59 @@ impl Launch {
         attached.bsp.process().check_no_epoch(call, loc)?;
         let pid = attached.bsp.pid();
         let superstep = attached.bsp.superstep();
+        // Counted while its profile is written (the drop): a process that
+        // ends the program after the run's error waits for it (`settle`).
+        self.ending
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         drop(attached);
         self.world.ended(pid, superstep);
+        self.ending
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         // `mpi`: the profiles travel to process 0 if every process ended
         // with this one (`profile/gather.rs`); elsewhere nothing to do.
         crate::profile::gather(&self.world);
         match self.world.shared() {
             Some(shared) => shared.set_done(pid, None),
             None => Ok(()),
+        }
+    }
+
+    /// Before a front door ends the program after the run's error (the
+    /// run is stopped): waits, for at most `limit`, while another process
+    /// of this OS process is inside [`end_at`](Self::end_at) (writing its
+    /// profile) or, in a profiled `threads` run, still running: computing
+    /// or in a sync, it may be on its way to `bsp_end` (one whose sync is
+    /// stopped ends the program too, and is not waited for from then on).
+    /// So a process that ends as the run fails keeps its profile: on
+    /// `threads` the processes share the OS process the error ends
+    /// (`PROFILE.md`, "Memory and output"). A process that computes on
+    /// past `limit` does not delay the end further, and leaves no profile.
+    ///
+    /// Safe: it only waits.
+    pub fn settle(&self, limit: std::time::Duration) {
+        use crate::engine::board::State;
+        use std::sync::atomic::Ordering::SeqCst;
+        let me = crate::runtime::current_pid();
+        if let Some(flag) = me.and_then(|me| self.leaving.get(me)) {
+            flag.store(true, SeqCst);
+        }
+        let profiled =
+            self.engine == Engine::Threads && self.world.ext::<crate::profile::Setup>().is_some();
+        // Computing, or in a sync: stopped there (it then ends the
+        // program too, `leaving`), or leaving one that completed.
+        let running = |q: usize| {
+            Some(q) != me
+                && !self.leaving[q].load(SeqCst)
+                && matches!(
+                    self.world.board().get(q).1,
+                    State::Computing | State::Syncing
+                )
+        };
+        let until = Instant::now() + limit;
+        while (self.ending.load(SeqCst) > 0 || profiled && (0..self.leaving.len()).any(running))
+            && Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 

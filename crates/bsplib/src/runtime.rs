@@ -599,7 +599,7 @@ mod settings;
 mod start;
 
 #[cfg(feature = "raw")]
-pub(crate) use process::{new_process, InRun};
+pub(crate) use process::{current_pid, new_process, InRun};
 use process::{process_main, watch_exits};
 pub(crate) use report::report;
 use start::deadline_from_env;

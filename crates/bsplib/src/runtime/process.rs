@@ -24,6 +24,14 @@ thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
+/// The pid of the BSP process the current thread runs, if any.
+pub(crate) fn current_pid() -> Option<usize> {
+    CURRENT
+        .try_with(|c| c.try_borrow().ok().and_then(|c| c.as_ref().map(|c| c.pid)))
+        .ok()
+        .flatten()
+}
+
 /// The error of a run started inside a BSP process: BSPlib has one
 /// `bsp_begin`/`bsp_end` pair per program. It also stops the outer run.
 pub(super) fn nested_error(loc: Option<SourceLocation>) -> Option<Error> {
