@@ -24,7 +24,9 @@ thread_local! {
     static CURRENT: RefCell<Option<Current>> = const { RefCell::new(None) };
 }
 
-/// The pid of the BSP process the current thread runs, if any.
+/// The pid of the BSP process the current thread runs, if any (for the
+/// raw layer's `Launch::settle`).
+#[cfg_attr(not(feature = "raw"), allow(dead_code))]
 pub(crate) fn current_pid() -> Option<usize> {
     CURRENT
         .try_with(|c| c.try_borrow().ok().and_then(|c| c.as_ref().map(|c| c.pid)))
