@@ -10,7 +10,9 @@
 //!   and, for information, a `get` of 16 MiB then `sync`;
 //! - an active-message round trip between ranks 0 and 1 (a question whose
 //!   completion handler answers with a message that moves a counter rank
-//!   0 waits on) against an 8-byte `MPI_Send` / `MPI_Recv` ping-pong;
+//!   0 waits on) against an 8-byte `MPI_Send` / `MPI_Recv` ping-pong, and
+//!   against the MPI calls of the engine's active messages alone (a
+//!   64-byte `MPI_Isend` into a receive posted ahead, `MPI_Test`);
 //! - the collectives: `broadcast` of 8 bytes and 16 MiB against
 //!   `MPI_Bcast`, `all_reduce` (sum) of one and of 1 Mi doubles against
 //!   `MPI_Allreduce`, and each MPI call followed by an `MPI_Barrier` (a
