@@ -14,7 +14,7 @@
 mod harness;
 
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -77,6 +77,26 @@ int main(int argc, char **argv) {
 "#;
 
 /// A few supersteps (for a profile).
+/// Says it runs, then waits (up to 5 s) until its terminal is 123
+/// columns wide, then says how wide it is.
+const WIDTH: &str = r#"#define _DEFAULT_SOURCE
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include "bsp.h"
+int main(void) {
+    bsp_begin(1);
+    printf("running\n");
+    fflush(stdout);
+    struct winsize w = {0};
+    double t0 = bsp_time();
+    while (bsp_time() - t0 < 5.0)
+        if (ioctl(2, TIOCGWINSZ, &w) == 0 && w.ws_col == 123) break;
+    printf("columns %d\n", (int)w.ws_col);
+    bsp_end();
+    return 0;
+}
+"#;
+
 const SHORT: &str = r#"#include "bsp.h"
 int main(void) {
     bsp_begin(bsp_nprocs());
@@ -402,6 +422,77 @@ fn the_progress_line_is_erased_before_the_programs_output_and_at_the_end() {
             );
             check_erased(&text, &what);
         }
+    }
+}
+
+/// Sets the size of the terminal whose master side is `master`.
+fn set_columns(master: &OwnedFd, cols: u16) {
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads the live struct it is given.
+    unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+}
+
+#[test]
+fn under_bsprun_progress_the_program_sees_its_terminal_resized() {
+    let prog = build("width", WIDTH);
+    // On mpi the program writes into mpirun's pipes: no terminal to size.
+    for engine in engines().into_iter().filter(|e| e != "mpi") {
+        let Some((master, slave)) = pty() else {
+            eprintln!("skipping: no pseudo-terminal on this system");
+            return;
+        };
+        set_columns(&master, 80);
+        let mut cmd = bsprun(&engine, &["--progress", prog.to_str().unwrap()]);
+        cmd.env_remove("LD_LIBRARY_PATH")
+            .env_remove("BSPLIB_PROGRESS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        let mut child = cmd.spawn().expect("running bsprun");
+        drop(cmd); // its copies of the terminal
+        let reader = master.try_clone().unwrap();
+        let (running, started) = std::sync::mpsc::channel();
+        let reading = std::thread::spawn(move || {
+            let mut file = std::fs::File::from(reader);
+            let mut bytes = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = file.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                bytes.extend_from_slice(&buf[..n]);
+                if String::from_utf8_lossy(&bytes).contains("running") {
+                    let _ = running.send(());
+                }
+            }
+            bytes
+        });
+        // Once the program runs (its terminal sized as bsprun's at the
+        // start: 80 columns), the terminal grows, and says so to bsprun,
+        // until the program ends.
+        let _ = started.recv_timeout(Duration::from_secs(30));
+        let pid = i32::try_from(child.id()).unwrap();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            set_columns(&master, 123);
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(pid, libc::SIGWINCH) };
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        drop(master);
+        let text = String::from_utf8_lossy(&reading.join().unwrap()).into_owned();
+        assert!(status.success(), "{engine}: {status}: {text:?}");
+        assert!(
+            text.contains("columns 123"),
+            "{engine}: the program did not see the new width: {text:?}"
+        );
     }
 }
 

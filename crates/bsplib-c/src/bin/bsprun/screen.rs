@@ -16,6 +16,10 @@
 //! (never over a prompt the program left unfinished), and erasing it at
 //! the end.
 //!
+//! When the terminal changes size (`SIGWINCH`), the pseudo-terminal takes
+//! the new size ([`resized`]): the program's processes read their
+//! terminal's size as the real one's.
+//!
 //! The screen is shared ([`share`], [`through`]): `bsprun`'s own message
 //! on Ctrl-C goes through it too ([`say`]). On `mpi` the program's output
 //! already passes through `bsprun` (`output.rs`, from `mpirun`'s pipes):
@@ -188,6 +192,29 @@ impl Screen {
     }
 }
 
+/// The master side of the program's pseudo-terminal while there is one
+/// (else -1), for [`resized`].
+static MASTER: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// `SIGWINCH`: the terminal `bsprun` writes to changed size; the
+/// program's pseudo-terminal takes the new size.
+extern "C" fn resized(_: libc::c_int) {
+    let m = MASTER.load(std::sync::atomic::Ordering::Relaxed);
+    if m < 0 {
+        return;
+    }
+    // SAFETY: ioctl(2) is async-signal-safe; `size` is a live local, and
+    // errno is put back as the interrupted code left it.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let mut size: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(2, libc::TIOCGWINSZ, &mut size) == 0 {
+            libc::ioctl(m, libc::TIOCSWINSZ, &size);
+        }
+        *libc::__errno_location() = errno;
+    }
+}
+
 /// The program's output through a pseudo-terminal read by a thread of
 /// `bsprun` ([`Relay::start`]), until [`Relay::finish`].
 pub struct Relay {
@@ -255,6 +282,18 @@ impl Relay {
             command.stdout(Stdio::from(slave.try_clone().ok()?));
         }
         command.stderr(Stdio::from(err));
+        // Every new size from now on (`SA_RESTART`: no call of `bsprun`
+        // sees `EINTR` for it), until the relay is dropped.
+        MASTER.store(master.as_raw_fd(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: installs a handler that makes only async-signal-safe
+        // calls (`resized`); `action` is a live, zeroed then filled struct.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = resized as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGWINCH, &action, std::ptr::null_mut());
+        }
         Some(Relay {
             slave: Some(slave),
             master,
@@ -294,6 +333,13 @@ impl Relay {
                 write_all(2, &err);
             }
         }
+    }
+}
+
+impl Drop for Relay {
+    /// The master side closes: no resize goes to it any more.
+    fn drop(&mut self) {
+        MASTER.store(-1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
