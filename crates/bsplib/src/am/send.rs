@@ -142,10 +142,13 @@ impl Context {
             | Source::Strided(s, _) => s,
         };
         let (b, n_elems): (&[u8], usize) = (bytemuck::cast_slice(elems), elems.len());
-        let (vec, blocks): (u64, Vec<(usize, usize)>) = match *src {
-            Source::Contiguous(_) => (VEC_CONTIG, vec![(0, b.len())]),
+        // A contiguous source is one block, with no list to allocate.
+        let whole = [(0, b.len())];
+        let listed: Vec<(usize, usize)>;
+        let (vec, blocks): (u64, &[(usize, usize)]) = match *src {
+            Source::Contiguous(_) => (VEC_CONTIG, &whole),
             Source::Io(_, ranges) | Source::Generic(_, ranges) => {
-                let blocks = ranges
+                listed = ranges
                     .iter()
                     .map(|r| bytes_of(r, n_elems, "an io-vector"))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -154,7 +157,7 @@ impl Context {
                 } else {
                     VEC_GENERIC
                 };
-                (vec, blocks)
+                (vec, &listed)
             }
             Source::Strided(_, st) => {
                 if st.count > 1 && st.stride < st.block {
@@ -166,7 +169,7 @@ impl Context {
                         ),
                     ));
                 }
-                let blocks = st
+                listed = st
                     .indices_blocks()
                     .ok_or_else(|| {
                         arg(
@@ -176,7 +179,7 @@ impl Context {
                     })?
                     .map(|r| bytes_of(&r, n_elems, "a strided block"))
                     .collect::<Result<Vec<_>, _>>()?;
-                (VEC_STRIDED, blocks)
+                (VEC_STRIDED, &listed)
             }
         };
         let total = blocks
@@ -189,25 +192,16 @@ impl Context {
                     format!("the message has more than {MAX_DATA} bytes of data"),
                 )
             })?;
-        let lens: Vec<usize> = blocks.iter().map(|&(_, n)| n).collect();
-        let mut data = Vec::with_capacity(total);
-        for &(at, n) in &blocks {
-            data.extend_from_slice(&b[at..at + n]);
-        }
         let lens_words = if vec == VEC_STRIDED || vec == VEC_CONTIG {
             1
         } else {
-            lens.len()
+            blocks.len()
         };
         let head = 8 * (HEADER_WORDS + lens_words) + pad8(uhdr.len());
         // Larger messages send their data in pieces after the record.
         let eager = EAGER.min(self.largest);
-        let chunked = head + pad8(data.len()) > eager;
-        let len = if chunked {
-            head
-        } else {
-            head + pad8(data.len())
-        };
+        let chunked = head + pad8(total) > eager;
+        let len = if chunked { head } else { head + pad8(total) };
         if len > self.largest {
             return Err(arg(
                 "LAPI_ERR_DATA_LEN",
@@ -230,19 +224,24 @@ impl Context {
         word(self.pid as u64); // the sequence number is set when it is sent
         word(u64::from(handler.index) | u64::from(handler.hash) << 32);
         word(tgt);
-        word(uhdr.len() as u64 | (lens.len() as u64) << 32);
-        word(data.len() as u64);
-        if lens_words == lens.len() && vec != VEC_CONTIG {
-            for l in &lens {
-                word(*l as u64);
+        word(uhdr.len() as u64 | (blocks.len() as u64) << 32);
+        word(total as u64);
+        if lens_words == blocks.len() && vec != VEC_CONTIG {
+            for &(_, n) in blocks {
+                word(n as u64);
             }
         } else {
-            word(lens.first().copied().unwrap_or(0) as u64);
+            word(blocks.first().map_or(0, |&(_, n)| n) as u64);
         }
         r.extend_from_slice(uhdr);
         r.resize(r.len() + pad8(uhdr.len()) - uhdr.len(), 0);
         let mut chunks = Vec::new();
         if chunked {
+            // The data in fill order, then cut into `DATA` records.
+            let mut data = Vec::with_capacity(total);
+            for &(at, n) in blocks {
+                data.extend_from_slice(&b[at..at + n]);
+            }
             let piece = eager - 24;
             for (i, part) in data.chunks(piece).enumerate() {
                 let n = 24 + pad8(part.len());
@@ -255,7 +254,9 @@ impl Context {
                 chunks.push(c);
             }
         } else {
-            r.extend_from_slice(&data);
+            for &(at, n) in blocks {
+                r.extend_from_slice(&b[at..at + n]);
+            }
         }
         r.resize(len, 0);
         if let Some(c) = counters.org {
