@@ -323,24 +323,35 @@ fn progress_bytes(engine: &str, tty: bool) -> Option<String> {
         .stderr(Stdio::from(writer));
     let mut child = cmd.spawn().expect("running bsprun");
     drop(cmd); // its copies of the writing end
-    let reading = std::thread::spawn(move || {
-        let mut file = std::fs::File::from(reader);
-        let mut bytes = Vec::new();
-        let mut buf = [0u8; 4096];
-        // A pseudo-terminal ends with EIO once nothing holds its other side.
-        while let Ok(n) = file.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            bytes.extend_from_slice(&buf[..n]);
-        }
-        bytes
-    });
+    let reading = read_all(reader, |_| {});
     let status = child.wait().expect("waiting for bsprun");
     let bytes = reading.join().expect("the reader");
     let text = String::from_utf8_lossy(&bytes).into_owned();
     assert!(status.success(), "{engine}: {status}: {text:?}");
     Some(text)
+}
+
+/// Reads `reader` on a thread of its own until its other side is closed
+/// (a pseudo-terminal ends with EIO once nothing holds its other side),
+/// showing `seen` all that came so far after each read; the thread
+/// returns it all.
+fn read_all(
+    reader: OwnedFd,
+    mut seen: impl FnMut(&[u8]) + Send + 'static,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut file = std::fs::File::from(reader);
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = file.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n]);
+            seen(&bytes);
+        }
+        bytes
+    })
 }
 
 /// A pseudo-terminal: (its master side, its slave side); `None` where
@@ -457,20 +468,10 @@ fn under_bsprun_progress_the_program_sees_its_terminal_resized() {
         drop(cmd); // its copies of the terminal
         let reader = master.try_clone().unwrap();
         let (running, started) = std::sync::mpsc::channel();
-        let reading = std::thread::spawn(move || {
-            let mut file = std::fs::File::from(reader);
-            let mut bytes = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = file.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                bytes.extend_from_slice(&buf[..n]);
-                if String::from_utf8_lossy(&bytes).contains("running") {
-                    let _ = running.send(());
-                }
+        let reading = read_all(reader, move |bytes| {
+            if String::from_utf8_lossy(bytes).contains("running") {
+                let _ = running.send(());
             }
-            bytes
         });
         // Once the program runs (its terminal sized as bsprun's at the
         // start: 80 columns), the terminal grows, and says so to bsprun,
