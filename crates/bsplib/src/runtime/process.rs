@@ -25,13 +25,12 @@ thread_local! {
 }
 
 /// The pid of the BSP process the current thread runs, if any (for the
-/// raw layer's `Launch::settle`).
+/// raw layer's `Launch::settle`); readable while the program exits too
+/// (from `EXIT_NOTE`, which has no destructor).
 #[cfg_attr(not(feature = "raw"), allow(dead_code))]
 pub(crate) fn current_pid() -> Option<usize> {
-    CURRENT
-        .try_with(|c| c.try_borrow().ok().and_then(|c| c.as_ref().map(|c| c.pid)))
-        .ok()
-        .flatten()
+    let (pid, world) = EXIT_NOTE.try_with(Cell::get).ok()?;
+    (!world.is_null()).then_some(pid)
 }
 
 /// The error of a run started inside a BSP process: BSPlib has one
