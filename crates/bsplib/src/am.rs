@@ -309,6 +309,11 @@ pub(crate) struct Context {
     c: Option<std::cell::RefCell<lapi::CSide>>,
     /// The superstep of the process, for errors raised from C handlers.
     superstep: u64,
+    /// A record's buffer, back from its posting for the next
+    /// [`build`](Context::build) (no allocation per message).
+    spare: std::cell::Cell<Vec<u8>>,
+    /// The sends of completion handlers, reused (`dispatch.rs`).
+    done_sends: Vec<Outgoing>,
 }
 
 impl Context {
@@ -351,12 +356,16 @@ impl Context {
             epoch: p.superstep,
             session: p.ext.am_mut().sessions,
             deferred: Vec::new(),
-            buf: Vec::new(),
+            // Room for the records of a busy progress point from the
+            // start (the buffer grows, once, only beyond it).
+            buf: Vec::with_capacity(4 << 10),
             rma_in: Vec::new(),
             landed: false,
             largest: p.world.am_max_record(),
             c: None,
             superstep: p.superstep,
+            spare: std::cell::Cell::new(Vec::new()),
+            done_sends: Vec::new(),
         }
     }
 

@@ -57,8 +57,9 @@ impl Context {
         // What no record took along (`post`) goes alone.
         for from in 0..self.nprocs {
             if let Some(seq) = self.to_ack[from].take() {
-                let ack = self.ack(seq).bytes().to_vec();
-                self.post(world, from, ack).map_err(Dispatch::Interrupted)?;
+                let ack = self.ack(seq);
+                self.post_slice(world, from, ack.bytes())
+                    .map_err(Dispatch::Interrupted)?;
             }
         }
         Ok(())
@@ -229,10 +230,16 @@ impl Context {
         if 8 * (HEADER_WORDS + lens_words) > rec.len() || total > MAX_DATA {
             return Err(target_err("the record is cut short".into()));
         }
-        let lens: Vec<usize> = match kind {
-            Kind::Io | Kind::Generic => (0..num_vecs)
-                .map(|i| word(48 + 8 * i).map(|w| w as usize))
-                .collect::<Result<_, _>>()?,
+        // One block is a list on the stack: no allocation per message.
+        let one = [total];
+        let listed: Vec<usize>;
+        let lens: &[usize] = match kind {
+            Kind::Io | Kind::Generic => {
+                listed = (0..num_vecs)
+                    .map(|i| word(48 + 8 * i).map(|w| w as usize))
+                    .collect::<Result<_, _>>()?;
+                &listed
+            }
             Kind::Strided => {
                 let block = word(48)? as usize;
                 if block.checked_mul(num_vecs) != Some(total) {
@@ -240,9 +247,10 @@ impl Context {
                         "has {num_vecs} strided blocks of {block} bytes for {total} bytes"
                     )));
                 }
-                vec![block; num_vecs]
+                listed = vec![block; num_vecs];
+                &listed
             }
-            Kind::Contiguous => vec![total],
+            Kind::Contiguous => &one,
         };
         let uhdr_at = 8 * (HEADER_WORDS + lens_words);
         let data_at = uhdr_at + pad8(uhdr_len);
@@ -269,7 +277,7 @@ impl Context {
                 handler: word(16)?,
                 tgt,
                 kind,
-                lens: &lens,
+                lens,
                 uhdr,
                 data: &rec[data_at..data_at + total],
             };
@@ -280,7 +288,7 @@ impl Context {
             owner: self.owner,
             src: from,
             uhdr,
-            lens: &lens,
+            lens,
             total,
             kind,
         };
@@ -336,8 +344,7 @@ impl Context {
                         "its header handler names an area of another process or run".into(),
                     ));
                 }
-                let blocks =
-                    target_blocks(&target, kind, &lens, bytes, size).map_err(target_err)?;
+                let blocks = target_blocks(&target, kind, lens, bytes, size).map_err(target_err)?;
                 Sink::Blocks {
                     base,
                     blocks,
@@ -370,7 +377,9 @@ impl Context {
                 Sink::Buffer(b) => Some(b),
                 _ => None,
             };
-            let mut sends = Vec::new();
+            // The list of the last completion's sends, emptied: no
+            // allocation per message.
+            let mut sends = std::mem::take(&mut self.done_sends);
             let parts = DoneParts {
                 src: from,
                 data: kept,
@@ -399,9 +408,10 @@ impl Context {
             self.finish_counted(from, seq, pending.tgt)?;
             // Sent once the message is complete, so that the first record
             // to `from` can carry its acknowledgement (`post`).
-            for out in sends {
+            for out in sends.drain(..) {
                 self.send(world, out).map_err(Dispatch::Interrupted)?;
             }
+            self.done_sends = sends;
             return Ok(());
         }
         self.finish_counted(from, seq, pending.tgt)

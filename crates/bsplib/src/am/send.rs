@@ -218,7 +218,10 @@ impl Context {
             // the target does not have.
             u64::from(c.index.wrapping_add(1).max(1)) | (u64::from(c.generation) << 32)
         });
-        let mut r = Vec::with_capacity(len);
+        // The buffer of the last record posted, if it came back.
+        let mut r = self.spare.take();
+        r.clear();
+        r.reserve(len);
         let mut word = |w: u64| r.extend_from_slice(&w.to_ne_bytes());
         word(len as u64 | KIND_AM << 32 | vec << 40 | if chunked { CHUNKED } else { 0 });
         word(self.pid as u64); // the sequence number is set when it is sent
@@ -313,6 +316,10 @@ impl Context {
     ) -> Result<(), Interrupt> {
         let ack = self.ride(world, to, record.len());
         if self.backlog[to].is_empty() && world.am_post(self.pid, to, &[ack.bytes(), &record])? {
+            // Copied out: the buffer serves the next record.
+            if record.capacity() <= EAGER {
+                *self.spare.get_mut() = record;
+            }
             return Ok(());
         }
         ack.keep(&mut self.backlog[to]);

@@ -10,10 +10,12 @@
 //!   bytes are in flight a post refuses (`Ok(false)`: the caller keeps the
 //!   record and posts it again later, in order), so a receiver that does
 //!   not receive costs its senders a bounded amount of memory.
-//! - **Receiving** is posted ahead: one `MPI_Irecv(ANY_SOURCE, TAG)` into
-//!   a buffer of the largest record ([`AM_RING`](crate::engine::AM_RING)
-//!   bytes, made at the first look), tested with `MPI_Test`, posted again
-//!   as soon as its record is taken (`Posted`). Testing a posted receive
+//! - **Receiving** is posted ahead: two `MPI_Irecv(ANY_SOURCE, TAG)`, each
+//!   into a buffer of the largest record
+//!   ([`AM_RING`](crate::engine::AM_RING) bytes, made at its first
+//!   posting), tested with `MPI_Test` in posting order; one whose record
+//!   was taken is posted again at the next poll, behind the other, not
+//!   between a record's arrival and its handling (`Posted`). Testing a posted receive
 //!   is one MPI call where `MPI_Iprobe`, then `MPI_Improbe` and
 //!   `MPI_Mrecv`, were three, each searching MPI's queues (a ping-pong of
 //!   that shape in C took 2.4x one with a posted receive). MPI's
@@ -45,6 +47,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::*;
 
+use super::posted::Posted;
 use super::progress;
 use super::rendezvous::Request;
 use super::{Interrupt, Mpi, BELL_TAG, STOP_TAG, SYNCING};
@@ -94,19 +97,6 @@ pub(super) struct Outgoing {
     done: Vec<i32>,
     /// The receive of records, posted ahead.
     posted: Posted,
-}
-
-/// The receive of active-message records posted ahead (module docs).
-#[derive(Default)]
-struct Posted {
-    /// [`AM_RING`](crate::engine::AM_RING) bytes once a receive was
-    /// posted; never resized or freed while one is active.
-    buf: Vec<u8>,
-    /// The active receive, if one is posted.
-    req: Option<Request>,
-    /// The length of the record a completed receive left in `buf`, not
-    /// taken yet.
-    ready: Option<usize>,
 }
 
 /// The operands of the reduction in progress, in buffers that stay put
@@ -280,10 +270,10 @@ impl Mpi {
         let mut o = lock(&self.am);
         let start = out.len();
         while out.len() - start < TAKE_BUDGET {
-            let Some(n) = o.posted.next(&self.comm) else {
+            let Some((slot, n)) = o.posted.next(&self.comm) else {
                 break;
             };
-            out.extend_from_slice(&o.posted.buf[..n]);
+            out.extend_from_slice(&o.posted.slots[slot].buf[..n]);
             o.taken += 1;
         }
         // The sends that completed, once what came is taken.
@@ -613,97 +603,6 @@ impl Mpi {
             std::mem::forget(buf);
         }
         o.posted.cancel();
-    }
-}
-
-impl Posted {
-    /// Whether a record has come and waits in `buf` (`ready`); posts the
-    /// receive first if none is (the first look, or the last record was
-    /// taken). A receive that completed is tested no more.
-    fn arrived(&mut self, comm: &super::Comm) -> bool {
-        let _mpi = progress::hold();
-        if self.ready.is_some() {
-            return true;
-        }
-        if self.req.is_none() {
-            self.post(comm);
-        }
-        let Some(req) = self.req.as_mut() else {
-            return false;
-        };
-        let mut flag = 0;
-        let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
-        // SAFETY: `req` is this rank's active receive; `flag` and `status`
-        // are out-parameters.
-        unsafe { ffi::MPI_Test(&mut req.0, &mut flag, status.as_mut_ptr()) };
-        if flag == 0 {
-            return false;
-        }
-        let mut count = 0;
-        // SAFETY: `MPI_Test` completed the receive and wrote `status`.
-        unsafe { ffi::MPI_Get_count(status.as_ptr(), ffi::RSMPI_UINT8_T, &mut count) };
-        self.req = None;
-        // A byte count is never negative, nor MPI_UNDEFINED for bytes;
-        // MPI received at most `buf.len()` bytes (a longer message is an
-        // error of the job, never a cut record).
-        self.ready = Some(usize::try_from(count).unwrap_or(0).min(self.buf.len()));
-        true
-    }
-
-    /// The length of the record waiting in `buf`, if one came: the
-    /// caller reads it there before the next call, which posts the
-    /// receive again.
-    fn next(&mut self, comm: &super::Comm) -> Option<usize> {
-        if self.arrived(comm) {
-            self.ready.take()
-        } else {
-            None
-        }
-    }
-
-    /// Posts the receive of the next record into `buf`.
-    fn post(&mut self, comm: &super::Comm) {
-        if self.buf.is_empty() {
-            self.buf = vec![0; crate::engine::AM_RING];
-        }
-        let len = i32::try_from(self.buf.len()).expect("a record fits an i32 count");
-        let mut req = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
-        // SAFETY: `buf` is `len` bytes, neither resized, read nor freed
-        // until the receive completes (`arrived`) or is cancelled and
-        // completed (`cancel`; leaked if MPI has ended); `comm` is this
-        // run's communicator; `req` is an out-parameter.
-        unsafe {
-            ffi::MPI_Irecv(
-                self.buf.as_mut_ptr().cast(),
-                len,
-                ffi::RSMPI_UINT8_T,
-                ffi::RSMPI_ANY_SOURCE,
-                TAG,
-                comm.as_raw(),
-                req.as_mut_ptr(),
-            );
-            self.req = Some(Request(req.assume_init()));
-        }
-    }
-
-    /// Cancels the posted receive (the end of the run): after
-    /// `MPI_Cancel`, `MPI_Wait` returns once it is cancelled or, had a
-    /// record matched it meanwhile, received (that record is dropped: the
-    /// run has ended). If MPI has ended already, the buffer is leaked
-    /// instead (MPI may still hold it).
-    fn cancel(&mut self) {
-        let Some(mut req) = self.req.take() else {
-            return;
-        };
-        if mpi::environment::is_finalized() {
-            std::mem::forget(std::mem::take(&mut self.buf));
-            return;
-        }
-        // SAFETY: `req` is this rank's active receive.
-        unsafe {
-            ffi::MPI_Cancel(&mut req.0);
-            ffi::MPI_Wait(&mut req.0, ffi::RSMPI_STATUS_IGNORE);
-        }
     }
 }
 

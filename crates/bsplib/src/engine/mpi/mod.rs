@@ -56,6 +56,7 @@ mod deadline;
 mod gather;
 mod nbx;
 pub(crate) mod node;
+mod posted;
 mod progress;
 mod rendezvous;
 mod segment;
