@@ -2,6 +2,7 @@
 //! program's own, counting the threads that would not survive a fork, the
 //! fork itself, and the forked processes' standard input.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,15 +13,24 @@ use super::Shared;
 use crate::engine::World;
 use crate::error::{Error, ErrorKind};
 
-/// Set while this library forks the processes of a run: any other fork is
-/// the program's own.
-static OWN_FORK: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Set while this thread forks the processes of a run: any other fork
+    /// is the program's own, another thread's made meanwhile included
+    /// (a flag of the whole OS process took a helper forked by another
+    /// thread during a run's start for a BSP process, whose `exit` then
+    /// ended that run: `tests/child_processes.rs`, under the test
+    /// harness's parallel runs, about one run in 20). The child handler
+    /// runs on the forking thread's copy, so it reads that thread's flag
+    /// (a constant-initialised `Cell`: a plain load, as a handler run
+    /// inside `fork` needs).
+    static OWN_FORK: Cell<bool> = const { Cell::new(false) };
+}
 /// This OS process was forked by the program itself from a BSP process (a
 /// helper, `popen`, ...): it is not a BSP process and must not touch the run.
 static FOREIGN: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn after_fork_in_child() {
-    if !OWN_FORK.load(Ordering::Relaxed) {
+    if !OWN_FORK.with(Cell::get) {
         FOREIGN.store(true, Ordering::Relaxed);
     }
 }
@@ -114,7 +124,7 @@ pub(crate) fn fork(world: &Arc<World>, shared: &Shared) -> Result<usize, Error> 
             let _ = relay.redirect_self();
         }
     }
-    OWN_FORK.store(true, Ordering::Relaxed);
+    OWN_FORK.with(|f| f.set(true));
     let _own = OwnFork;
     for pid in 1..shared.nprocs {
         let ends = match relay.as_ref().map(|r| r.pipes(pid)).transpose() {
@@ -176,7 +186,7 @@ struct OwnFork;
 
 impl Drop for OwnFork {
     fn drop(&mut self) {
-        OWN_FORK.store(false, Ordering::Relaxed);
+        OWN_FORK.with(|f| f.set(false));
     }
 }
 
