@@ -377,7 +377,8 @@ impl World {
 
     /// Whether the `len` bytes at `addr` of process `pid` can be read by
     /// the others during a sync (an hpput's source, a get's source): in
-    /// area memory, or by cross-memory attach from `attach_from` bytes.
+    /// area memory, or by cross-memory attach from `attach_from` bytes
+    /// where that copy is the faster one (`cma::chosen`).
     /// Only on `processes`: elsewhere memory is either shared by all or
     /// by none.
     #[inline]
@@ -392,7 +393,7 @@ impl World {
             && self
                 .area_memory()
                 .is_some_and(|m| m.contains(pid, addr, len)))
-            || (len >= attach_from && self.cross_memory())
+            || (len >= attach_from && self.cross_memory() && cma::chosen(len))
     }
 
     /// Copies the `len` bytes at address `from` of process `pid` (another
