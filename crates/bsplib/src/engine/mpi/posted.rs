@@ -38,7 +38,7 @@ pub(super) struct Slot {
 
 impl Posted {
     /// Whether a record has come and waits (`next` takes it); posts the
-    /// receives that are not first.
+    /// idle receives first (the front's, then the other's).
     pub(super) fn arrived(&mut self, comm: &super::Comm) -> bool {
         let _mpi = progress::hold();
         for i in [self.front, 1 - self.front] {
