@@ -106,4 +106,3 @@ pub fn on_every_engine() {
         run_on(engine, p, messages).unwrap_or_else(|e| panic!("{name} p={p} messages: {e}"));
     }
 }
-
