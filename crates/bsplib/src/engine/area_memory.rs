@@ -103,6 +103,12 @@ impl AreaMemory {
             .free(off, n);
     }
 
+    /// Whether any of the `len` bytes at `addr` lie in the run's area
+    /// memory (any process's region).
+    pub(crate) fn overlaps(&self, addr: usize, len: usize) -> bool {
+        self.arena.overlaps(addr, len)
+    }
+
     /// Whether the `len` bytes at `addr` lie inside process `pid`'s region
     /// (of any process's view: the mapping is at the same address in all).
     pub(crate) fn contains(&self, pid: usize, addr: usize, len: usize) -> bool {

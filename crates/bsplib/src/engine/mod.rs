@@ -415,10 +415,8 @@ impl World {
         dst: *mut u8,
         len: usize,
     ) -> Result<(), String> {
-        if self
-            .area_memory()
-            .is_some_and(|m| m.contains(pid, from, len))
-        {
+        let areas = self.area_memory();
+        if areas.is_some_and(|m| m.contains(pid, from, len)) {
             // SAFETY: `len` bytes inside the area mapping, which lives as
             // long as `self`, at the same address in every process; not
             // written now (above); `dst` as the caller promised. They may
@@ -427,6 +425,16 @@ impl World {
             // is a `memmove`, in cache-sized pieces.
             unsafe { crate::mem::copy(std::ptr::with_exposed_provenance(from), dst, len) };
             return Ok(());
+        }
+        if areas.is_some_and(|m| m.overlaps(from, len)) {
+            // Mapped in the sender too (every process maps every region),
+            // so the kernel would read it: a record names its sender's
+            // region of area memory or none.
+            return Err(
+                "they lie in another process's area memory: this engine cannot read them \
+                        for its sender"
+                    .into(),
+            );
         }
         match self.os_pid(pid) {
             // SAFETY: `dst` as the caller promised; the kernel checks the

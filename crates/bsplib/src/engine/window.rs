@@ -94,6 +94,13 @@ impl Arena {
         self.per
     }
 
+    /// Whether any of the `len` bytes at `addr` lie in the arena (any
+    /// process's region).
+    pub(crate) fn overlaps(&self, addr: usize, len: usize) -> bool {
+        let start = self.map.ptr().addr();
+        addr < start + self.map.len() && addr.saturating_add(len) > start
+    }
+
     /// The first byte of process `pid`'s region.
     pub(crate) fn region(&self, pid: usize) -> *mut u8 {
         // Within the mapping (`pid` < nprocs).

@@ -53,6 +53,11 @@ impl Mapping {
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
+
+    /// The bytes mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
 }
 
 // SAFETY: plain memory; who touches which bytes when is its users'
